@@ -1,0 +1,23 @@
+"""Sessions: `nox -s tests`, `nox -s lint`, `nox -s check`."""
+
+import nox
+
+nox.options.sessions = ["tests"]
+
+
+@nox.session
+def tests(session):
+    session.install("-e", ".[test]", "torch==2.13.0")
+    session.run("pytest", "-n", "2", "-q", *session.posargs)
+
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+    session.run("ruff", "check", "src", "tests", "examples")
+
+
+@nox.session
+def check(session):
+    session.install("-e", ".")
+    session.run("python", "-m", "jaxderiv", "check", *session.posargs)

@@ -1,0 +1,47 @@
+"""jaxderiv: PyTorch's derivatives.yaml as JAX rules."""
+
+from .check import Report, Row, check, check_all
+from .errors import FormulaError, JaxderivError, NotImplementedDerivative, SchemaError, SpecError, TranslationError
+from .expr import to_source
+from .grammar import parse_formula
+from .op import Op
+from .registry import Registry, default_registry, op
+from .schema import FunctionSchema
+from .spec import Entry, Formula, Spec, load_spec
+from .literal import jvp_op, vjp_op
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Entry",
+    "Formula",
+    "FormulaError",
+    "FunctionSchema",
+    "JaxderivError",
+    "NotImplementedDerivative",
+    "Op",
+    "Registry",
+    "Report",
+    "Row",
+    "SchemaError",
+    "Spec",
+    "SpecError",
+    "TranslationError",
+    "aten",
+    "check",
+    "check_all",
+    "default_registry",
+    "jvp_op",
+    "load_spec",
+    "op",
+    "parse_formula",
+    "to_source",
+    "vjp_op",
+]
+
+
+def __getattr__(name):
+    # `jaxderiv.aten` builds the default registry on first use, not at import.
+    if name == "aten":
+        return default_registry().aten
+    raise AttributeError(f"module 'jaxderiv' has no attribute {name!r}")

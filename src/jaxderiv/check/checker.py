@@ -1,0 +1,293 @@
+"""Verify each op's rules against JAX's own autodiff of its forward and against finite differences.
+
+This is the one place where JAX differentiates forward implementations: as the reference
+the YAML-derived rules are judged against, never as a source of rules.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable, Iterable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..errors import JaxderivError, NotImplementedDerivative
+from ..op import Op
+from ..registry import Registry, default_registry
+from ..spec import Spec, load_spec
+from .report import Report, Row
+from .samples import COMPLEX, Sample, samples_for
+
+__all__ = ["MODES", "check", "check_all", "Tolerance"]
+
+MODES = ("vjp", "jvp", "vjp_vjp")
+
+
+class Tolerance:
+    """How close the rule must be to each reference (float64)."""
+
+    ref_rtol = 1e-6  # against JAX's autodiff of the forward: same math, other rounding
+    ref_atol = 1e-8
+    fd_step = 1e-6  # central differences
+    fd_rtol = 1e-5
+    fd_atol = 1e-6
+
+
+class _Mismatch(Exception):
+    def __init__(self, message, abs_err, rel_err):
+        super().__init__(message)
+        self.abs_err, self.rel_err = abs_err, rel_err
+
+
+def _errors(actual, expected):
+    a, e = np.asarray(actual), np.asarray(expected)
+    both_nan = np.isnan(a) & np.isnan(e)
+    diff = np.where(both_nan, 0.0, np.abs(a - e))
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    abs_err = float(np.max(diff, initial=0.0))
+    rel_err = abs_err / max(float(np.max(np.abs(np.where(np.isnan(e), 0, e)), initial=0.0)), 1e-300)
+    return abs_err, rel_err, diff, np.abs(np.where(np.isnan(e), 0, e))
+
+
+class _Accumulator:
+    """Worst errors seen over the samples of one op and mode."""
+
+    def __init__(self):
+        self.abs_err, self.rel_err = 0.0, 0.0
+
+    def compare(self, what: str, actual, expected, rtol, atol):
+        abs_err, rel_err, diff, scale = _errors(actual, expected)
+        self.abs_err, self.rel_err = max(self.abs_err, abs_err), max(self.rel_err, min(rel_err, abs_err))
+        bad = diff > atol + rtol * scale
+        if np.any(bad):
+            where = np.unravel_index(int(np.argmax(diff - rtol * scale)), diff.shape) if diff.ndim else ()
+            raise _Mismatch(
+                f"{what}: max |difference| {abs_err:.3e} at index {tuple(int(i) for i in where)} "
+                f"(rule {np.asarray(actual)[where]!r}, reference {np.asarray(expected)[where]!r}, tolerance rtol={rtol} atol={atol})",
+                abs_err,
+                rel_err,
+            )
+
+
+def _inexact(x) -> bool:
+    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+class _Problem:
+    """One sample as functions of its differentiable arrays: through the rules and natively."""
+
+    def __init__(self, op: Op, sample: Sample):
+        self.op = op
+        bound = op.bind(tuple(sample.args), dict(sample.kwargs))
+        self.names = list(bound)
+        self.values = [_to_jax(v) for v in bound.values()]
+        self.paths = []  # (position, index in list or None) of each differentiable array
+        for i, (a, v) in enumerate(zip(op.schema.arguments, self.values)):
+            if a.name not in op.differentiable_inputs:
+                continue
+            if a.is_tensor and v is not None and _inexact(v):
+                self.paths.append((i, None))
+            elif a.is_tensor_list:
+                self.paths.extend((i, j) for j, e in enumerate(v) if e is not None and _inexact(e))
+        self.xs = [self._get(p) for p in self.paths]
+        self.out_mask = op.output_differentiable(*[v for a, v in zip(op.schema.arguments, self.values) if not a.kwarg_only], **{a.name: v for a, v in zip(op.schema.arguments, self.values) if a.kwarg_only})
+
+    def _get(self, path):
+        i, j = path
+        return self.values[i] if j is None else self.values[i][j]
+
+    def _with(self, xs):
+        values = [list(v) if isinstance(v, list) else v for v in self.values]
+        for (i, j), x in zip(self.paths, xs):
+            if j is None:
+                values[i] = x
+            else:
+                values[i][j] = x
+        return values
+
+    def _outputs(self, out):
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        return [y for y, m in zip(outs, self.out_mask) if m]
+
+    def rule_fn(self, *xs):
+        values = self._with(xs)
+        args = [v for a, v in zip(self.op.schema.arguments, values) if not a.kwarg_only]
+        kwargs = {a.name: v for a, v in zip(self.op.schema.arguments, values) if a.kwarg_only}
+        return self._outputs(self.op(*args, **kwargs))
+
+    def native_fn(self, *xs):
+        return self._outputs(self.op.impl(*self._with(xs)))
+
+
+def _to_jax(v):
+    if isinstance(v, np.ndarray):
+        return jnp.asarray(v)
+    if isinstance(v, list):
+        return [_to_jax(e) for e in v]
+    return v
+
+
+def _random_like(rng, x):
+    x = np.asarray(x)
+    r = rng.normal(size=x.shape)
+    if np.iscomplexobj(x):
+        r = r + 1j * rng.normal(size=x.shape)
+    return jnp.asarray(r.astype(x.dtype))
+
+
+def _pair(a: Sequence, b: Sequence) -> float:
+    """Re(sum(a * b)): the pairing under which JAX's vjp is the transpose of its jvp."""
+    return float(sum(np.real(np.sum(np.asarray(x) * np.asarray(y))) for x, y in zip(a, b)))
+
+
+def _fd_jvp(fn: Callable, xs, vs, h: float):
+    plus = fn(*[x + h * v for x, v in zip(xs, vs)])
+    minus = fn(*[x - h * v for x, v in zip(xs, vs)])
+    return [(p - m) / (2 * h) for p, m in zip(plus, minus)]
+
+
+def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance):
+    xs = p.xs
+    vs = [_random_like(rng, x) for x in xs]
+    if mode == "jvp":
+        _, ours = jax.jvp(p.rule_fn, tuple(xs), tuple(vs))
+        try:
+            _, ref = jax.jvp(p.native_fn, tuple(xs), tuple(vs))
+        except Exception:  # noqa: BLE001 - a forward JAX cannot differentiate: finite differences only
+            ref = None
+        if ref is not None:
+            for k, (o, r) in enumerate(zip(ours, ref)):
+                acc.compare(f"jvp output {k} vs JAX autodiff of the forward", o, r, tol.ref_rtol, tol.ref_atol)
+        fd = _fd_jvp(p.rule_fn, xs, vs, tol.fd_step)
+        for k, (o, f) in enumerate(zip(ours, fd)):
+            acc.compare(f"jvp output {k} vs finite differences", o, f, tol.fd_rtol, tol.fd_atol)
+        return
+    ys = p.rule_fn(*xs)
+    cts = [_random_like(rng, y) for y in ys]
+    if mode == "vjp":
+        ours = jax.vjp(p.rule_fn, *xs)[1](cts)
+        try:
+            ref = jax.vjp(p.native_fn, *xs)[1](cts)
+        except Exception:  # noqa: BLE001
+            ref = None
+        if ref is not None:
+            for k, (o, r) in enumerate(zip(ours, ref)):
+                acc.compare(f"vjp input {k} vs JAX autodiff of the forward", o, r, tol.ref_rtol, tol.ref_atol)
+        lhs = _pair(ours, vs)
+        rhs = _pair(cts, _fd_jvp(p.rule_fn, xs, vs, tol.fd_step))
+        acc.compare("<vjp(ct), v> vs <ct, finite-difference jvp(v)>", np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
+        return
+    # vjp_vjp: the gradient of <vjp(ct), w>, i.e. differentiating the backward formula.
+    ws = [_random_like(rng, x) for x in xs]
+
+    def h(fn):
+        return lambda *xs: sum(jnp.real(jnp.sum(g * w)) for g, w in zip(jax.vjp(fn, *xs)[1](cts), ws))
+
+    ours = jax.grad(h(p.rule_fn), argnums=tuple(range(len(xs))))(*xs)
+    try:
+        ref = jax.grad(h(p.native_fn), argnums=tuple(range(len(xs))))(*xs)
+    except Exception:  # noqa: BLE001
+        ref = None
+    if ref is not None:
+        for k, (o, r) in enumerate(zip(ours, ref)):
+            acc.compare(f"second-order gradient, input {k}, vs JAX autodiff of the forward", o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+    hv = h(p.rule_fn)
+    step = tol.fd_step * 10
+    fd = (hv(*[x + step * v for x, v in zip(xs, vs)]) - hv(*[x - step * v for x, v in zip(xs, vs)])) / (2 * step)
+    lhs = _pair(ours, vs)
+    acc.compare("<second-order gradient, v> vs finite differences", np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
+
+
+def _check_op(op: Op, modes: Sequence[str], seed: int) -> list[Row]:
+    rows = []
+    formulas = op.formulas
+    label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"]}
+    if op.impl is None:
+        return [Row(op.name, m, "skipped", reason="no forward implementation yet", formula=label[m]) for m in modes]
+    if not op.differentiable_inputs:
+        return [Row(op.name, m, "not_applicable", reason="no differentiable input: the spec gives no formula for any Tensor input", formula=label[m]) for m in modes]
+    for mode in modes:
+        start = time.perf_counter()
+        rng = np.random.default_rng(seed)
+        acc = _Accumulator()
+        row = Row(op.name, mode, "passed", formula=label[mode])
+        try:
+            cases = [(s, False) for s in samples_for(op, rng)]
+            if op.name in COMPLEX:
+                cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
+            checked = 0
+            for sample, _ in cases:
+                problem = _Problem(op, sample)
+                if not problem.xs or not any(problem.out_mask):
+                    continue
+                _check_sample(mode, problem, rng, acc)
+                checked += 1
+            if checked == 0:
+                row.status, row.reason = "not_applicable", "no sample has a differentiable input and output"
+        except _Mismatch as m:
+            row.status, row.reason = "failed", f"sample {sample.label or '#'}{' complex' if _ else ''}: {m}"
+        except NotImplementedDerivative as e:
+            row.status, row.reason = "not_applicable", str(e)
+        except JaxderivError as e:
+            row.status, row.reason = "error", f"{type(e).__name__}: {e}"
+        except Exception as e:  # noqa: BLE001 - any crash is reported, not raised
+            row.status, row.reason = "error", f"{type(e).__name__}: {e}"
+        if row.status in ("passed", "failed"):
+            row.max_abs_err, row.max_rel_err = acc.abs_err, acc.rel_err
+        row.seconds = time.perf_counter() - start
+        rows.append(row)
+    return rows
+
+
+def _resolve_registry(spec, registry):
+    if registry is not None:
+        return registry
+    if spec is None:
+        return default_registry()
+    if isinstance(spec, Spec):
+        return Registry(spec)
+    return Registry(load_spec(spec))
+
+
+def check(name: str, modes: Sequence[str] = MODES, *, spec=None, registry: Registry | None = None, seed: int = 0) -> Report:
+    """Check one op's rules in each mode; see `check_all`."""
+    return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed)
+
+
+def check_all(
+    spec: Spec | str | os.PathLike | None = None,
+    ops: Iterable[str] | None = None,
+    modes: Sequence[str] = MODES,
+    *,
+    registry: Registry | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Compare every op's vjp, jvp and second-order rules with references, in float64.
+
+    spec: a Spec, a path to a derivatives.yaml, or None for the shipped files.
+    ops: names to check (default: every entry). Returns a Report; `bool(report)` is False
+    iff a check failed or errored.
+    """
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES}")
+    registry = _resolve_registry(spec, registry)
+    names = list(ops) if ops is not None else registry.names()
+    rows: list[Row] = []
+    with jax.enable_x64(True):
+        for name in names:
+            try:
+                op = registry.op(name)
+            except KeyError as e:
+                rows += [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
+            except JaxderivError as e:
+                rows += [Row(name, m, "error", reason=f"{type(e).__name__}: {e}") for m in modes]
+            else:
+                rows += _check_op(op, modes, seed)
+            if progress is not None:
+                progress(name)
+    return Report(rows)

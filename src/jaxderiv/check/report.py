@@ -1,0 +1,80 @@
+"""Check results: one row per op and mode, a summary, JSON and Markdown."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from typing import Iterable
+
+__all__ = ["Row", "Report", "STATUSES"]
+
+STATUSES = ("passed", "failed", "error", "skipped", "not_applicable")
+
+
+@dataclasses.dataclass
+class Row:
+    op: str  # ATen name, e.g. "add.Tensor"
+    mode: str  # "vjp", "jvp" or "vjp_vjp"
+    status: str  # one of STATUSES
+    max_abs_err: float | None = None  # worst absolute difference over samples and references
+    max_rel_err: float | None = None  # worst relative difference
+    reason: str = ""  # why it failed, errored or was skipped
+    seconds: float = 0.0  # wall time of this check
+    formula: str = ""  # which formula the mode evaluated
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class Report:
+    """All rows of a check run. `bool(report)` is False iff anything failed or errored."""
+
+    def __init__(self, rows: Iterable[Row] = ()):
+        self.rows: list[Row] = list(rows)
+
+    def __bool__(self) -> bool:
+        return not self.failures
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    @property
+    def failures(self) -> list[Row]:
+        return [r for r in self.rows if r.status in ("failed", "error")]
+
+    def counts(self) -> dict[str, Counter]:
+        """Per mode, how many rows have each status."""
+        out: dict[str, Counter] = {}
+        for r in self.rows:
+            out.setdefault(r.mode, Counter())[r.status] += 1
+        return out
+
+    def summary(self) -> str:
+        lines = [f"{'mode':<8} " + " ".join(f"{s:>14}" for s in STATUSES)]
+        for mode, c in self.counts().items():
+            lines.append(f"{mode:<8} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
+        for r in self.failures:
+            lines.append(f"{r.status.upper()}: {r.op} [{r.mode}] {r.reason}")
+        return "\n".join(lines)
+
+    def to_json(self) -> list[dict]:
+        return [r.to_json() for r in self.rows]
+
+    def write_json(self, path) -> None:
+        with open(path, "w") as f:
+            json.dump(self.to_json(), f, indent=1)
+
+    def to_markdown(self) -> str:
+        out = ["| op | mode | status | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|"]
+        fmt = lambda v: "" if v is None else f"{v:.2e}"
+        for r in self.rows:
+            reason = r.reason.replace("|", "\\|").replace("\n", " ")
+            out.append(f"| `{r.op}` | {r.mode} | {r.status} | {fmt(r.max_abs_err)} | {fmt(r.max_rel_err)} | {r.formula} | {reason} |")
+        return "\n".join(out) + "\n"
+
+    def __repr__(self) -> str:
+        return f"<Report {len(self.rows)} rows, {len(self.failures)} failures>"

@@ -1,0 +1,98 @@
+"""Sample inputs per op for the checker: a default from the schema, domains and overrides per op."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from ..op import Op
+
+__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "samples_for"]
+
+
+@dataclasses.dataclass
+class Sample:
+    """One call of an op: positional and keyword arguments, with a short description."""
+
+    args: tuple
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    label: str = ""
+
+
+SAMPLES: dict[str, Callable[[Op, np.random.Generator], list[Sample]]] = {}
+DOMAINS: dict[str, tuple[float, float]] = {}  # the interval tensor inputs are drawn from
+COMPLEX: set[str] = set()  # ops also checked on complex128 inputs
+# Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.
+DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
+
+
+def samples(*names: str):
+    """Register a function `(op, rng) -> [Sample]` giving the samples of these ops."""
+
+    def deco(fn):
+        for n in names:
+            SAMPLES[n] = fn
+        return fn
+
+    return deco
+
+
+def domain(lo: float, hi: float, *names: str) -> None:
+    for n in names:
+        DOMAINS[n] = (lo, hi)
+
+
+def complex_ok(*names: str) -> None:
+    COMPLEX.update(names)
+
+
+def draw(rng: np.random.Generator, shape, lo: float, hi: float, dtype=np.float64) -> np.ndarray:
+    """Values in [lo, hi], kept at least 0.1 from 0 when the interval straddles it (kinks)."""
+    x = rng.uniform(lo, hi, size=shape)
+    if lo < 0 < hi:
+        x = np.where(np.abs(x) < 0.1, np.copysign(0.1, x) + 0.05 * np.sign(x + 1e-300), x)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * draw(rng, shape, lo, hi)
+    return x.astype(dtype)
+
+
+def _scalar_value(arg):
+    base = arg.type.base
+    if base == "bool":
+        return False
+    if base in ("int", "SymInt"):
+        return 1
+    return 0.5
+
+
+def default_samples(op: Op, rng: np.random.Generator, dtype=np.float64) -> list[Sample]:
+    """Elementwise-style samples: every Tensor input in each of DEFAULT_SHAPES."""
+    lo, hi = DOMAINS.get(op.name, DOMAINS.get(op.name.split(".")[0].rstrip("_"), (-2.0, 2.0)))
+    out = []
+    for shapes in DEFAULT_SHAPES:
+        args, kwargs, k = [], {}, 0
+        for a in op.schema.arguments:
+            if a.is_tensor:
+                shape = shapes[min(k, len(shapes) - 1)]
+                k += 1
+                value = draw(rng, shape, lo, hi, dtype) if a.default is None else None
+            elif a.default is not None:
+                continue
+            elif a.is_tensor_list:
+                value = [draw(rng, shapes[0], lo, hi, dtype) for _ in range(2)]
+            else:
+                value = _scalar_value(a)
+            (kwargs.__setitem__(a.name, value) if a.kwarg_only else args.append(value))
+        out.append(Sample(tuple(args), kwargs, "x".join(map(str, shapes[0])) + (" bcast" if shapes[0] != shapes[1] else "")))
+    return out
+
+
+def samples_for(op: Op, rng: np.random.Generator, complex_: bool = False) -> list[Sample]:
+    dtype = np.complex128 if complex_ else np.float64
+    fn = SAMPLES.get(op.name)
+    if fn is not None:
+        got = fn(op, rng) if not complex_ else fn(op, rng, dtype=dtype)
+        return list(got)
+    return default_samples(op, rng, dtype)

@@ -1,0 +1,50 @@
+"""Forward implementations of ATen ops on JAX, one module per family.
+
+Each implementation takes the schema's arguments positionally, in schema order: Tensors as
+JAX arrays (None for an absent optional), Tensor lists as lists, other arguments as Python
+values with the schema's defaults applied. It returns an array, or a tuple for tuple returns.
+In-place entries (`abs_`) use their out-of-place op's implementation unless they have their own.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+__all__ = ["IMPLS", "impl", "implementation"]
+
+IMPLS: dict[str, Callable] = {}
+
+
+def impl(*names: str):
+    """Register a forward implementation under the ATen names (`add.Tensor`, `abs`)."""
+
+    def deco(fn):
+        for n in names:
+            if n in IMPLS:
+                raise ValueError(f"forward implementation of {n!r} registered twice")
+            IMPLS[n] = fn
+        return fn
+
+    return deco
+
+
+def implementation(name: str) -> Callable | None:
+    """The forward of `name`, falling back from `abs_.x` / `abs_` to `abs.x` / `abs`."""
+    _load()
+    if name in IMPLS:
+        return IMPLS[name]
+    base, _, overload = name.partition(".")
+    if base.endswith("_") and not base.endswith("__"):
+        functional = base[:-1] + ("." + overload if overload else "")
+        return IMPLS.get(functional)
+    return None
+
+
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from . import pointwise  # noqa: F401  (registers on import)

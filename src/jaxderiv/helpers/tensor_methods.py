@@ -1,0 +1,194 @@
+"""Tensor methods formulas call (`x.sizes()`, `grad.to(...)`, `x.expand({...})`), ATen semantics.
+
+Methods that are also ATen ops (`x.sin()`, `x.pow(2)`) fall back to the op's forward
+implementation in the translator; only methods with no op of their own, or whose method
+form differs, are written here.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..cxx import is_tensor
+from ..namespace import method
+from .core import TensorOptions, dtype_of
+
+
+def _dim(x, d: int) -> int:
+    n = jnp.ndim(x)
+    return d + max(n, 1) if d < 0 else d
+
+
+@method("sizes", "sym_sizes", "shape")
+def sizes(x):
+    return tuple(jnp.shape(x))
+
+
+@method("size", "sym_size")
+def size(x, d=None):
+    if d is None:  # `IntArrayRef.size()` is its length
+        return len(x)
+    return jnp.shape(x)[_dim(x, d)]
+
+
+@method("numel", "sym_numel")
+def numel(x):
+    return int(np.prod(jnp.shape(x), dtype=np.int64))
+
+
+@method("dim", "ndimension")
+def dim(x):
+    return jnp.ndim(x)
+
+
+@method("strides")
+def strides(x):
+    shape, out, acc = jnp.shape(x), [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(out))
+
+
+@method("scalar_type", "dtype")
+def scalar_type(x):
+    return np.dtype(jnp.result_type(x))
+
+
+@method("options")
+def options(x):
+    return TensorOptions(jnp.result_type(x))
+
+
+@method("defined", "has_value")
+def defined(x):
+    return x is not None
+
+
+@method("value")
+def value(x):
+    return x
+
+
+@method("is_complex", "isComplex")
+def is_complex(x):
+    if isinstance(x, (complex, np.complexfloating)):
+        return True
+    return is_tensor(x) and jnp.iscomplexobj(x)
+
+
+@method("is_floating_point")
+def is_floating_point(x):
+    return jnp.issubdtype(jnp.result_type(x), jnp.floating)
+
+
+@method("toDouble", "to_double")
+def to_double(x):
+    return float(x.real if isinstance(x, complex) else x)
+
+
+@method("toFloat")
+def to_float(x):
+    return float(x)
+
+
+@method("toComplexDouble")
+def to_complex_double(x):
+    return complex(x)
+
+
+@method("toLong", "toInt", "guard_int", "expect_int")
+def to_long(x, *args):
+    return int(x)
+
+
+@method("to", "type")
+def to(x, target, *rest):
+    """`x.to(dtype)`, `x.to(options)` or `x.to(other)`; device and copy flags do nothing here."""
+    if target is None:
+        return x
+    dtype = dtype_of(target)
+    if dtype is None:
+        return x
+    if jnp.iscomplexobj(x) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        x = jnp.real(x)
+    return jnp.asarray(x).astype(dtype)
+
+
+@method("type_as")
+def type_as(x, other):
+    return to(x, jnp.result_type(other))
+
+
+@method("contiguous", "coalesce", "to_dense", "detach")
+def contiguous(x, *args):
+    return x
+
+
+@method("is_contiguous")
+def is_contiguous(x, *args):
+    return True
+
+
+@method("vec")
+def vec(x):
+    return tuple(x)
+
+
+@method("expand")
+def expand(x, size, implicit=False):
+    """ATen expand: -1 keeps a dimension; new leading dimensions are added."""
+    shape = jnp.shape(x)
+    lead = len(size) - len(shape)
+    target = tuple(shape[i - lead] if s == -1 else s for i, s in enumerate(size))
+    return jnp.broadcast_to(x, target)
+
+
+@method("expand_as")
+def expand_as(x, other):
+    return jnp.broadcast_to(x, jnp.shape(other))
+
+
+@method("new_zeros")
+def new_zeros(x, size, *args):
+    return jnp.zeros(tuple(size), jnp.result_type(x))
+
+
+@method("new_ones")
+def new_ones(x, size, *args):
+    return jnp.ones(tuple(size), jnp.result_type(x))
+
+
+@method("new_empty")
+def new_empty(x, size, *args):
+    return jnp.zeros(tuple(size), jnp.result_type(x))
+
+
+@method("new_full")
+def new_full(x, size, fill, *args):
+    return jnp.full(tuple(size), fill, jnp.result_type(x))
+
+
+@method("conj", "conj_physical", "resolve_conj")
+def conj(x):
+    if x is None:
+        return None
+    if is_tensor(x):
+        return jnp.conj(x) if jnp.iscomplexobj(x) else x
+    return x.conjugate() if hasattr(x, "conjugate") else x
+
+
+@method("masked_fill_", "masked_fill")
+def masked_fill(x, mask, value):
+    return jnp.where(mask, jnp.asarray(value, jnp.result_type(x)), x)
+
+
+@method("fill_")
+def fill_(x, value):
+    return jnp.full(jnp.shape(x), value, jnp.result_type(x))
+
+
+@method("zero_")
+def zero_(x):
+    return jnp.zeros_like(x)

@@ -1,0 +1,65 @@
+"""The names a formula may use: helpers, tensor methods, constants and templates.
+
+Registries are plain dicts filled by small decorators; modules under `helpers/` fill them
+at import. The translator resolves every name of a formula against these tables, so only
+names registered here can ever reach JAX.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "helper", "method", "constant", "template", "lookup_helper"]
+
+HELPERS: dict[str, Callable] = {}  # free functions: FunctionsManual helpers, at:: functions, types
+METHODS: dict[str, Callable] = {}  # `obj.name(args)`: called as fn(obj, *args)
+CONSTANTS: dict[str, Any] = {}  # names used as values: `at::Reduction::Mean`, `M_PI`
+TEMPLATES: dict[str, Callable] = {}  # `base<args>`: fn(*template_args) -> callable or value
+
+# Qualifiers that do not change meaning here: `at::where` is `where`.
+_NAMESPACES = ("at::native::", "at::", "std::", "c10::", "torch::autograd::generated::details::", "torch::autograd::generated::")
+
+
+def _register(table: dict, names: tuple[str, ...]):
+    def deco(fn):
+        for n in names or (fn.__name__.rstrip("_"),):
+            if n in table:
+                raise ValueError(f"{n!r} is registered twice")
+            table[n] = fn
+        return fn
+
+    return deco
+
+
+def helper(*names: str):
+    """Register a function under each of `names` (default: its Python name)."""
+    return _register(HELPERS, names)
+
+
+def method(*names: str):
+    """Register a tensor method under each of `names`; the object comes first."""
+    return _register(METHODS, names)
+
+
+def template(*names: str):
+    return _register(TEMPLATES, names)
+
+
+def constant(name: str, value: Any) -> None:
+    if name in CONSTANTS:
+        raise ValueError(f"{name!r} is registered twice")
+    CONSTANTS[name] = value
+
+
+def unqualified(name: str) -> str:
+    for ns in _NAMESPACES:
+        if name.startswith(ns):
+            return name[len(ns):]
+    return name.lstrip(":")
+
+
+def lookup_helper(table: dict, name: str):
+    """The entry for `name` as written, else without its namespace qualifier, else None."""
+    if name in table:
+        return table[name]
+    return table.get(unqualified(name))

@@ -1,0 +1,378 @@
+"""One spec entry as a JAX function: ATen forward, both derivative modes from the YAML text."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+
+from .errors import FormulaError, JaxderivError, Location, NotImplementedDerivative, TranslationError
+from .grammar import parse_formula
+from .rules import LinearRule, differentiable_call
+from .schema import Argument, FunctionSchema
+from .spec import AUTO_FORMULAS, Entry, Formula
+from .translate import Compiled, translate
+
+__all__ = ["Op", "compile_formula"]
+
+
+def compile_formula(formula: Formula | str, variables: Sequence[str], location: Location | None = None) -> Compiled:
+    """Parse and translate one formula, with errors located at its file, line, entry and key."""
+    if isinstance(formula, Formula):
+        text, location = formula.text, formula.location
+    else:
+        text = formula
+    try:
+        return translate(parse_formula(text), variables, location)
+    except JaxderivError as e:
+        raise e.located(location or Location()) from None
+
+
+def _is_tensor_arg(a: Argument) -> bool:
+    return a.is_tensor or a.is_tensor_list
+
+
+def _conj(x):
+    return jnp.conj(x) if x is not None and jnp.iscomplexobj(x) else x
+
+
+def _zeros_like(x):
+    return jnp.zeros(jnp.shape(x), jnp.result_type(x))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Slot:
+    """Where one array input sits among the schema's arguments."""
+
+    arg: str  # argument name
+    index: int | None  # position inside a Tensor[] argument, else None
+
+
+class Op:
+    """An ATen op whose derivatives are its spec entry's formulas.
+
+    Calling it runs the forward implementation; `jax.grad`/`jax.vjp` evaluate the backward
+    formulas and `jax.jvp` the `result:` formulas. `formulas` says which text each mode uses.
+    """
+
+    def __init__(self, entry: Entry, impl: Callable | None):
+        self.entry = entry
+        self.schema: FunctionSchema = entry.schema
+        self.name = entry.name
+        self.impl = impl
+        self.__doc__ = f"aten::{self.name}: {self.schema}\n\nDerivatives from {entry.location.file}:{entry.location.line}."
+        args = [a.name for a in self.schema.arguments]
+        outs = self._output_names()
+        n_out = len(self.schema.returns)
+        results = ["result"] + [f"result{i}" for i in range(n_out)]
+        self._bwd_vars = args + outs + results + ["grad", "grads", "grad_input_mask", "retain_variables"]
+        tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
+        self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors]
+        self.non_differentiable = set(entry.non_differentiable)
+        self._backward = [(f, compile_formula(f, self._bwd_vars)) for f in entry.backward]
+        self._forward = {}
+        for f in entry.forward:
+            self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars))
+        self._out_conditions = [
+            compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability")) if isinstance(c, str) else c
+            for c in (entry.output_differentiability or ())
+        ]
+        # PyTorch: a multi-output entry whose formulas use only `grad` differentiates output 0 only.
+        self._grad_only = n_out > 1 and entry.output_differentiability is None and not any("grads" in f.text for f in entry.backward)
+        self.differentiable_inputs = tuple(
+            a.name for a in self.schema.arguments if _is_tensor_arg(a) and a.name not in self.non_differentiable and entry.formula_for(a.name) is not None
+        )
+
+    # -- description -----------------------------------------------------------------------
+    def _output_names(self) -> list[str]:
+        return [r.name for r in self.schema.returns if r.name]
+
+    @property
+    def formulas(self) -> dict[str, str]:
+        """Which formula text each mode evaluates: {'vjp': ..., 'jvp': ...}."""
+        e = self.entry
+        if self._backward:
+            vjp = "backward formula (" + "; ".join(f"{f.key}: line {f.location.line}" for f in e.backward) + ")"
+        elif self._forward:
+            vjp = "transpose of the result formula"
+        else:
+            vjp = "none"
+        kinds = {f.text if f.text in AUTO_FORMULAS else "formula" for f in e.forward}
+        if not e.forward:
+            jvp = "transpose of the backward formula" if self._backward else "none"
+        elif kinds == {"formula"}:
+            jvp = "result formula (line " + ", ".join(str(f.location.line) for f in e.forward) + ")"
+        elif kinds == {"auto_element_wise"}:
+            jvp = "auto_element_wise: the backward formula, conjugated"
+        elif kinds == {"auto_linear"}:
+            jvp = "auto_linear: the op applied to the tangents"
+        else:
+            jvp = "result formulas (" + ", ".join(sorted(kinds)) + ")"
+        return {"vjp": vjp, "jvp": jvp}
+
+    def __repr__(self) -> str:
+        return f"<jaxderiv op aten::{self.name}>"
+
+    # -- calling ---------------------------------------------------------------------------
+    def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """Map a call's arguments onto the schema, with its defaults; raise TypeError as Python would."""
+        params = self.schema.arguments
+        positional = [a for a in params if not a.kwarg_only]
+        if len(args) > len(positional):
+            raise TypeError(f"aten::{self.name}() takes {len(positional)} positional arguments but {len(args)} were given; schema: {self.schema}")
+        bound = {a.name: v for a, v in zip(positional, args)}
+        for k, v in kwargs.items():
+            if k not in {a.name for a in params}:
+                raise TypeError(f"aten::{self.name}() got an unexpected keyword argument {k!r}; schema: {self.schema}")
+            if k in bound:
+                raise TypeError(f"aten::{self.name}() got multiple values for argument {k!r}")
+            bound[k] = v
+        for a in params:
+            if a.name not in bound:
+                if a.default is None:
+                    raise TypeError(f"aten::{self.name}() missing required argument {a.name!r}; schema: {self.schema}")
+                bound[a.name] = a.default_value()
+        return {a.name: bound[a.name] for a in params}
+
+    def _prepare(self, args: tuple, kwargs: dict) -> tuple["_Call", list]:
+        if self.impl is None:
+            raise NotImplementedError(f"aten::{self.name} has no forward implementation in jaxderiv yet")
+        bound = self.bind(args, kwargs)
+        slots, xs = [], []
+        for a in self.schema.arguments:
+            value = bound[a.name]
+            if a.is_tensor and value is not None:
+                bound[a.name] = value = jnp.asarray(value)
+                slots.append(_Slot(a.name, None))
+                xs.append(value)
+            elif a.is_tensor_list:
+                bound[a.name] = value = [None if v is None else jnp.asarray(v) for v in value]
+                for i, v in enumerate(value):
+                    if v is not None:
+                        slots.append(_Slot(a.name, i))
+                        xs.append(v)
+        call = _Call(self, bound, tuple(slots))
+        call.flags = call.out_differentiable(xs)
+        return call, xs
+
+    def output_differentiable(self, *args, **kwargs) -> tuple[bool, ...]:
+        """Which outputs of this call carry derivatives (dtype and `output_differentiability`)."""
+        return self._prepare(args, kwargs)[0].flags
+
+    def __call__(self, *args, **kwargs):
+        call, xs = self._prepare(args, kwargs)
+        if not any(s.arg in self.differentiable_inputs for s in call.slots) or not any(call.flags):
+            return call.pack([jax.lax.stop_gradient(y) if _inexact(y) else y for y in call.primal(*xs)])
+        rule = LinearRule(self.name, len(xs), call.flags, call.tangent_map, call.cotangent_map)
+        return call.pack(differentiable_call(rule, call.primal, xs))
+
+
+def _inexact(x) -> bool:
+    return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
+
+
+class _Call:
+    """One application of an Op: the bound arguments and both linear maps over its arrays."""
+
+    def __init__(self, op: Op, bound: dict[str, Any], slots: tuple[_Slot, ...]):
+        self.op, self.bound, self.slots = op, bound, slots
+        self.tuple_return = len(op.schema.returns) != 1
+        self.list_return = len(op.schema.returns) == 1 and op.schema.returns[0].type.is_list
+
+    # arrays <-> arguments ---------------------------------------------------------------------
+    def inputs(self, xs: Sequence) -> dict[str, Any]:
+        env = dict(self.bound)
+        for a in self.op.schema.arguments:
+            if a.is_tensor_list:
+                env[a.name] = list(env[a.name])
+        for s, x in zip(self.slots, xs):
+            if s.index is None:
+                env[s.arg] = x
+            else:
+                env[s.arg][s.index] = x
+        return env
+
+    def primal(self, *xs):
+        out = self.op.impl(*self.inputs(xs).values())
+        if self.tuple_return or self.list_return:
+            return [jnp.asarray(y) for y in out]
+        return [jnp.asarray(out)]
+
+    def pack(self, ys: list):
+        if self.tuple_return:
+            return tuple(ys)
+        if self.list_return:
+            return list(ys)
+        return ys[0]
+
+    def outputs(self, ys: Sequence) -> dict[str, Any]:
+        env = {}
+        names = self.op._output_names()
+        if self.list_return:
+            env["result"] = list(ys)
+        elif not self.tuple_return:
+            env["result"] = ys[0]
+        for i, y in enumerate(ys):
+            env[f"result{i}"] = y
+            if i < len(self.op.schema.returns) and self.op.schema.returns[i].name:
+                env[self.op.schema.returns[i].name] = y
+        return env
+
+    def out_differentiable(self, xs) -> tuple[bool, ...]:
+        ys = jax.eval_shape(self.primal, *xs)
+        flags = []
+        for i, y in enumerate(ys):
+            ok = _inexact(y)
+            conds = self.op._out_conditions
+            if conds and not self.list_return:
+                c = conds[i]
+                ok = ok and (bool(c(self.bound)) if callable(c) else bool(c))
+            if self.op._grad_only and i > 0:
+                ok = False
+            flags.append(ok)
+        return tuple(flags)
+
+    # reverse mode: the backward formulas -------------------------------------------------------
+    def cotangent_map(self, xs, ys, cts, wanted):
+        op = self.op
+        if not op._backward:
+            return self._transpose_tangent_map(xs, ys, cts, wanted)
+        diff = iter(cts)
+        grads = []
+        for y, d in zip(ys, self.flags):
+            if d:
+                c = next(diff)
+                grads.append(_conj(c) if c is not None else _zeros_like(y))
+            else:
+                grads.append(None)
+        env = {**self.inputs(xs), **self.outputs(ys), "grads": grads, "grad": grads[0], "retain_variables": False}
+        want_arg = {}
+        for s, w in zip(self.slots, wanted):
+            want_arg[s.arg] = want_arg.get(s.arg, False) or w
+        values = {}
+        for f, fn in op._backward:
+            mask = tuple(want_arg.get(n, False) and n not in op.non_differentiable for n in f.names)
+            if not any(mask):
+                continue
+            result = fn({**env, "grad_input_mask": mask})
+            if len(f.names) == 1:
+                values[f.names[0]] = result
+            else:
+                if not isinstance(result, (tuple, list)) or len(result) != len(f.names):
+                    raise TranslationError(f"formula for {f.key!r} must give {len(f.names)} gradients, gave {type(result).__name__}", f.location)
+                values.update(zip(f.names, result))
+        out = []
+        for s, w in zip(self.slots, wanted):
+            if not w:
+                out.append(None)
+                continue
+            if s.arg in op.non_differentiable or op.entry.formula_for(s.arg) is None:
+                raise NotImplementedDerivative(f"the derivative of aten::{op.name} for input {s.arg!r} is not given by the spec", op.entry.location)
+            g = values.get(s.arg)
+            if s.index is not None and g is not None:
+                g = g[s.index]
+            out.append(_conj(g))
+        return out
+
+    # forward mode: the result formulas ------------------------------------------------------
+    def tangent_map(self, xs, ys, ts):
+        op = self.op
+        missing = [i for i, d in enumerate(self.flags) if d and self._forward_for(i) is None]
+        if not op._forward or missing:
+            fallback = self._transpose_cotangent_map(xs, ys, ts)
+            if not op._forward:
+                return fallback
+        env = {**self.inputs(xs), **self.outputs(ys)}
+        tangents = self.inputs([t if t is not None else _zeros_like(x) for t, x in zip(ts, xs)])
+        for a in op.schema.arguments:
+            if _is_tensor_arg(a):
+                env[f"{a.name}_p"] = env[f"original_{a.name}_p"] = env[a.name]
+                env[f"{a.name}_t"] = env[f"{a.name}_t_raw"] = tangents[a.name]
+        values: dict[int, Any] = {}
+        for names, (f, fn) in op._forward.items():
+            idx = [self._output_index(n) for n in names]
+            if fn == "auto_element_wise":
+                result = self._auto_element_wise(env, xs, ts)
+            elif fn == "auto_linear":
+                result = self.primal(*[t if t is not None else _zeros_like(x) for t, x in zip(ts, xs)])
+                result = result if len(idx) > 1 else result[idx[0]]
+            else:
+                result = fn(env)
+            if len(idx) == 1:
+                values[idx[0]] = result
+            else:
+                values.update(zip(idx, result))
+        out = []
+        fb = iter(fallback) if missing else None
+        for i, d in enumerate(self.flags):
+            if not d:
+                continue
+            v = values.get(i)
+            if i in missing:
+                v = next(fb)
+            elif fb is not None:
+                next(fb)
+            out.append(v)
+        return out
+
+    def _forward_for(self, i: int):
+        for names in self.op._forward:
+            if any(self._output_index(n) == i for n in names):
+                return names
+        return None
+
+    def _output_index(self, name: str) -> int:
+        if name == "result":
+            return 0
+        if name.startswith("result") and name[6:].isdigit():
+            return int(name[6:])
+        return [r.name for r in self.op.schema.returns].index(name)
+
+    def _auto_element_wise(self, env, xs, ts):
+        """PyTorch's auto_element_wise: conj(backward formula with grad := conj(tangent))."""
+        total = None
+        for (f, fn) in self.op._backward:
+            for n in f.names:
+                t = env[f"{n}_t"] if any(s.arg == n and t is not None for s, t in zip(self.slots, ts)) else None
+                if t is None:
+                    continue
+                g = _conj(t)
+                mask = tuple(m == n for m in f.names)
+                value = fn({**env, "grad": g, "grads": [g], "grad_input_mask": mask})
+                if len(f.names) > 1:
+                    value = value[f.names.index(n)]
+                value = _conj(value)
+                total = value if total is None else total + value
+        return total
+
+    # a missing mode from the other formula, by linear transposition ---------------------------
+    def _transpose_cotangent_map(self, xs, ys, ts):
+        """Forward mode where the entry has no result formula: transpose the backward formula."""
+        wanted = tuple(t is not None for t in ts)
+        diff_ys = [y for y, d in zip(ys, self.flags) if d]
+
+        def vjp(*cts):
+            gs = self.cotangent_map(xs, ys, list(cts), wanted)
+            return [g if g is not None else _zeros_like(x) for g, x, w in zip(gs, xs, wanted) if w]
+
+        transposed = jax.linear_transpose(vjp, *[jax.ShapeDtypeStruct(jnp.shape(y), jnp.result_type(y)) for y in diff_ys])
+        return list(transposed([t for t in ts if t is not None]))
+
+    def _transpose_tangent_map(self, xs, ys, cts, wanted):
+        """Reverse mode where the entry has no backward formula: transpose the result formula."""
+        idx = [i for i, w in enumerate(wanted) if w]
+
+        def jvp(*ts_wanted):
+            full = [None] * len(xs)
+            for i, t in zip(idx, ts_wanted):
+                full[i] = t
+            return self.tangent_map(xs, ys, full)
+
+        diff_ys = [y for y, d in zip(ys, self.flags) if d]
+        cts = [c if c is not None else _zeros_like(y) for c, y in zip(cts, diff_ys)]
+        transposed = jax.linear_transpose(jvp, *[jax.ShapeDtypeStruct(jnp.shape(xs[i]), jnp.result_type(xs[i])) for i in idx])
+        grads = iter(transposed(cts))
+        return [next(grads) if w else None for w in wanted]

@@ -1,0 +1,174 @@
+"""The one mechanism that gives an op both modes, each from its own formula.
+
+An op is a `jax.custom_jvp` whose JVP rule returns its tangent through a linear
+primitive, `linear_p`, taking (tangents..., primals..., outputs...):
+
+- evaluating `linear_p` runs the op's *tangent* map (forward mode, the `result:` formula);
+- transposing it runs the op's *cotangent* map (reverse mode, the backward formula). Inside
+  the transpose, the tangents that are undefined primals are exactly the inputs whose
+  gradient is wanted: PyTorch's `grad_input_mask`;
+- batching re-binds it with one more leading batch dimension and vmaps both maps, so
+  `grad(vmap(f))` still runs the backward formula;
+- its own JVP differentiates the tangent map, which is ordinary JAX code, for higher order.
+
+Everything specific to derivatives.yaml lives in the callables of `LinearRule`; this module
+knows only JAX. Both maps work in JAX's conventions (the caller converts PyTorch's
+conjugate-Wirtinger formulas).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax._src import core as jax_core
+from jax.custom_derivatives import SymbolicZero
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+__all__ = ["LinearRule", "differentiable_call", "linear_p"]
+
+# tangent_map(xs, ys, ts) -> output tangents, one per differentiable output; ts[i] is None
+#   where input i has a zero tangent.
+# cotangent_map(xs, ys, cts, mask) -> input cotangents, one per input (None = zero); cts[j]
+#   is None where output j's cotangent is zero; mask[i] is True iff input i's is wanted.
+TangentMap = Callable[[list, list, list], Sequence]
+CotangentMap = Callable[[list, list, list, tuple], Sequence]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LinearRule:
+    """Both linear maps of one op application (hashed by identity: a primitive parameter)."""
+
+    name: str  # the op's name, shown in jaxprs
+    n_inputs: int  # number of array inputs (xs)
+    out_differentiable: tuple[bool, ...]  # which outputs (ys) carry tangents
+    tangent_map: TangentMap
+    cotangent_map: CotangentMap
+
+    def __repr__(self) -> str:  # keeps printed jaxprs short
+        return self.name
+
+
+linear_p = Primitive("jaxderiv_linear")
+linear_p.multiple_results = True
+
+
+def _split(operands, rule: LinearRule, has_tangent: tuple[bool, ...]):
+    n_t = sum(has_tangent)
+    given = iter(operands[:n_t])
+    ts = [next(given) if h else None for h in has_tangent]
+    xs = list(operands[n_t:n_t + rule.n_inputs])
+    ys = list(operands[n_t + rule.n_inputs:])
+    return ts, xs, ys
+
+
+def _batched(fn: Callable, nbatch: int) -> Callable:
+    for _ in range(nbatch):
+        fn = jax.vmap(fn)
+    return fn
+
+
+def _evaluate(*operands, rule: LinearRule, has_tangent, nbatch: int):
+    def tangent(*ops):
+        ts, xs, ys = _split(ops, rule, has_tangent)
+        outs = rule.tangent_map(xs, ys, ts)
+        diff_ys = [y for y, d in zip(ys, rule.out_differentiable) if d]
+        return [_like(t, y) for t, y in zip(outs, diff_ys)]
+
+    return _batched(tangent, nbatch)(*operands)
+
+
+def _like(value, target):
+    """A formula's value brought to the shape and dtype of the array it stands for."""
+    if value is None:
+        return jnp.zeros(jnp.shape(target), jnp.result_type(target))
+    value = jnp.asarray(value)
+    if jnp.iscomplexobj(value) and not jnp.iscomplexobj(target):
+        value = jnp.real(value)
+    return jnp.broadcast_to(value.astype(jnp.result_type(target)), jnp.shape(target))
+
+
+def _abstract_eval(*avals, rule: LinearRule, has_tangent, nbatch: int):
+    _, _, ys = _split(avals, rule, has_tangent)
+    return [jax_core.ShapedArray(y.shape, y.dtype) for y, d in zip(ys, rule.out_differentiable) if d]
+
+
+def _transpose(cts, *operands, rule: LinearRule, has_tangent, nbatch: int):
+    ts, xs, ys = _split(operands, rule, has_tangent)
+    wanted = tuple(t is not None and ad.is_undefined_primal(t) for t in ts)
+    cts = [None if type(c) is ad.Zero else c for c in cts]
+    n_t = sum(has_tangent)
+    if not any(wanted) or all(c is None for c in cts):
+        return [None] * len(operands)
+
+    # vmap only over arrays: absent cotangents stay None inside the map.
+    present = [i for i, c in enumerate(cts) if c is not None]
+
+    def cotangent(xs, ys, given):
+        full = [None] * len(cts)
+        for i, c in zip(present, given):
+            full[i] = c
+        grads = rule.cotangent_map(xs, ys, full, wanted)
+        return [_like(g, x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)]
+
+    grads = _batched(cotangent, nbatch)(xs, ys, [cts[i] for i in present])
+    out = [g if w else None for g, w, h in zip(grads, wanted, has_tangent) if h]
+    return out + [None] * (len(operands) - n_t)
+
+
+def _batch(args, dims, *, rule: LinearRule, has_tangent, nbatch: int):
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    moved = [jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *jnp.shape(a))) for a, d in zip(args, dims)]
+    out = linear_p.bind(*moved, rule=rule, has_tangent=has_tangent, nbatch=nbatch + 1)
+    return out, [0] * len(out)
+
+
+def _jvp(primals, tangents, **params):
+    # The tangent map is linear in the tangents but not in the primals; its derivative in
+    # the primals is that of the formula's own JAX code.
+    out = linear_p.bind(*primals, **params)
+    tangents = tuple(ad.instantiate_zeros(t) for t in tangents)
+    _, out_dot = jax.jvp(lambda *ops: _evaluate(*ops, **params), tuple(primals), tangents)
+    return out, out_dot
+
+
+linear_p.def_impl(_evaluate)
+linear_p.def_abstract_eval(_abstract_eval)
+mlir.register_lowering(linear_p, mlir.lower_fun(_evaluate, multiple_results=True))
+ad.primitive_transposes[linear_p] = _transpose
+ad.primitive_jvps[linear_p] = _jvp
+batching.primitive_batchers[linear_p] = _batch
+
+
+def _differentiable(x) -> bool:
+    return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
+
+
+def _zero_tangent(y):
+    if _differentiable(y):
+        return jnp.zeros(jnp.shape(y), jnp.result_type(y))
+    return np.zeros(jnp.shape(y), jax.dtypes.float0)
+
+
+def differentiable_call(rule: LinearRule, primal_fn: Callable[..., Sequence], xs: Sequence) -> list:
+    """Apply `primal_fn(*xs) -> ys` with derivatives given by `rule`'s two linear maps."""
+
+    @jax.custom_jvp
+    def op(*xs):
+        return tuple(primal_fn(*xs))
+
+    def op_jvp(primals, tangents):
+        ys = op(*primals)
+        has_tangent = tuple(not isinstance(t, SymbolicZero) and _differentiable(x) for t, x in zip(tangents, primals))
+        if not any(has_tangent):
+            return ys, tuple(_zero_tangent(y) for y in ys)
+        given = [t for t, h in zip(tangents, has_tangent) if h]
+        diff_ts = iter(linear_p.bind(*given, *primals, *ys, rule=rule, has_tangent=has_tangent, nbatch=0))
+        return ys, tuple(next(diff_ts) if d else _zero_tangent(y) for y, d in zip(ys, rule.out_differentiable))
+
+    op.defjvp(op_jvp, symbolic_zeros=True)
+    return list(op(*xs))

@@ -1,0 +1,244 @@
+"""Formula syntax trees become JAX callables, by closures over registered names: no exec.
+
+`translate(tree, variables)` resolves every name at translation time (unknown helpers,
+methods and variables, and wrong arities, are errors then) and returns `fn(env) -> value`,
+where `env` maps the formula's variables (`grad`, `self`, `result`, `self_t`, ...) to values.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Iterable, Mapping
+
+from . import expr as E
+from .cxx import BINARY, UNARY, truth
+from .errors import JaxderivError, Location, TranslationError
+from .forward import implementation
+from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup_helper, unqualified
+
+__all__ = ["translate", "Compiled", "names_called"]
+
+Compiled = Callable[[Mapping[str, Any]], Any]
+
+
+def translate(tree: E.Node, variables: Iterable[str], location: Location | None = None) -> Compiled:
+    """Compile `tree` into `fn(env)`; `variables` are the names `env` will provide."""
+    return _Translator(frozenset(variables), location or Location()).compile(tree)
+
+
+def names_called(tree: E.Node) -> set[str]:
+    """Helper and method names a formula calls (methods as `.name`): for coverage reports."""
+    out = set()
+    for node in E.iter_nodes(tree):
+        if isinstance(node, E.Call):
+            f = node.func
+            if isinstance(f, E.Attr):
+                out.add("." + f.name)
+            elif isinstance(f, E.Name):
+                out.add(f.name)
+            elif isinstance(f, E.Template):
+                out.add(f.base.name + "<>")
+    return out
+
+
+def _arity_error(fn: Callable, n: int) -> str | None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*range(n))
+    except TypeError:
+        params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        required = sum(p.default is p.empty for p in params)
+        if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
+            return f"takes at least {required} arguments"
+        return f"takes {required} arguments" if required == len(params) else f"takes {required} to {len(params)} arguments"
+    return None
+
+
+class _Translator:
+    def __init__(self, variables: frozenset[str], location: Location):
+        self.variables = variables
+        self.location = location
+
+    def error(self, node, message: str) -> TranslationError:
+        return TranslationError(message, self.location, getattr(node, "col", None) or None)
+
+    def compile(self, node) -> Compiled:
+        method = getattr(self, "_" + type(node).__name__.lower(), None)
+        if method is None:
+            raise self.error(node, f"{type(node).__name__} is not supported in formulas")
+        return method(node)
+
+    def _located(self, node, fn: Callable, describe: str) -> Compiled:
+        """Wrap a call so that a failure at run time names the formula and column."""
+        location, col = self.location, getattr(node, "col", None) or None
+
+        def run(env, *args):
+            try:
+                return fn(*args)
+            except JaxderivError as e:
+                raise e.located(location) from None
+            except Exception as e:  # noqa: BLE001 - re-raised with the formula's location
+                raise TranslationError(f"{describe} failed: {type(e).__name__}: {e}", location, col) from e
+
+        return run
+
+    # -- leaves ----------------------------------------------------------------------------
+    def _num(self, node: E.Num):
+        v = node.value
+        return lambda env: v
+
+    def _bool(self, node: E.Bool):
+        v = node.value
+        return lambda env: v
+
+    def _str(self, node: E.Str):
+        v = node.value
+        return lambda env: v
+
+    def _name(self, node: E.Name):
+        name = node.name
+        if name in self.variables:
+            return lambda env: env[name]
+        value = lookup_helper(CONSTANTS, name)
+        if value is not None or name in CONSTANTS:
+            return lambda env: value
+        fn = lookup_helper(HELPERS, name)
+        if fn is not None:  # a function passed as a value
+            return lambda env: fn
+        known = ", ".join(sorted(self.variables))
+        raise self.error(node, f"unknown name {name!r}: not a variable of this formula ({known}) nor a known constant")
+
+    # -- operators -------------------------------------------------------------------------
+    def _unary(self, node: E.Unary):
+        operand, fn = self.compile(node.operand), UNARY[node.op]
+        run = self._located(node, fn, f"operator {node.op!r}")
+        return lambda env: run(env, operand(env))
+
+    def _binary(self, node: E.Binary):
+        left, right = self.compile(node.left), self.compile(node.right)
+        if node.op == "&&":
+            return lambda env: _logical_and(left(env), right, env)
+        if node.op == "||":
+            return lambda env: _logical_or(left(env), right, env)
+        fn = BINARY.get(node.op)
+        if fn is None:
+            raise self.error(node, f"operator {node.op!r} is not supported")
+        run = self._located(node, fn, f"operator {node.op!r}")
+        return lambda env: run(env, left(env), right(env))
+
+    def _ternary(self, node: E.Ternary):
+        cond, then, other = self.compile(node.cond), self.compile(node.then), self.compile(node.other)
+        return lambda env: then(env) if truth(cond(env)) else other(env)
+
+    def _index(self, node: E.Index):
+        obj, index = self.compile(node.obj), self.compile(node.index)
+        run = self._located(node, lambda o, i: o[i], "indexing")
+        return lambda env: run(env, obj(env), index(env))
+
+    def _bracelist(self, node: E.BraceList):
+        items = [self.compile(i) for i in node.items]
+        if node.type is None:
+            return lambda env: tuple(i(env) for i in items)
+        build = self._callee(node.type, len(items))
+        run = self._located(node, build, "brace initialisation")
+        return lambda env: run(env, *(i(env) for i in items))
+
+    def _lambda(self, node: E.Lambda):
+        names = tuple(name for _, name in node.params)
+        body = _Translator(self.variables | set(names), self.location).compile(node.body)
+
+        def make(env):
+            return lambda *args: body({**env, **dict(zip(names, args))})
+
+        return make
+
+    def _attr(self, node: E.Attr):
+        raise self.error(node, f"member {node.name!r} is read without a call; only method calls are supported")
+
+    def _template(self, node: E.Template):
+        value = self._callee(node, None)
+        return lambda env: value
+
+    # -- calls -----------------------------------------------------------------------------
+    def _callee(self, func, n_args: int | None) -> Callable:
+        """The Python callable a call's function expression names (resolved now)."""
+        if isinstance(func, E.Name):
+            fn = lookup_helper(HELPERS, func.name)
+            if fn is None:  # `at::sin(x)`: an ATen op's own forward implementation
+                fn = implementation(unqualified(func.name))
+            if fn is None:
+                raise self.error(func, f"unknown helper {func.name!r}: no function of that name is registered in jaxderiv.helpers")
+            what = f"helper {func.name!r}"
+        elif isinstance(func, E.Template):
+            builder = lookup_helper(TEMPLATES, func.base.name)
+            if builder is None:
+                raise self.error(func, f"unknown template {func.base.name!r}")
+            args = tuple(_template_arg(a) for a in func.args)
+            try:
+                fn = builder(*args)
+            except (TypeError, ValueError) as e:
+                raise self.error(func, f"template {func.base.name}<...>: {e}") from None
+            what = f"template {func.base.name!r}"
+        else:
+            raise self.error(func, "only named functions can be called")
+        if n_args is not None and callable(fn):
+            problem = _arity_error(fn, n_args)
+            if problem:
+                raise self.error(func, f"{what} {problem}, but the formula passes {n_args}")
+        return fn
+
+    def _call(self, node: E.Call):
+        args = [self.compile(a) for a in node.args]
+        if isinstance(node.func, E.Attr):
+            obj = self.compile(node.func.obj)
+            fn = METHODS.get(node.func.name) or implementation(node.func.name)
+            if fn is None:
+                raise self.error(node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered")
+            problem = _arity_error(fn, len(args) + 1)
+            if problem:
+                raise self.error(node.func, f"method '.{node.func.name}()' {problem} including the object, but the formula passes {len(args) + 1}")
+            run = self._located(node, fn, f"method '.{node.func.name}()'")
+            return lambda env: run(env, obj(env), *(a(env) for a in args))
+        name = node.func.name if isinstance(node.func, E.Name) else None
+        if name is not None and name in self.variables:  # calling a lambda held in a variable
+            f = self.compile(node.func)
+            return lambda env: f(env)(*(a(env) for a in args))
+        fn = self._callee(node.func, len(args))
+        label = name or getattr(getattr(node.func, "base", None), "name", "call")
+        run = self._located(node, fn, f"{label!r}")
+        return lambda env: run(env, *(a(env) for a in args))
+
+
+def _template_arg(node):
+    """Template arguments are static: integers stay ints, type names become their text."""
+    if isinstance(node, E.Num):
+        return node.value
+    return E.to_source(node)
+
+
+def _logical_and(a, right, env):
+    return truth(a) and truth(right(env))
+
+
+def _logical_or(a, right, env):
+    return truth(a) or truth(right(env))
+
+
+def unresolved_names(tree: E.Node) -> set[str]:
+    """Helpers (`name`) and methods (`.name`) a formula calls that nothing registered provides."""
+    missing = set()
+    for node in E.iter_nodes(tree):
+        if not isinstance(node, E.Call):
+            continue
+        f = node.func
+        if isinstance(f, E.Attr) and f.name not in METHODS and implementation(f.name) is None:
+            missing.add("." + f.name)
+        elif isinstance(f, E.Name) and lookup_helper(HELPERS, f.name) is None and implementation(unqualified(f.name)) is None:
+            missing.add(f.name)
+        elif isinstance(f, E.Template) and lookup_helper(TEMPLATES, f.base.name) is None:
+            missing.add(f.base.name + "<>")
+    return missing
