@@ -483,7 +483,7 @@ def _describe(tok: _Token) -> str:
 
 def _describe_char(char: str) -> str:
     if " " <= char <= "~":
-        return f"character '{char}'"
+        return f"character {char!r}"
     if ord(char) < 128:
         return f"control character U+{ord(char):04X}"
     return f"non-ASCII character {char!r} (U+{ord(char):04X})"

@@ -83,13 +83,31 @@ def _evaluate(*operands, rule: LinearRule, has_tangent, nbatch: int):
 
 
 def _like(value, target):
-    """A formula's value brought to the shape and dtype of the array it stands for."""
+    """A formula's value brought to the shape and dtype of the array it stands for.
+
+    Like PyTorch's engine (validate_outputs): a gradient of a broadcast input is summed back
+    to the input's shape, a complex gradient of a real input loses its imaginary part, and
+    the dtype becomes the input's.
+    """
     if value is None:
         return jnp.zeros(jnp.shape(target), jnp.result_type(target))
     value = jnp.asarray(value)
     if jnp.iscomplexobj(value) and not jnp.iscomplexobj(target):
         value = jnp.real(value)
-    return jnp.broadcast_to(value.astype(jnp.result_type(target)), jnp.shape(target))
+    return jnp.broadcast_to(sum_to(value, jnp.shape(target)), jnp.shape(target)).astype(jnp.result_type(target))
+
+
+def sum_to(value, shape: tuple[int, ...]):
+    """Sum `value` over the dimensions broadcasting added to `shape` (ATen's at::sum_to)."""
+    lead = jnp.ndim(value) - len(shape)
+    if lead < 0:
+        return value
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and jnp.shape(value)[lead + i] != 1)
+    if axes:
+        value = jnp.sum(value, axis=axes, keepdims=False)
+        # put back the size-1 dimensions that were summed inside `shape`
+        value = value.reshape(shape) if value.size == int(np.prod(shape)) else value
+    return value
 
 
 def _abstract_eval(*avals, rule: LinearRule, has_tangent, nbatch: int):

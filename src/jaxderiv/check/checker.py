@@ -19,7 +19,7 @@ from ..op import Op
 from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec
 from .report import Report, Row
-from .samples import COMPLEX, Sample, samples_for
+from .samples import Sample, checks_complex, samples_for
 
 __all__ = ["MODES", "check", "check_all", "Tolerance"]
 
@@ -216,7 +216,7 @@ def _check_op(op: Op, modes: Sequence[str], seed: int) -> list[Row]:
         row = Row(op.name, mode, "passed", formula=label[mode])
         try:
             cases = [(s, False) for s in samples_for(op, rng)]
-            if op.name in COMPLEX:
+            if checks_complex(op.name):
                 cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
             checked = 0
             for sample, _ in cases:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 from typing import Callable
 
 import numpy as np
 
 from ..op import Op
 
-__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "samples_for"]
+__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "samples_for", "checks_complex", "draw", "default_samples"]
 
 
 @dataclasses.dataclass
@@ -29,7 +31,7 @@ DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
 
 
 def samples(*names: str):
-    """Register a function `(op, rng) -> [Sample]` giving the samples of these ops."""
+    """Register a function `(op, rng, dtype=np.float64) -> [Sample]` giving these ops' samples."""
 
     def deco(fn):
         for n in names:
@@ -89,10 +91,31 @@ def default_samples(op: Op, rng: np.random.Generator, dtype=np.float64) -> list[
     return out
 
 
+_loaded = False
+
+
+def _load() -> None:
+    """Import every module of check/families: each registers its ops' samples and domains."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from . import families
+
+        for module in pkgutil.iter_modules(families.__path__):
+            importlib.import_module(f"{families.__name__}.{module.name}")
+
+
 def samples_for(op: Op, rng: np.random.Generator, complex_: bool = False) -> list[Sample]:
+    """The samples of `op`: its registered function's, else the schema default; complex128 if asked."""
+    _load()
     dtype = np.complex128 if complex_ else np.float64
     fn = SAMPLES.get(op.name)
     if fn is not None:
-        got = fn(op, rng) if not complex_ else fn(op, rng, dtype=dtype)
-        return list(got)
+        return list(fn(op, rng, dtype=dtype))
     return default_samples(op, rng, dtype)
+
+
+def checks_complex(name: str) -> bool:
+    """Whether op `name` is also checked on complex128 inputs."""
+    _load()
+    return name in COMPLEX

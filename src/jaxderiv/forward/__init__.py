@@ -8,6 +8,8 @@ In-place entries (`abs_`) use their out-of-place op's implementation unless they
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Callable
 
 __all__ = ["IMPLS", "impl", "implementation"]
@@ -44,7 +46,9 @@ _loaded = False
 
 
 def _load() -> None:
+    """Import every module of this package: each registers its implementations."""
     global _loaded
     if not _loaded:
         _loaded = True
-        from . import pointwise  # noqa: F401  (registers on import)
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")

@@ -5,11 +5,16 @@ Each module registers its names into `jaxderiv.namespace` on import; `load()` im
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 _loaded = False
 
 
 def load() -> None:
+    """Import every module of this package: each registers its names."""
     global _loaded
     if not _loaded:
         _loaded = True
-        from . import core, pointwise, tensor_methods  # noqa: F401  (registers on import)
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")
