@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Union
 
 # Every node carries `col`, the 1-based column of its first character in the formula
@@ -179,7 +180,7 @@ def children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
-def iter_nodes(node: Node):
+def iter_nodes(node: Node) -> Iterator[Node]:
     """Yield `node` and all its descendants, pre-order (iterative, so any depth works)."""
     stack = [node]
     while stack:
@@ -224,7 +225,8 @@ def _emit(node: Node) -> tuple[str, int]:
             row = BINARY_ROWS[node.op]
             left, right = _operand(node.left, row), _operand(node.right, row - 1)
             if node.op in (">", ">>") and right.startswith(("(", "{", "::")) and _ends_in_word(left):
-                # Otherwise `a < b > (c)` would come back as the template call `a<b>(c)`.
+                # Else `(a < b) > (c < d)` would print as `a < b > (c < d)`, which reads
+                # back as the template call `a<b>(c < d)`.
                 left = f"({left})"
             return f"{left} {node.op} {right}", row
         case Ternary():

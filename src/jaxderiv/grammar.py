@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Collection, NamedTuple
+from collections.abc import Collection
+from typing import NamedTuple
 
 from .errors import FormulaError
 from .expr import (
@@ -20,9 +21,9 @@ from .expr import (
     Binary,
     Bool,
     BraceList,
+    Attr,
     Call,
     Index,
-    Attr,
     Lambda,
     Name,
     Node,
@@ -64,7 +65,9 @@ _TOKEN_RE = re.compile(
 _TEMPLATE_ARG_OPS = frozenset({"::", ",", "*", "&", "&&"})
 _CV_QUALIFIERS = frozenset({"const", "volatile"})
 # Keywords that combine into one builtin type: `unsigned long long`, `long double`.
-_BUILTIN_TYPE_WORDS = frozenset({"unsigned", "signed", "short", "long", "int", "char", "float", "double", "bool", "void"})
+_BUILTIN_TYPE_WORDS = frozenset(
+    {"unsigned", "signed", "short", "long", "int", "char", "float", "double", "bool", "void"}
+)
 _UNESCAPES = {letter: char for char, letter in STRING_ESCAPES.items()} | {"'": "'", "?": "?"}
 
 
@@ -95,7 +98,8 @@ def _tokenize(text: str) -> list[_Token]:
         if kind == "BAD_NUMBER":
             raise FormulaError(f"expected a number, found malformed number {lexeme!r}", column=col)
         if kind == "INVALID":
-            raise FormulaError(f"expected a name, number, string or operator, found {_describe_char(lexeme)}", column=col)
+            found = _describe_char(lexeme)
+            raise FormulaError(f"expected a name, number, string or operator, found {found}", column=col)
         tokens.append(_Token(kind, lexeme, col))
     tokens.append(_Token("END", "", len(text) + 1))
     return tokens
@@ -196,7 +200,8 @@ class _Parser:
                 while self.at(*PREFIX_OPS):
                     prefixes.append(self.advance())
                     levels.enter_context(self.nested(prefixes[-1]))
-                left = self.postfix(self.primary(), self.peek().col)
+                operand_col = self.peek().col
+                left = self.postfix(self.primary(), operand_col)
             for tok in reversed(prefixes):
                 left = Unary(tok.text, left, col=tok.col)
             while True:
@@ -318,7 +323,7 @@ class _Parser:
     def template_args_in_expr(self) -> tuple[Node, ...] | None:
         """Template arguments if the `<` under the cursor opens them, else None (cursor unmoved)."""
         close = self.closers.get(self.pos)
-        if close is None or not (self.at("(", "{", "::", ahead=close + 1 - self.pos)):
+        if close is None or not self.at("(", "{", "::", ahead=close + 1 - self.pos):
             return None
         start = self.pos
         args = self.template_args()
@@ -465,7 +470,8 @@ def _unescape(tok: _Token) -> str:
             out.append(char)
             i += 1
         else:
-            raise FormulaError(f"expected a printable ASCII character in the string, found {_describe_char(char)}", column=col)
+            found = _describe_char(char)
+            raise FormulaError(f"expected a printable ASCII character in the string, found {found}", column=col)
     return "".join(out)
 
 
