@@ -1,6 +1,6 @@
 """Tensor methods formulas call (`x.sizes()`, `grad.to(...)`, `x.expand({...})`), ATen semantics.
 
-Methods that are also ATen ops (`x.sin()`, `x.pow(2)`) fall back to the op's forward
+Methods that are also ATen ops (`x.sin()`, `x.neg()`) fall back to the op's forward
 implementation in the translator; only methods with no op of their own, or whose method
 form differs, are written here.
 """
@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..cxx import is_tensor
+from ..forward import binary
 from ..namespace import method
 from .core import TensorOptions, dtype_of
 
@@ -192,3 +193,18 @@ def fill_(x, value):
 @method("zero_")
 def zero_(x):
     return jnp.zeros_like(x)
+
+
+# Methods of ops registered under overload names only (`pow.Tensor_Scalar`, `div.Tensor`):
+# their forward implementations take a Tensor or a Scalar, as the C++ method overloads do.
+method("pow")(binary.pow)
+method("div")(binary.div)
+
+
+@method("sum")
+def sum(x, dim=None, keepdim=False, dtype=None):
+    """`x.sum()` or `x.sum(dim, keepdim)`; an empty `dim` reduces everything; integers sum in int64."""
+    axis = (dim,) if isinstance(dim, int) else tuple(dim or ())
+    if dtype is None and not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
+        dtype = jnp.int64
+    return jnp.sum(x, axis=axis or None, keepdims=keepdim, dtype=dtype)

@@ -1,0 +1,61 @@
+"""Checker inputs of the unary elementwise ops: domains away from poles and branch cuts, complex."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..samples import Sample, complex_ok, default_samples, domain, draw, samples
+
+domain(-0.9, 0.9, "acos", "asin", "atanh")
+domain(1.1, 3.0, "acosh")
+domain(0.1, 3.0, "log", "log10", "log2", "sqrt", "rsqrt")
+domain(-0.5, 2.0, "log1p")
+domain(-1.2, 1.2, "tan")  # inside (-pi/2, pi/2)
+domain(0.5, 2.0, "polar")  # abs > 0: polar_backward's sgn(result) has a kink at abs == 0
+
+# Ops whose spec formulas are written for complex inputs (conjugate Wirtinger form). Left out
+# though ATen 2.13 differentiates them on complex: reciprocal, rsqrt, sqrt, tan (1.7) and
+# exp2, expm1 (1.10), whose formulas lack the .conj() of the complex form, and angle, whose
+# 1.10 `result:` formula angle_backward(self_t, self_p) is wrong off the real line.
+complex_ok(
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "log",
+    "log10", "log1p", "log2", "neg", "sgn", "sin", "sinh", "_conj_physical",
+    "conj_physical_", "_neg_view", "clone", "alias", "_to_copy", "fill_.Scalar", "fill_.Tensor",
+    "zero_",
+)
+
+_SHAPES = ((2, 3), (3,), ())
+
+
+@samples("view_as_real", "_conj")
+def _complex_only(op, rng, dtype=np.float64):
+    """Complex inputs only, whichever dtype is asked for."""
+    return [Sample((draw(rng, s, -2.0, 2.0, np.complex128),), label="x".join(map(str, s))) for s in _SHAPES]
+
+
+@samples("view_as_complex")
+def _view_as_complex(op, rng, dtype=np.float64):
+    """Real inputs whose last dimension is 2."""
+    return [Sample((draw(rng, s + (2,), -2.0, 2.0),), label="x".join(map(str, s + (2,)))) for s in _SHAPES]
+
+
+@samples("fill_.Tensor")
+def _fill_tensor(op, rng, dtype=np.float64):
+    """`value` must be 0-d."""
+    return [Sample((draw(rng, s, -2.0, 2.0, dtype), draw(rng, (), -2.0, 2.0, dtype)), label="x".join(map(str, s))) for s in _SHAPES]
+
+
+@samples("_to_copy")
+def _to_copy(op, rng, dtype=np.float64):
+    """A plain copy, and a copy across real and complex (complex to real keeps the real part)."""
+    other = np.dtype(np.float64 if np.issubdtype(dtype, np.complexfloating) else np.complex128)
+    out = default_samples(op, rng, dtype)
+    return out + [Sample((draw(rng, (2, 3), -2.0, 2.0, dtype),), {"dtype": other}, label=f"2x3 to {other}")]
+
+
+@samples("nan_to_num")
+def _nan_to_num(op, rng, dtype=np.float64):
+    """Finite values, then NaN and infinities, whose gradient the formula masks to 0."""
+    x = draw(rng, (2, 3), -2.0, 2.0, dtype)
+    x[0, :] = [np.nan, np.inf, -np.inf]
+    return default_samples(op, rng, dtype) + [Sample((x, 1.0, 2.0, -2.0), label="2x3 non-finite")]
