@@ -13,12 +13,20 @@ import jax.numpy as jnp
 
 from .op import Op, _is_tensor_arg
 from .registry import default_registry
+from .rules import _like
 
 __all__ = ["vjp_op", "jvp_op"]
 
 
 def _static_positions(op: Op) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(op.schema.arguments) if not _is_tensor_arg(a))
+
+
+def _as_call(op: Op, args):
+    """All arguments positional, in schema order, as Op takes them: keyword-only ones by name."""
+    params = op.schema.arguments
+    positional = tuple(v for a, v in zip(params, args) if not a.kwarg_only)
+    return positional, {a.name: v for a, v in zip(params, args) if a.kwarg_only}
 
 
 def _scatter(op: Op, call, per_slot):
@@ -48,24 +56,26 @@ def _make(op: Op, kind: str):
         return tuple(a for i, a in enumerate(args) if i not in static)
 
     def primal(*args):
-        call, xs = op._prepare(args, {})
+        call, xs = op._prepare(*_as_call(op, args))
         return call.pack(call.primal(*xs))
 
     if kind == "vjp":
         fn = jax.custom_vjp(primal, nondiff_argnums=static)
 
         def fwd(*args):
-            call, xs = op._prepare(args, {})
+            call, xs = op._prepare(*_as_call(op, args))
             ys = call.primal(*xs)
             return call.pack(ys), (split(args), ys)
 
         def bwd(*rest):
             (tensors, ys), ct = rest[-2], rest[-1]
-            call, xs = op._prepare(merge(rest[: len(static)], tensors), {})
+            call, xs = op._prepare(*_as_call(op, merge(rest[: len(static)], tensors)))
             cts = list(ct) if isinstance(ct, (tuple, list)) else [ct]
             cts = [c for c, d in zip(cts, call.flags) if d]
             wanted = tuple(s.arg in op.differentiable_inputs and jnp.issubdtype(x.dtype, jnp.inexact) for s, x in zip(call.slots, xs))
-            return _scatter(op, call, call.cotangent_map(xs, ys, cts, wanted))
+            gs = call.cotangent_map(xs, ys, cts, wanted)
+            # as in rules.py: summed back over broadcast dimensions, in the input's dtype
+            return _scatter(op, call, [None if g is None else _like(g, x) for g, x in zip(gs, xs)])
 
         fn.defvjp(fwd, bwd)
     else:
@@ -73,12 +83,12 @@ def _make(op: Op, kind: str):
 
         def jvp(*rest):
             statics, primals, tangents = rest[: len(static)], rest[-2], rest[-1]
-            call, xs = op._prepare(merge(statics, primals), {})
-            _, ts = op._prepare(merge(statics, tangents), {})
+            call, xs = op._prepare(*_as_call(op, merge(statics, primals)))
+            _, ts = op._prepare(*_as_call(op, merge(statics, tangents)))
             ys = call.primal(*xs)
             ts = [t if s.arg in op.differentiable_inputs else None for t, s in zip(ts, call.slots)]
             diff = iter(call.tangent_map(xs, ys, ts))
-            out_t = [next(diff) if d else jnp.zeros_like(y) for y, d in zip(ys, call.flags)]
+            out_t = [_like(next(diff), y) if d else jnp.zeros_like(y) for y, d in zip(ys, call.flags)]
             return call.pack(ys), call.pack(out_t)
 
         fn.defjvp(jvp)

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from .errors import FormulaError, JaxderivError, Location, NotImplementedDerivative, TranslationError
 from .grammar import parse_formula
-from .rules import LinearRule, differentiable_call
+from .rules import LinearRule, _like, differentiable_call
 from .schema import Argument, FunctionSchema
 from .spec import AUTO_FORMULAS, Entry, Formula
 from .translate import Compiled, translate
@@ -82,8 +82,13 @@ class Op:
         ]
         # PyTorch: a multi-output entry whose formulas use only `grad` differentiates output 0 only.
         self._grad_only = n_out > 1 and entry.output_differentiability is None and not any("grads" in f.text for f in entry.backward)
+        # An entry with result formulas but no backward formula at all gets reverse mode by
+        # transposing them: every Tensor input is then differentiable (an unused tangent is zero).
+        transposed = not entry.backward and bool(entry.forward)
         self.differentiable_inputs = tuple(
-            a.name for a in self.schema.arguments if _is_tensor_arg(a) and a.name not in self.non_differentiable and entry.formula_for(a.name) is not None
+            a.name
+            for a in self.schema.arguments
+            if _is_tensor_arg(a) and a.name not in self.non_differentiable and (transposed or entry.formula_for(a.name) is not None)
         )
 
     # -- description -----------------------------------------------------------------------
@@ -158,11 +163,11 @@ class Op:
         call.flags = call.out_differentiable(xs)
         return call, xs
 
-    def output_differentiable(self, *args, **kwargs) -> tuple[bool, ...]:
+    def output_differentiable(self, /, *args, **kwargs) -> tuple[bool, ...]:
         """Which outputs of this call carry derivatives (dtype and `output_differentiability`)."""
         return self._prepare(args, kwargs)[0].flags
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # positional-only: ATen arguments are often named `self`
         call, xs = self._prepare(args, kwargs)
         if not any(s.arg in self.differentiable_inputs for s in call.slots) or not any(call.flags):
             return call.pack([jax.lax.stop_gradient(y) if _inexact(y) else y for y in call.primal(*xs)])
@@ -297,7 +302,9 @@ class _Call:
             if fn == "auto_element_wise":
                 result = self._auto_element_wise(env, xs, ts)
             elif fn == "auto_linear":
-                result = self.primal(*[t if t is not None else _zeros_like(x) for t, x in zip(ts, xs)])
+                # PyTorch's auto_linear: the op itself on the tangents of its differentiable inputs.
+                linear = [(t if t is not None else _zeros_like(x)) if s.arg in op.differentiable_inputs else x for s, t, x in zip(self.slots, ts, xs)]
+                result = self.primal(*linear)
                 result = result if len(idx) > 1 else result[idx[0]]
             else:
                 result = fn(env)
@@ -356,7 +363,7 @@ class _Call:
 
         def vjp(*cts):
             gs = self.cotangent_map(xs, ys, list(cts), wanted)
-            return [g if g is not None else _zeros_like(x) for g, x, w in zip(gs, xs, wanted) if w]
+            return [_like(g, x) for g, x, w in zip(gs, xs, wanted) if w]  # as the engine: summed to x's shape
 
         transposed = jax.linear_transpose(vjp, *[jax.ShapeDtypeStruct(jnp.shape(y), jnp.result_type(y)) for y in diff_ys])
         return list(transposed([t for t in ts if t is not None]))

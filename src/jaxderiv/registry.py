@@ -71,7 +71,7 @@ class _OverloadPacket:
         except KeyError as e:
             raise AttributeError(str(e)) from None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return self.default(*args, **kwargs)
 
     def __repr__(self) -> str:

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import JaxderivError, NotImplementedDerivative
+from ..forward import implementation
 from ..op import Op
 from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec
@@ -280,6 +281,12 @@ def check_all(
     rows: list[Row] = []
     with jax.enable_x64(True):
         for name in names:
+            if name in registry.spec and implementation(name) is None:
+                # Ops of families not implemented yet: their helpers may be missing too.
+                rows += [Row(name, m, "skipped", reason="no forward implementation yet") for m in modes]
+                if progress is not None:
+                    progress(name)
+                continue
             try:
                 op = registry.op(name)
             except KeyError as e:

@@ -1,0 +1,226 @@
+"""Tests for the checker: it passes correct formulas and, above all, fails wrong ones."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import jaxderiv
+from jaxderiv import Registry, Report, Row, check, check_all, load_spec
+from jaxderiv.check import MODES
+from jaxderiv.check import samples as samples_mod
+
+V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
+ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula"}
+
+# acos as PyTorch writes it (1.10), with an explicit result formula so that each mode has its
+# own text: a mistake in one formula must fail that mode only.
+ACOS_BACKWARD = "grad * -((-self * self + 1).rsqrt()).conj()"
+ACOS_RESULT = "self_t * -((-self_p * self_p + 1).rsqrt())"
+
+
+def acos_spec(backward=ACOS_BACKWARD, result=ACOS_RESULT) -> str:
+    return f"""
+        - name: acos(Tensor self) -> Tensor
+          self: {backward}
+          result: {result}
+    """
+
+
+@pytest.fixture
+def acos_checked(monkeypatch):
+    """acos sampled inside its domain and also checked on complex inputs, whatever the families say."""
+    samples_mod._load()
+    monkeypatch.setitem(samples_mod.DOMAINS, "acos", (-0.9, 0.9))
+    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX | {"acos"})
+
+
+@pytest.fixture
+def acos_real_only(monkeypatch):
+    samples_mod._load()
+    monkeypatch.setitem(samples_mod.DOMAINS, "acos", (-0.9, 0.9))
+    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX - {"acos"})
+
+
+def statuses(report: Report) -> dict[tuple[str, str], str]:
+    return {(r.op, r.mode): r.status for r in report}
+
+
+# -- correct formulas pass -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def good_report() -> Report:
+    return check_all(ops=["sin", "add.Tensor"])
+
+
+def test_check_all_passes_shipped_formulas(good_report):
+    assert statuses(good_report) == {(op, m): "passed" for op in ("sin", "add.Tensor") for m in MODES}
+    assert bool(good_report)
+    assert good_report.failures == []
+    assert len(good_report) == 6
+
+
+def test_rows_carry_errors_timing_and_formula(good_report):
+    for row in good_report:
+        assert isinstance(row, Row)
+        assert row.max_abs_err is not None and math.isfinite(row.max_abs_err) and row.max_abs_err < 1e-5
+        assert row.max_rel_err is not None and math.isfinite(row.max_rel_err)
+        assert row.seconds > 0
+        assert row.reason == ""
+        formulas = jaxderiv.op(row.op).formulas
+        assert row.formula == (formulas[row.mode] if row.mode in formulas else "derivative of " + formulas["vjp"])
+
+
+def test_report_json_rows_have_exactly_the_keys(good_report, tmp_path):
+    rows = good_report.to_json()
+    assert len(rows) == 6
+    for row in rows:
+        assert set(row) == ROW_KEYS
+    path = tmp_path / "report.json"
+    good_report.write_json(path)
+    assert json.loads(path.read_text()) == rows
+
+
+def test_report_text_forms(good_report):
+    summary = good_report.summary()
+    assert all(m in summary for m in MODES)
+    md = good_report.to_markdown()
+    assert md.count("\n") == 2 + len(good_report)
+    assert "| `add.Tensor` | vjp | passed |" in md
+    assert good_report.counts()["vjp"]["passed"] == 2
+
+
+def test_report_truth():
+    assert bool(Report([Row("a", "vjp", "passed"), Row("a", "jvp", "skipped"), Row("a", "vjp_vjp", "not_applicable")]))
+    assert not Report([Row("a", "vjp", "passed"), Row("a", "jvp", "failed", reason="x")])
+    assert not Report([Row("a", "vjp", "error", reason="boom")])
+    bad = Report([Row("a", "vjp", "failed", reason="too far")])
+    assert "FAILED: a [vjp] too far" in bad.summary()
+
+
+# -- wrong formulas fail the affected mode -------------------------------------------------------
+
+
+def test_correct_acos_spec_passes(write_spec, acos_checked):
+    report = check_all(write_spec(acos_spec()), ops=["acos"], modes=("vjp", "jvp"))
+    assert statuses(report) == {("acos", "vjp"): "passed", ("acos", "jvp"): "passed"}
+
+
+def test_wrong_backward_fails_vjp_only(write_spec, acos_checked):
+    path = write_spec(acos_spec(backward="grad * 2 * -((-self * self + 1).rsqrt())"))
+    report = check_all(path, ops=["acos"])
+    s = statuses(report)
+    assert s[("acos", "vjp")] == "failed"
+    assert s[("acos", "vjp_vjp")] == "failed"  # the derivative of a wrong backward is wrong too
+    assert s[("acos", "jvp")] == "passed"  # the result formula is untouched
+    assert not report
+    row = next(r for r in report if r.mode == "vjp")
+    assert row.max_abs_err > 0.1  # off by a factor 2 of a derivative of size >= 1
+    assert "vjp" in row.reason and "reference" in row.reason
+    assert row.formula.startswith("backward formula (self: line 2)")
+
+
+def test_copied_shipped_entry_then_broken(write_spec, entry_text, acos_real_only):
+    # acos copied from the 1.7 file (real formula, no result formula: jvp transposes the backward)
+    text = entry_text(V1_7, "acos(")
+    assert "self: grad * -((-self * self + 1).rsqrt())" in text
+    assert statuses(check_all(write_spec(text), ops=["acos"], modes=("vjp", "jvp"))) == {("acos", "vjp"): "passed", ("acos", "jvp"): "passed"}
+    broken = text.replace("grad * -((-self * self + 1).rsqrt())", "grad * 2 * -((-self * self + 1).rsqrt())")
+    report = check_all(write_spec(broken), ops=["acos"], modes=("vjp", "jvp"))
+    # both fail: with no result formula, forward mode is the transpose of the same wrong text
+    assert statuses(report) == {("acos", "vjp"): "failed", ("acos", "jvp"): "failed"}
+
+
+def test_wrong_result_formula_fails_jvp_only(write_spec, acos_checked):
+    path = write_spec(acos_spec(result="self_t * -((-self_p * self_p + 1).sqrt())"))
+    report = check_all(path, ops=["acos"], modes=("vjp", "jvp"))
+    assert statuses(report) == {("acos", "vjp"): "passed", ("acos", "jvp"): "failed"}
+    row = next(r for r in report if r.mode == "jvp")
+    assert "jvp" in row.reason
+    assert row.formula == "result formula (line 3)"
+
+
+def test_sign_error_in_result_formula_fails(write_spec, acos_checked):
+    path = write_spec(acos_spec(result="self_t * ((-self_p * self_p + 1).rsqrt())"))
+    assert statuses(check_all(path, ops=["acos"], modes=("jvp",))) == {("acos", "jvp"): "failed"}
+
+
+def test_dropped_conj_fails_on_complex_inputs(write_spec, acos_checked):
+    assert samples_mod.checks_complex("acos")
+    path = write_spec(acos_spec(backward="grad * -((-self * self + 1).rsqrt())"))
+    report = check_all(path, ops=["acos"], modes=("vjp", "jvp"))
+    assert statuses(report) == {("acos", "vjp"): "failed", ("acos", "jvp"): "passed"}
+    assert "complex" in next(r for r in report if r.mode == "vjp").reason
+
+
+def test_dropped_conj_is_invisible_to_real_inputs(write_spec, acos_real_only):
+    # the same formula passes when only real samples are checked: the complex check is what catches it
+    path = write_spec(acos_spec(backward="grad * -((-self * self + 1).rsqrt())"))
+    report = check_all(path, ops=["acos"], modes=("vjp",))
+    assert statuses(report) == {("acos", "vjp"): "passed"}
+
+
+def test_wrong_formula_of_one_input_fails(write_spec):
+    path = write_spec("""
+        - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+          self: grad
+          other: maybe_multiply(grad, alpha)
+          result: self_t + maybe_multiply(other_t, alpha)
+    """)
+    good = check_all(path, ops=["add.Tensor"], modes=("vjp",))
+    assert statuses(good) == {("add.Tensor", "vjp"): "passed"}
+    path.write_text(path.read_text().replace("other: maybe_multiply(grad, alpha)", "other: maybe_multiply(grad, -alpha)"))
+    bad = check_all(path, ops=["add.Tensor"], modes=("vjp", "jvp"))
+    assert statuses(bad) == {("add.Tensor", "vjp"): "failed", ("add.Tensor", "jvp"): "passed"}
+    assert not bad
+
+
+# -- other statuses ---------------------------------------------------------------------------------
+
+
+def test_not_implemented_is_not_applicable(write_spec, acos_real_only):
+    path = write_spec("""
+        - name: acos(Tensor self) -> Tensor
+          self: not_implemented("acos backward")
+    """)
+    report = check_all(path, ops=["acos"], modes=("vjp", "jvp"))
+    assert statuses(report) == {("acos", "vjp"): "not_applicable", ("acos", "jvp"): "not_applicable"}
+    assert bool(report)
+    assert "acos backward" in report.rows[0].reason
+
+
+def test_untranslatable_formula_is_an_error(write_spec):
+    path = write_spec("""
+        - name: acos(Tensor self) -> Tensor
+          self: grad * no_such_helper_anywhere(self)
+    """)
+    report = check_all(path, ops=["acos"], modes=("vjp",))
+    assert statuses(report) == {("acos", "vjp"): "error"}
+    assert "no_such_helper_anywhere" in report.rows[0].reason
+    assert not report
+
+
+def test_unknown_op_is_an_error_row():
+    report = check_all(ops=["definitely_not_an_op"], modes=("vjp",))
+    assert statuses(report) == {("definitely_not_an_op", "vjp"): "error"}
+    assert not report
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="hvp"):
+        check_all(ops=["sin"], modes=("hvp",))
+
+
+def test_spec_as_path_spec_or_registry(write_spec):
+    path = write_spec("""
+        - name: sin(Tensor self) -> Tensor
+          self: grad * 3
+    """)
+    for spec in (path, str(path), load_spec(path)):
+        assert statuses(check_all(spec, ops=["sin"], modes=("vjp",))) == {("sin", "vjp"): "failed"}
+    assert statuses(check("sin", modes=("vjp",), registry=Registry(load_spec(path)))) == {("sin", "vjp"): "failed"}
+    assert statuses(check("sin", modes=("vjp",))) == {("sin", "vjp"): "passed"}
