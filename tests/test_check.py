@@ -14,7 +14,7 @@ from jaxderiv.check import MODES
 from jaxderiv.check import samples as samples_mod
 
 V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
-ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula"}
+ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec"}
 
 # acos as PyTorch writes it (1.10), with an explicit result formula so that each mode has its
 # own text: a mistake in one formula must fail that mode only.
@@ -54,7 +54,15 @@ def statuses(report: Report) -> dict[tuple[str, str], str]:
 
 @pytest.fixture(scope="module")
 def good_report() -> Report:
-    return check_all(ops=["sin", "add.Tensor"])
+    return check_all(load_spec(), ops=["sin", "add.Tensor"])
+
+
+def test_default_check_also_covers_replaced_older_formulas():
+    report = check_all(ops=["add.Tensor"], modes=("vjp",))
+    assert [(r.op, r.spec, r.status) for r in report] == [
+        ("add.Tensor", "derivatives_v1_10_flat.yaml", "passed"),
+        ("add.Tensor", "derivatives_v1_7.yaml", "passed"),
+    ]
 
 
 def test_check_all_passes_shipped_formulas(good_report):
@@ -90,7 +98,7 @@ def test_report_text_forms(good_report):
     assert all(m in summary for m in MODES)
     md = good_report.to_markdown()
     assert md.count("\n") == 2 + len(good_report)
-    assert "| `add.Tensor` | vjp | passed |" in md
+    assert "| `add.Tensor` | derivatives_v1_10_flat.yaml | vjp | passed |" in md
     assert good_report.counts()["vjp"]["passed"] == 2
 
 

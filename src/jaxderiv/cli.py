@@ -19,21 +19,20 @@ def _spec_arg(value):
 def _check(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .check import check_all
-    from .registry import Registry, default_registry
+    from .check import check_all, plan
 
     spec = _spec_arg(args.spec)
-    registry = Registry(spec) if spec is not None else default_registry()
-    names = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else registry.names()
+    ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
+    names = plan(spec, ops)
     modes = tuple(m.strip() for m in args.modes.split(","))
     start = time.perf_counter()
     columns = (TextColumn("[bold]checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
     with Progress(*columns, disable=args.quiet or not sys.stderr.isatty(), transient=True) as bar:
         task = bar.add_task("", total=len(names))
-        report = check_all(ops=names, modes=modes, registry=registry, progress=lambda n: bar.update(task, advance=1, description=n))
+        report = check_all(spec, ops=ops, modes=modes, progress=lambda n: bar.update(task, advance=1, description=n))
     elapsed = time.perf_counter() - start
     print(report.summary())
-    print(f"{len(names)} ops, {len(report)} checks in {elapsed:.1f} s: {'OK' if report else f'{len(report.failures)} FAILED'}")
+    print(f"{len(names)} entries, {len(report)} checks in {elapsed:.1f} s: {'OK' if report else f'{len(report.failures)} FAILED'}")
     if args.json:
         report.write_json(args.json)
     if args.markdown:

@@ -1,7 +1,7 @@
 """The checker: sample inputs, comparisons with references, reports."""
 
-from .checker import MODES, Tolerance, check, check_all
+from .checker import MODES, Tolerance, check, check_all, plan
 from .report import Report, Row
 from .samples import Sample
 
-__all__ = ["MODES", "Tolerance", "check", "check_all", "Report", "Row", "Sample"]
+__all__ = ["MODES", "Tolerance", "check", "check_all", "plan", "Report", "Row", "Sample"]

@@ -18,11 +18,11 @@ from ..errors import JaxderivError, NotImplementedDerivative
 from ..forward import implementation
 from ..op import Op
 from ..registry import Registry, default_registry
-from ..spec import Spec, load_spec
+from ..spec import Spec, load_spec, shipped_spec_files
 from .report import Report, Row
 from .samples import Sample, checks_complex, samples_for
 
-__all__ = ["MODES", "check", "check_all", "Tolerance"]
+__all__ = ["MODES", "check", "check_all", "plan", "Tolerance"]
 
 MODES = ("vjp", "jvp", "vjp_vjp")
 
@@ -202,7 +202,7 @@ def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance)
     acc.compare("<second-order gradient, v> vs finite differences", np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
 
 
-def _check_op(op: Op, modes: Sequence[str], seed: int) -> list[Row]:
+def _check_op(op: Op, modes: Sequence[str], seed: int, complex_: bool = True) -> list[Row]:
     rows = []
     formulas = op.formulas
     label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"]}
@@ -217,7 +217,7 @@ def _check_op(op: Op, modes: Sequence[str], seed: int) -> list[Row]:
         row = Row(op.name, mode, "passed", formula=label[mode])
         try:
             cases = [(s, False) for s in samples_for(op, rng)]
-            if checks_complex(op.name):
+            if complex_ and checks_complex(op.name):
                 cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
             checked = 0
             for sample, _ in cases:
@@ -258,6 +258,36 @@ def check(name: str, modes: Sequence[str] = MODES, *, spec=None, registry: Regis
     return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed)
 
 
+def plan(spec=None, ops: Iterable[str] | None = None, registry: Registry | None = None) -> list[tuple[Registry, str, bool]]:
+    """The (registry, op name, complex checked) triples a check covers.
+
+    With no spec and no registry: every entry of the default spec (the shipped files' union),
+    then each older shipped file's entries that a newer file replaced with other formulas, so
+    that every formula of every shipped file is verified. Those older formulas are checked on
+    real inputs only: before PyTorch 1.10 most formulas were written for real tensors (no
+    `.conj()`), and complex autograd covered only a short list of ops.
+    """
+    names = list(ops) if ops is not None else None
+    if spec is not None or registry is not None:
+        reg = _resolve_registry(spec, registry)
+        return [(reg, n, True) for n in (names if names is not None else reg.names())]
+    union = default_registry()
+    pairs = [(union, n, True) for n in (names if names is not None else union.names())]
+    for path in shipped_spec_files()[:-1]:
+        older = load_spec(path)
+        replaced = [
+            e.name for e in older
+            if e.name in union.spec and union.spec[e.name].location.file != e.location.file and _texts(union.spec[e.name]) != _texts(e)
+        ]
+        reg = Registry(older)
+        pairs += [(reg, n, False) for n in replaced if names is None or n in names]
+    return pairs
+
+
+def _texts(entry) -> tuple:
+    return tuple((f.key, f.text) for f in entry.backward + entry.forward)
+
+
 def check_all(
     spec: Spec | str | os.PathLike | None = None,
     ops: Iterable[str] | None = None,
@@ -269,32 +299,36 @@ def check_all(
 ) -> Report:
     """Compare every op's vjp, jvp and second-order rules with references, in float64.
 
-    spec: a Spec, a path to a derivatives.yaml, or None for the shipped files.
+    spec: a Spec, a path to a derivatives.yaml, or None for the shipped files (see `plan`).
     ops: names to check (default: every entry). Returns a Report; `bool(report)` is False
-    iff a check failed or errored.
+    iff a check failed or errored. Each row names the spec file its formulas came from.
     """
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}; choose from {MODES}")
-    registry = _resolve_registry(spec, registry)
-    names = list(ops) if ops is not None else registry.names()
     rows: list[Row] = []
     with jax.enable_x64(True):
-        for name in names:
-            if name in registry.spec and implementation(name) is None:
-                # Ops of families not implemented yet: their helpers may be missing too.
-                rows += [Row(name, m, "skipped", reason="no forward implementation yet") for m in modes]
-                if progress is not None:
-                    progress(name)
-                continue
-            try:
-                op = registry.op(name)
-            except KeyError as e:
-                rows += [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
-            except JaxderivError as e:
-                rows += [Row(name, m, "error", reason=f"{type(e).__name__}: {e}") for m in modes]
-            else:
-                rows += _check_op(op, modes, seed)
+        for registry_, name, complex_ in plan(spec, ops, registry):
+            rows += _check_named(registry_, name, modes, seed, complex_)
             if progress is not None:
                 progress(name)
     return Report(rows)
+
+
+def _check_named(registry: Registry, name: str, modes: Sequence[str], seed: int, complex_: bool) -> list[Row]:
+    try:
+        entry = registry.spec[name]
+    except KeyError as e:
+        return [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
+    source = os.path.basename(entry.location.file or "")
+    if implementation(name) is None:
+        # Ops of families not implemented yet: their helpers may be missing too.
+        rows = [Row(name, m, "skipped", reason="no forward implementation yet") for m in modes]
+    else:
+        try:
+            rows = _check_op(registry.op(name), modes, seed, complex_)
+        except JaxderivError as e:
+            rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}") for m in modes]
+    for r in rows:
+        r.spec = source
+    return rows

@@ -22,6 +22,7 @@ class Row:
     reason: str = ""  # why it failed, errored or was skipped
     seconds: float = 0.0  # wall time of this check
     formula: str = ""  # which formula the mode evaluated
+    spec: str = ""  # the spec file the entry's formulas came from
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -58,7 +59,8 @@ class Report:
         for mode, c in self.counts().items():
             lines.append(f"{mode:<8} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
         for r in self.failures:
-            lines.append(f"{r.status.upper()}: {r.op} [{r.mode}] {r.reason}")
+            where = f" ({r.spec})" if r.spec else ""
+            lines.append(f"{r.status.upper()}: {r.op}{where} [{r.mode}] {r.reason}")
         return "\n".join(lines)
 
     def to_json(self) -> list[dict]:
@@ -69,11 +71,11 @@ class Report:
             json.dump(self.to_json(), f, indent=1)
 
     def to_markdown(self) -> str:
-        out = ["| op | mode | status | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|"]
+        out = ["| op | spec | mode | status | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|---|"]
         fmt = lambda v: "" if v is None else f"{v:.2e}"
         for r in self.rows:
             reason = r.reason.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| `{r.op}` | {r.mode} | {r.status} | {fmt(r.max_abs_err)} | {fmt(r.max_rel_err)} | {r.formula} | {reason} |")
+            out.append(f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {fmt(r.max_abs_err)} | {fmt(r.max_rel_err)} | {r.formula} | {reason} |")
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:
