@@ -60,7 +60,7 @@ def test_check_exits_0_and_writes_files(runs):
     assert all(set(r) == ROW_KEYS for r in rows)
     assert all(r["status"] == "passed" for r in rows)
     md = (d / "r.md").read_text()
-    assert md.startswith("| op | mode | status |")
+    assert md.startswith("| op | spec | mode | status |")
     assert "| `acos` | vjp | passed |" in md and "| `sin` | jvp | passed |" in md
 
 
