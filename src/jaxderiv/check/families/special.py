@@ -11,7 +11,6 @@ from ..samples import DEFAULT_SHAPES, Sample, domain, draw, samples
 
 domain(-0.9, 0.9, "erfinv")  # erfinv has poles at +-1
 domain(0.3, 3.0, "lgamma", "digamma", "polygamma")  # poles at 0, -1, -2, ...
-domain(0.5, 3.0, "igamma", "igammac")  # a > 0 and x > 0
 domain(0.05, 0.95, "logit")  # log(x / (1 - x)) has poles at 0 and 1
 
 
@@ -58,19 +57,23 @@ def _xlog1py(op, rng, dtype=np.float64):
     return _pointwise(op, rng, dtype, {"self": (-2.0, 2.0), "other": (-0.8, 2.0)}, {"self": 1.5, "other": 1.5})
 
 
+def _integer_self(samples: list[Sample]) -> list[Sample]:
+    """The spec has no derivative in `self` (not_implemented): an integer `self`, which ATen
+    promotes, is not differentiable and leaves the formula for `other` to be checked."""
+    return [Sample((np.rint(s.args[0]).astype(np.int64), *s.args[1:]), label=f"{s.label} integer self") for s in samples]
+
+
+@samples("igamma", "igammac")
+def _incomplete_gamma(op, rng, dtype=np.float64):
+    """P(a, x) and Q(a, x): a > 0, x > 0."""
+    return _integer_self(_pointwise(op, rng, dtype, {"self": (1.0, 4.0), "other": (0.5, 3.0)}))
+
+
 @samples("special_zeta", "special_zeta.self_scalar", "special_zeta.other_scalar")
 def _zeta(op, rng, dtype=np.float64):
-    """Hurwitz zeta(x, q): x > 1, q > 0.
-
-    The spec has no derivative in x, so `special_zeta` takes integer x (as polygamma does):
-    a non-differentiable input, which leaves the formula for q to be checked.
-    """
-    out = _pointwise(op, rng, dtype, {"self": (1.5, 4.0), "other": (0.5, 3.0)}, {"self": 2.5, "other": 1.5})
-    if op.name == "special_zeta":
-        for s in out:
-            s.args = (np.rint(s.args[0]).real.astype(np.int64), s.args[1])
-            s.label += " integer x"
-    return out
+    """Hurwitz zeta(x, q): x > 1, q > 0 (integer x for the Tensor-Tensor overload)."""
+    out = _pointwise(op, rng, dtype, {"self": (2.0, 4.0), "other": (0.5, 3.0)}, {"self": 2.5, "other": 1.5})
+    return _integer_self(out) if op.name == "special_zeta" else out
 
 
 @samples("logit")
