@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping
 from . import expr as E
 from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
-from .forward import implementation
+from .forward import callable_named
 from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup_helper, unqualified
 
 __all__ = ["translate", "Compiled", "names_called"]
@@ -169,7 +169,7 @@ class _Translator:
         if isinstance(func, E.Name):
             fn = lookup_helper(HELPERS, func.name)
             if fn is None:  # `at::sin(x)`: an ATen op's own forward implementation
-                fn = implementation(unqualified(func.name))
+                fn = callable_named(unqualified(func.name))
             if fn is None:
                 raise self.error(func, f"unknown helper {func.name!r}: no function of that name is registered in jaxderiv.helpers")
             what = f"helper {func.name!r}"
@@ -195,7 +195,7 @@ class _Translator:
         args = [self.compile(a) for a in node.args]
         if isinstance(node.func, E.Attr):
             obj = self.compile(node.func.obj)
-            fn = METHODS.get(node.func.name) or implementation(node.func.name)
+            fn = METHODS.get(node.func.name) or callable_named(node.func.name)
             if fn is None:
                 raise self.error(node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered")
             problem = _arity_error(fn, len(args) + 1)
@@ -235,9 +235,9 @@ def unresolved_names(tree: E.Node) -> set[str]:
         if not isinstance(node, E.Call):
             continue
         f = node.func
-        if isinstance(f, E.Attr) and f.name not in METHODS and implementation(f.name) is None:
+        if isinstance(f, E.Attr) and f.name not in METHODS and callable_named(f.name) is None:
             missing.add("." + f.name)
-        elif isinstance(f, E.Name) and lookup_helper(HELPERS, f.name) is None and implementation(unqualified(f.name)) is None:
+        elif isinstance(f, E.Name) and lookup_helper(HELPERS, f.name) is None and callable_named(unqualified(f.name)) is None:
             missing.add(f.name)
         elif isinstance(f, E.Template) and lookup_helper(TEMPLATES, f.base.name) is None:
             missing.add(f.base.name + "<>")

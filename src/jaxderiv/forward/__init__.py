@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 from typing import Callable
 
-__all__ = ["IMPLS", "impl", "implementation"]
+__all__ = ["IMPLS", "impl", "implementation", "callable_named"]
 
 IMPLS: dict[str, Callable] = {}
 
@@ -40,6 +40,17 @@ def implementation(name: str) -> Callable | None:
         functional = base[:-1] + ("." + overload if overload else "")
         return IMPLS.get(functional)
     return None
+
+
+def callable_named(name: str) -> Callable | None:
+    """What a formula's call `name(...)` or `x.name(...)` may use: the forward registered as
+    `name`, else the only registered overload `name.X` (`x.transpose(0, 1)` is transpose.int).
+    Overloaded names need an explicit helper or method that picks the overload."""
+    found = implementation(name)
+    if found is not None or "." in name:
+        return found
+    overloads = [n for n in IMPLS if n.partition(".")[0] == name]
+    return IMPLS[overloads[0]] if len(overloads) == 1 else None
 
 
 _loaded = False
