@@ -216,3 +216,11 @@ def grad_mode_is_enabled():
 @helper("areAnyTensorSubclassLike", "isTensorSubclassLike", "at::isTensorSubclassLike")
 def are_any_tensor_subclass_like(*args):
     return False
+
+
+@helper("at::sum_to", "sum_to")
+def sum_to_helper(x, shape):
+    """Sum a broadcast gradient back to `shape` (at::sum_to)."""
+    from ..rules import sum_to
+
+    return None if x is None else jnp.reshape(sum_to(x, tuple(shape)), tuple(shape))

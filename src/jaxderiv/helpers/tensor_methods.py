@@ -208,3 +208,8 @@ def sum(x, dim=None, keepdim=False, dtype=None):
     if dtype is None and not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
         dtype = jnp.int64
     return jnp.sum(x, axis=axis or None, keepdims=keepdim, dtype=dtype)
+
+
+@method("reshape", "view")
+def reshape(x, size):
+    return jnp.reshape(x, tuple(size))
