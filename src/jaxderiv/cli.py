@@ -1,4 +1,4 @@
-"""`python -m jaxderiv check | coverage`: verify rules, or report how much of a spec builds."""
+"""`python -m jaxderiv check | coverage | parity`: verify rules, report how much of a spec builds, compare with torch."""
 
 from __future__ import annotations
 
@@ -10,10 +10,17 @@ import time
 __all__ = ["main"]
 
 
+def _spec_path(value):
+    """`--spec torch` names the installed torch's derivatives.yaml; anything else is a path."""
+    from .spec import torch_spec_file
+
+    return str(torch_spec_file()) if value == "torch" else value
+
+
 def _spec_arg(value):
     from .spec import load_spec
 
-    return load_spec(value) if value else None
+    return load_spec(_spec_path(value)) if value else None
 
 
 def _check(args) -> int:
@@ -44,7 +51,7 @@ def _check(args) -> int:
 def _coverage(args) -> int:
     from .coverage import coverage
 
-    result = coverage(args.spec)
+    result = coverage(_spec_path(args.spec))
     print(result.table())
     if args.json:
         with open(args.json, "w") as f:
@@ -52,11 +59,33 @@ def _coverage(args) -> int:
     return 0
 
 
+def _parity(args) -> int:
+    """Needs torch: compares every implemented op (or --ops) with torch.ops.aten and autograd."""
+    from importlib.metadata import version
+
+    from .parity import parity, to_markdown, write_json
+    from .registry import Registry, default_registry
+
+    spec = _spec_arg(args.spec)
+    registry = Registry(spec) if spec is not None else default_registry()
+    ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
+    rows = parity(registry, ops, max_samples=args.samples)
+    torch_version = version("torch")
+    text = to_markdown(rows, f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}.")
+    print(text)
+    if args.json:
+        write_json(rows, args.json, torch_version)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    return 0 if all(r.ok for r in rows) else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxderiv", description="PyTorch's derivatives.yaml as JAX rules.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="verify every rule against JAX autodiff and finite differences")
-    p.add_argument("--spec", help="a derivatives.yaml (default: the shipped files)")
+    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
     p.add_argument("--ops", help="comma-separated op names, e.g. add.Tensor,abs")
     p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp")
     p.add_argument("--json", help="write the rows as JSON to this file")
@@ -64,9 +93,16 @@ def main(argv=None) -> int:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_check)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
-    p.add_argument("--spec", help="a derivatives.yaml (default: each shipped file)")
+    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)")
     p.add_argument("--json", help="write the figures as JSON to this file")
     p.set_defaults(run=_coverage)
+    p = sub.add_parser("parity", help="compare values, vjp, jvp, kinks and complex with the installed torch")
+    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
+    p.add_argument("--ops", help="comma-separated op names (default: every implemented entry)")
+    p.add_argument("--samples", type=int, default=None, help="compare on the first N checker samples of each op (default: all)")
+    p.add_argument("--json", help="write the rows as JSON to this file")
+    p.add_argument("--markdown", help="write the table as Markdown to this file")
+    p.set_defaults(run=_parity)
     args = parser.parse_args(argv)
     from .errors import JaxderivError
 

@@ -441,6 +441,8 @@ def _check_tree_depth(tree: Node) -> None:
 def _number(tok: _Token) -> Num:
     if tok.kind == "FLOAT":
         return Num(tok.text, float(tok.text.rstrip("fF")), col=tok.col)
+    if len(tok.text) > 40:  # past any C++ integer type, and past Python's int-parsing digit limit
+        raise FormulaError(f"expected an integer literal of at most 40 digits, found {len(tok.text)}", column=tok.col)
     return Num(tok.text, int(tok.text, 8 if tok.text.startswith("0") else 10), col=tok.col)  # C++: 0 starts octal
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "helper", "method", "constant", "template", "lookup_helper"]
+__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "helper", "method", "constant", "template", "lookup_helper", "plain"]
 
 HELPERS: dict[str, Callable] = {}  # free functions: FunctionsManual helpers, at:: functions, types
 METHODS: dict[str, Callable] = {}  # `obj.name(args)`: called as fn(obj, *args)
@@ -58,8 +58,16 @@ def unqualified(name: str) -> str:
     return name.lstrip(":")
 
 
+def plain(name: str) -> str:
+    """`new_zeros_symint` -> `new_zeros`: newer files' SymInt spellings mean the plain function
+    here, where sizes are always concrete integers."""
+    return name[: -len("_symint")] if name.endswith("_symint") else name
+
+
 def lookup_helper(table: dict, name: str):
-    """The entry for `name` as written, else without its namespace qualifier, else None."""
-    if name in table:
-        return table[name]
-    return table.get(unqualified(name))
+    """The entry for `name` as written, else without its namespace qualifier, else without a
+    `_symint` suffix, else None."""
+    for candidate in (name, unqualified(name), plain(unqualified(name))):
+        if candidate in table:
+            return table[candidate]
+    return None

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .errors import FormulaError, JaxderivError, Location, NotImplementedDerivative, TranslationError
+from .expr import Index, Name, Num, iter_nodes
 from .grammar import parse_formula
 from .rules import LinearRule, _like, differentiable_call
 from .schema import Argument, FunctionSchema
@@ -29,6 +30,13 @@ def compile_formula(formula: Formula | str, variables: Sequence[str], location: 
         return translate(parse_formula(text), variables, location)
     except JaxderivError as e:
         raise e.located(location or Location()) from None
+
+
+def _check_grads_indices(f: Formula, n_out: int) -> None:
+    """Reject `grads[i]` past the last output when the op is built, not when a gradient is asked."""
+    for node in iter_nodes(parse_formula(f.text)):
+        if isinstance(node, Index) and node.obj == Name("grads") and isinstance(node.index, Num) and not 0 <= node.index.value < n_out:
+            raise TranslationError(f"grads[{node.index.text}] names no output: the op has {n_out} output(s)", f.location, column=node.col)
 
 
 def _is_tensor_arg(a: Argument) -> bool:
@@ -70,9 +78,11 @@ class Op:
         results = ["result"] + [f"result{i}" for i in range(n_out)]
         self._bwd_vars = args + outs + results + ["grad", "grads", "grad_input_mask", "retain_variables"]
         tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
-        self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors]
+        self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors]
         self.non_differentiable = set(entry.non_differentiable)
         self._backward = [(f, compile_formula(f, self._bwd_vars)) for f in entry.backward]
+        for f in entry.backward:
+            _check_grads_indices(f, n_out)
         self._forward = {}
         for f in entry.forward:
             self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars))
@@ -93,7 +103,11 @@ class Op:
 
     # -- description -----------------------------------------------------------------------
     def _output_names(self) -> list[str]:
-        return [r.name for r in self.schema.returns if r.name]
+        return [self._output_name(r.name) for r in self.schema.returns if r.name]
+
+    def _output_name(self, name: str) -> str:
+        """An output named like an argument (eig's `eigenvectors`) is `<name>_return` in formulas."""
+        return name + "_return" if any(a.name == name for a in self.schema.arguments) else name
 
     @property
     def formulas(self) -> dict[str, str]:
@@ -179,6 +193,14 @@ def _inexact(x) -> bool:
     return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
 
 
+class _TangentList(list):
+    """A Tensor[] primal in a result formula, carrying its elements' tangents."""
+
+    def __init__(self, primals, tangents):
+        super().__init__(primals)
+        self.tangents = list(tangents)
+
+
 class _Call:
     """One application of an Op: the bound arguments and both linear maps over its arrays."""
 
@@ -223,11 +245,14 @@ class _Call:
         for i, y in enumerate(ys):
             env[f"result{i}"] = y
             if i < len(self.op.schema.returns) and self.op.schema.returns[i].name:
-                env[self.op.schema.returns[i].name] = y
+                env[self.op._output_name(self.op.schema.returns[i].name)] = y
         return env
 
     def out_differentiable(self, xs) -> tuple[bool, ...]:
-        ys = jax.eval_shape(self.primal, *xs)
+        try:
+            ys = jax.eval_shape(self.primal, *xs)
+        except jax.errors.ConcretizationTypeError:  # output shape depends on values (masked_select)
+            ys = self.primal(*xs)
         flags = []
         for i, y in enumerate(ys):
             ok = _inexact(y)
@@ -253,6 +278,11 @@ class _Call:
                 grads.append(_conj(c) if c is not None else _zeros_like(y))
             else:
                 grads.append(None)
+        static = op.entry.output_differentiability
+        if static and all(isinstance(c, bool) for c in static):
+            # PyTorch's autograd node holds only the outputs the spec marks differentiable:
+            # slogdet's `grad` ([false, true]) is logabsdet's.
+            grads = [g for g, c in zip(grads, static) if c]
         env = {**self.inputs(xs), **self.outputs(ys), "grads": grads, "grad": grads[0], "retain_variables": False}
         want_arg = {}
         for s, w in zip(self.slots, wanted):
@@ -295,7 +325,9 @@ class _Call:
         for a in op.schema.arguments:
             if _is_tensor_arg(a):
                 env[f"{a.name}_p"] = env[f"original_{a.name}_p"] = env[a.name]
-                env[f"{a.name}_t"] = env[f"{a.name}_t_raw"] = tangents[a.name]
+                env[f"{a.name}_t"] = env[f"{a.name}_t_raw"] = env[f"original_{a.name}_t"] = tangents[a.name]
+                if a.is_tensor_list:  # helpers like cat_jvp read each element's tangent (`_fw_grad`)
+                    env[a.name] = _TangentList(env[a.name], tangents[a.name])
         values: dict[int, Any] = {}
         for names, (f, fn) in op._forward.items():
             idx = [self._output_index(n) for n in names]

@@ -13,7 +13,7 @@ import yaml
 from .errors import Location, SchemaError, SpecError
 from .schema import FunctionSchema
 
-__all__ = ["Formula", "Entry", "Spec", "load_spec", "read_spec_text", "shipped_spec_files"]
+__all__ = ["Formula", "Entry", "Spec", "load_spec", "read_spec_text", "shipped_spec_files", "torch_spec_file"]
 
 # Keys of an entry that are not formulas.
 _META_KEYS = {"name", "output_differentiability", "non_differentiable", "dispatch", "autogen"}
@@ -110,8 +110,24 @@ def shipped_spec_files() -> list[Path]:
     return sorted((p for p in _formulas_dir().iterdir() if p.suffix == ".yaml"), key=_version)
 
 
-def load_spec(path: str | os.PathLike | None = None) -> Spec:
-    """Load one spec file, or with no path the union of the shipped files (newest wins)."""
+def torch_spec_file() -> Path:
+    """The derivatives.yaml packaged with the installed torch (found without importing torch)."""
+    import importlib.util
+
+    found = importlib.util.find_spec("torchgen")
+    path = Path(found.origin).parent / "packaged" / "autograd" / "derivatives.yaml" if found and found.origin else None
+    if path is None or not path.is_file():
+        raise SpecError("loading torch's spec needs PyTorch installed (torchgen/packaged/autograd/derivatives.yaml not found)")
+    return path
+
+
+def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False) -> Spec:
+    """Load one spec file, the installed torch's (`from_torch=True`), or with no path the union
+    of the shipped files (newest wins)."""
+    if from_torch:
+        if path is not None:
+            raise ValueError("give either a path or from_torch=True, not both")
+        path = torch_spec_file()
     if path is None:
         files = shipped_spec_files()
         spec = read_spec_text(files[0].read_text(), str(files[0]))

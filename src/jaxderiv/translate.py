@@ -15,7 +15,7 @@ from . import expr as E
 from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
 from .forward import callable_named
-from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup_helper, unqualified
+from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup_helper, plain, unqualified
 
 __all__ = ["translate", "Compiled", "names_called"]
 
@@ -169,7 +169,7 @@ class _Translator:
         if isinstance(func, E.Name):
             fn = lookup_helper(HELPERS, func.name)
             if fn is None:  # `at::sin(x)`: an ATen op's own forward implementation
-                fn = callable_named(unqualified(func.name))
+                fn = _forward_named(func.name)
             if fn is None:
                 raise self.error(func, f"unknown helper {func.name!r}: no function of that name is registered in jaxderiv.helpers")
             what = f"helper {func.name!r}"
@@ -195,7 +195,7 @@ class _Translator:
         args = [self.compile(a) for a in node.args]
         if isinstance(node.func, E.Attr):
             obj = self.compile(node.func.obj)
-            fn = METHODS.get(node.func.name) or callable_named(node.func.name)
+            fn = _method(node.func.name)
             if fn is None:
                 raise self.error(node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered")
             problem = _arity_error(fn, len(args) + 1)
@@ -211,6 +211,20 @@ class _Translator:
         label = name or getattr(getattr(node.func, "base", None), "name", "call")
         run = self._located(node, fn, f"{label!r}")
         return lambda env: run(env, *(a(env) for a in args))
+
+
+def _method(name: str) -> Callable | None:
+    """`x.name(...)`: a registered method, else the forward named `name`; `_symint` spellings as plain."""
+    for candidate in dict.fromkeys((name, plain(name))):
+        fn = METHODS.get(candidate) or callable_named(candidate)
+        if fn is not None:
+            return fn
+    return None
+
+
+def _forward_named(name: str) -> Callable | None:
+    """`at::sin(x)`, `sin_symint(x)`: the forward implementation of the ATen op named."""
+    return callable_named(unqualified(name)) or callable_named(plain(unqualified(name)))
 
 
 def _template_arg(node):
@@ -235,9 +249,9 @@ def unresolved_names(tree: E.Node) -> set[str]:
         if not isinstance(node, E.Call):
             continue
         f = node.func
-        if isinstance(f, E.Attr) and f.name not in METHODS and callable_named(f.name) is None:
+        if isinstance(f, E.Attr) and _method(f.name) is None:
             missing.add("." + f.name)
-        elif isinstance(f, E.Name) and lookup_helper(HELPERS, f.name) is None and callable_named(unqualified(f.name)) is None:
+        elif isinstance(f, E.Name) and lookup_helper(HELPERS, f.name) is None and _forward_named(f.name) is None:
             missing.add(f.name)
         elif isinstance(f, E.Template) and lookup_helper(TEMPLATES, f.base.name) is None:
             missing.add(f.base.name + "<>")

@@ -20,7 +20,7 @@ from ..op import Op
 from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec, shipped_spec_files
 from .report import Report, Row
-from .samples import Sample, checks_complex, samples_for
+from .samples import Sample, checks_complex, known_failure_reason, samples_for
 
 __all__ = ["MODES", "check", "check_all", "plan", "Tolerance"]
 
@@ -82,6 +82,7 @@ class _Problem:
 
     def __init__(self, op: Op, sample: Sample):
         self.op = op
+        self.sample = sample
         bound = op.bind(tuple(sample.args), dict(sample.kwargs))
         self.names = list(bound)
         self.values = [_to_jax(v) for v in bound.values()]
@@ -111,7 +112,12 @@ class _Problem:
 
     def _outputs(self, out):
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        return [y for y, m in zip(outs, self.out_mask) if m]
+        outs = [y for y, m in zip(outs, self.out_mask) if m]
+        return list(self.sample.outputs(outs)) if self.sample.outputs else outs
+
+    def project(self, vs):
+        """Input directions (or gradients) restricted to those the sample admits."""
+        return list(self.sample.tangents(list(vs))) if self.sample.tangents else list(vs)
 
     def rule_fn(self, *xs):
         values = self._with(xs)
@@ -152,7 +158,7 @@ def _fd_jvp(fn: Callable, xs, vs, h: float):
 
 def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance):
     xs = p.xs
-    vs = [_random_like(rng, x) for x in xs]
+    vs = p.project([_random_like(rng, x) for x in xs])
     if mode == "jvp":
         _, ours = jax.jvp(p.rule_fn, tuple(xs), tuple(vs))
         try:
@@ -169,9 +175,9 @@ def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance)
     ys = p.rule_fn(*xs)
     cts = [_random_like(rng, y) for y in ys]
     if mode == "vjp":
-        ours = jax.vjp(p.rule_fn, *xs)[1](cts)
+        ours = p.project(jax.vjp(p.rule_fn, *xs)[1](cts))
         try:
-            ref = jax.vjp(p.native_fn, *xs)[1](cts)
+            ref = p.project(jax.vjp(p.native_fn, *xs)[1](cts))
         except Exception:  # noqa: BLE001
             ref = None
         if ref is not None:
@@ -182,14 +188,14 @@ def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance)
         acc.compare("<vjp(ct), v> vs <ct, finite-difference jvp(v)>", np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
         return
     # vjp_vjp: the gradient of <vjp(ct), w>, i.e. differentiating the backward formula.
-    ws = [_random_like(rng, x) for x in xs]
+    ws = p.project([_random_like(rng, x) for x in xs])
 
     def h(fn):
         return lambda *xs: sum(jnp.real(jnp.sum(g * w)) for g, w in zip(jax.vjp(fn, *xs)[1](cts), ws))
 
-    ours = jax.grad(h(p.rule_fn), argnums=tuple(range(len(xs))))(*xs)
+    ours = p.project(jax.grad(h(p.rule_fn), argnums=tuple(range(len(xs))))(*xs))
     try:
-        ref = jax.grad(h(p.native_fn), argnums=tuple(range(len(xs))))(*xs)
+        ref = p.project(jax.grad(h(p.native_fn), argnums=tuple(range(len(xs))))(*xs))
     except Exception:  # noqa: BLE001
         ref = None
     if ref is not None:
@@ -238,6 +244,9 @@ def _check_op(op: Op, modes: Sequence[str], seed: int, complex_: bool = True) ->
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
         if row.status in ("passed", "failed"):
             row.max_abs_err, row.max_rel_err = acc.abs_err, acc.rel_err
+        known = known_failure_reason(op.name, mode)
+        if known is not None and row.status in ("failed", "error"):
+            row.status, row.reason = "skipped", f"known failure: {known} [{row.reason}]"
         row.seconds = time.perf_counter() - start
         rows.append(row)
     return rows

@@ -21,11 +21,20 @@ class Sample:
     args: tuple
     kwargs: dict = dataclasses.field(default_factory=dict)
     label: str = ""
+    # Gauge freedom (svd, eig, symeig...): derivatives exist only for some functions of the
+    # outputs, or only along some input directions. `outputs` maps the list of differentiable
+    # outputs to the list of arrays the checker compares (a gauge-invariant function of them);
+    # `tangents` projects a list of input directions onto the admissible ones (Hermitian
+    # perturbations for an op that reads one triangle); gradients are compared after it.
+    outputs: Callable[[list], list] | None = None
+    tangents: Callable[[list], list] | None = None
 
 
 SAMPLES: dict[str, Callable[[Op, np.random.Generator], list[Sample]]] = {}
 DOMAINS: dict[str, tuple[float, float]] = {}  # the interval tensor inputs are drawn from
 COMPLEX: set[str] = set()  # ops also checked on complex128 inputs
+# (op, mode) -> why its check is known to fail: a spec bug or a gap not closed yet.
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 # Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.
 DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
 
@@ -44,6 +53,20 @@ def samples(*names: str):
 def domain(lo: float, hi: float, *names: str) -> None:
     for n in names:
         DOMAINS[n] = (lo, hi)
+
+
+def known_failure(reason: str, *names: str, modes=("vjp", "jvp", "vjp_vjp")) -> None:
+    """Declare that these ops' checks fail for a stated reason. The checker still runs them:
+    a failure is reported as `skipped` with the reason and the measured error, a pass as
+    `passed`, so a fixed gap shows at once."""
+    for n in names:
+        for m in modes:
+            KNOWN_FAILURES[(n, m)] = reason
+
+
+def known_failure_reason(name: str, mode: str) -> str | None:
+    _load()
+    return KNOWN_FAILURES.get((name, mode))
 
 
 def complex_ok(*names: str) -> None:

@@ -167,7 +167,8 @@ def ones_like(x, options=None, memory_format=None):
 
 @helper("empty_like", "at::empty_like")
 def empty_like(x, options=None, memory_format=None):
-    return zeros_like(x, options)
+    """A MemoryFormat converts to TensorOptions in C++: `empty_like(grad, at::MemoryFormat::Contiguous)`."""
+    return zeros_like(x, None if isinstance(options, str) else options)
 
 
 @helper("at::zeros", "zeros")

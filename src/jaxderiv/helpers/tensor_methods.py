@@ -171,7 +171,7 @@ def new_full(x, size, fill, *args):
     return jnp.full(tuple(size), fill, jnp.result_type(x))
 
 
-@method("conj", "conj_physical", "resolve_conj")
+@method("conj", "conj_physical")
 def conj(x):
     if x is None:
         return None
@@ -213,3 +213,42 @@ def sum(x, dim=None, keepdim=False, dtype=None):
 @method("reshape", "view")
 def reshape(x, size):
     return jnp.reshape(x, tuple(size))
+
+
+from ..namespace import helper  # noqa: E402 - appended block
+
+
+@method("logical_and")
+@helper("logical_and")
+def logical_and(x, other):
+    """`a.logical_and(b)`, `at::logical_and(a, b)`: newer formulas build masks this way."""
+    return jnp.logical_and(x, other)
+
+
+@method("logical_or")
+@helper("logical_or")
+def logical_or_(x, other):
+    return jnp.logical_or(x, other)
+
+
+@method("logical_not")
+def logical_not_method(x):
+    return jnp.logical_not(x)
+
+
+@method("suggest_memory_format")
+def suggest_memory_format(x, *args):
+    """JAX arrays have no strides to suggest from: always the contiguous format."""
+    return "contiguous_format"
+
+
+@method("resolve_conj", "resolve_neg")
+def resolve_conj(x):
+    """Materialises a lazy conjugate or negative view: the value is unchanged (not a conj)."""
+    return x
+
+
+@method("copy_")
+def copy_(x, src):
+    """`x.copy_(src)`: src's values in x's shape and dtype (in-place result formulas end this way)."""
+    return jnp.broadcast_to(jnp.asarray(src).astype(jnp.result_type(x)), jnp.shape(x))

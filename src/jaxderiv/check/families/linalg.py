@@ -1,0 +1,258 @@
+"""Checker inputs of the linear-algebra ops: well-posed matrices, batched where ATen accepts them.
+
+SPD matrices for Cholesky, well-conditioned ones for inverses and solves, spread singular
+values and eigenvalues for the spectral ops, and a singular matrix (an exact zero row) for
+det's dedicated branch. Gauge freedom, as `Sample.outputs` / `Sample.tangents` say:
+  - svd: S and the squared entries of U and V's first k columns (sign-invariant; the free
+    columns of a full U or V are dropped);
+  - symeig and eig: the eigenvalues and the squared entries of the eigenvectors;
+  - qr: Q and R themselves: a real QR has only a discrete sign gauge, constant nearby;
+  - cholesky and symeig read one triangle and their formulas assume a Hermitian input: input
+    directions are Hermitian; a triangular factor input (cholesky_solve, cholesky_inverse) is
+    perturbed within its triangle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..samples import Sample, complex_ok, samples
+
+
+def _rand(rng, shape, dtype):
+    x = rng.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.normal(size=shape)
+    return x.astype(dtype)
+
+
+def _mH(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _well_conditioned(rng, shape, dtype):
+    n = shape[-1]
+    return _rand(rng, shape, dtype) * 0.3 + 2 * np.eye(n, dtype=dtype)
+
+
+def _spd(rng, shape, dtype):
+    x = _rand(rng, shape, dtype)
+    return x @ _mH(x) + shape[-1] * np.eye(shape[-1], dtype=dtype)
+
+
+def _lower_factor(rng, shape, dtype):
+    return np.tril(_rand(rng, shape, dtype) * 0.3) + 2 * np.eye(shape[-1], dtype=dtype)
+
+
+def _spread_singular_values(rng, shape, dtype):
+    """Q1 diag(1.5, 2.5, ...) Q2ᴴ: singular values 1 apart."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    q1 = np.linalg.qr(_rand(rng, shape[:-2] + (m, m), dtype))[0][..., :k]
+    q2 = np.linalg.qr(_rand(rng, shape[:-2] + (n, n), dtype))[0][..., :k]
+    return (q1 * (1.5 + np.arange(k))) @ _mH(q2)
+
+
+def _hermitian(x):
+    return (x + _mH(x)) / 2
+
+
+def _squares(x):
+    return x * x.conj()
+
+
+def _named(op):
+    return [a.name for a in op.schema.arguments]
+
+
+def _register(*names, cases, complex_=True):
+    """`cases(rng, dtype) -> [Sample]`, registered for each op of names."""
+
+    @samples(*names)
+    def make(op, rng, dtype=np.float64):
+        return cases(rng, dtype)
+
+    if complex_:
+        complex_ok(*names)
+
+
+def _s(label, outputs=None, tangents=None, **kwargs):
+    return Sample((), kwargs, label, outputs=outputs, tangents=tangents)
+
+
+# -- products -------------------------------------------------------------------------------------
+_register("mm", cases=lambda r, d: [_s("3x4 @ 4x2", self=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d))])
+_register("bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
+_register("_bmm", complex_=False, cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
+_register("mv", complex_=False, cases=lambda r, d: [_s("3x4 @ 4", self=_rand(r, (3, 4), d), vec=_rand(r, (4,), d))])
+_register("ger", complex_=False, cases=lambda r, d: [_s("3 x 4", self=_rand(r, (3,), d), vec2=_rand(r, (4,), d))])
+_register("dot", cases=lambda r, d: [_s("4 . 4", self=_rand(r, (4,), d), tensor=_rand(r, (4,), d))])
+_register("vdot", cases=lambda r, d: [_s("4 . 4", self=_rand(r, (4,), d), other=_rand(r, (4,), d))])
+_register("trace", complex_=False, cases=lambda r, d: [_s("3x4", self=_rand(r, (3, 4), d))])
+_register("cross", cases=lambda r, d: [
+    _s("2x3 dim=None", self=_rand(r, (2, 3), d), other=_rand(r, (2, 3), d)),
+    _s("3x2 bcast dim=0", self=_rand(r, (3, 2), d), other=_rand(r, (3, 1), d), dim=0),
+])
+_SCALARS = ({}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0})
+_register("addmm", cases=lambda r, d: [
+    _s(f"3x2 {s}", self=_rand(r, shape, d), mat1=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d), **s)
+    for s, shape in zip(_SCALARS, [(3, 2), (2,), (3, 2)])
+])
+_register("addbmm", cases=lambda r, d: [
+    _s(f"3x2 {s}", self=_rand(r, (3, 2), d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s) for s in _SCALARS[:2]
+])
+_register("baddbmm", cases=lambda r, d: [
+    _s(f"2x3x2 {s}", self=_rand(r, shape, d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s)
+    for s, shape in zip(_SCALARS[:2], [(2, 3, 2), (3, 1)])
+])
+_register("addmv", cases=lambda r, d: [
+    _s(f"3 {s}", self=_rand(r, (3,), d), mat=_rand(r, (3, 4), d), vec=_rand(r, (4,), d), **s) for s in _SCALARS[:2]
+])
+_register("addr", cases=lambda r, d: [
+    _s(f"3x4 {s}", self=_rand(r, (3, 4), d), vec1=_rand(r, (3,), d), vec2=_rand(r, (4,), d), **s) for s in _SCALARS[:2]
+])
+
+# -- Cholesky -------------------------------------------------------------------------------------
+
+
+def _hermitian_directions(vs):
+    return [_hermitian(vs[0])]
+
+
+def _in_triangle(upper):
+    return lambda vs: [vs[0], np.triu(vs[1]) if upper else np.tril(vs[1])]
+
+
+_register("cholesky", "linalg_cholesky_ex", cases=lambda r, d: [
+    _s(f"spd {shape} upper={u}", tangents=_hermitian_directions, self=_spd(r, shape, d), upper=u)
+    for shape, u in [((3, 3), False), ((2, 3, 3), True)]
+])
+_register("cholesky_solve", cases=lambda r, d: [
+    _s(f"3x2 upper={u}", tangents=_in_triangle(u), self=_rand(r, (2, 3, 2), d),
+       input2=(_mH(_lower_factor(r, (2, 3, 3), d)) if u else _lower_factor(r, (2, 3, 3), d)), upper=u)
+    for u in (False, True)
+])
+_register("cholesky_inverse", cases=lambda r, d: [
+    _s(f"3x3 upper={u}", tangents=lambda vs, u=u: [np.triu(vs[0]) if u else np.tril(vs[0])],
+       self=(_mH(_lower_factor(r, (3, 3), d)) if u else _lower_factor(r, (3, 3), d)), upper=u)
+    for u in (False, True)
+])
+
+# -- inverses, determinants, solves -----------------------------------------------------------------
+_register("inverse", "linalg_inv_ex", "matrix_exp", cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)), _s("2x3x3", self=_well_conditioned(r, (2, 3, 3), d))
+])
+_register("logdet", "_det_lu_based_helper", cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)), _s("2x3x3", self=_well_conditioned(r, (2, 3, 3), d))
+])
+_register("slogdet", complex_=False, cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)), _s("2x3x3 negative det", self=-_well_conditioned(r, (2, 3, 3), d))
+])
+
+
+def _singular(r, d):
+    a = _well_conditioned(r, (3, 3), d)
+    a[1] = 0  # an exact zero row: det is exactly 0, its gradient the adjugate's transpose
+    return a
+
+
+_register("det", complex_=False, cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)),
+    _s("2x3x3", self=_well_conditioned(r, (2, 3, 3), d)),
+    _s("3x3 singular", self=_singular(r, d)),
+])
+_register("solve", complex_=False, cases=lambda r, d: [
+    _s("2x3x2", self=_rand(r, (2, 3, 2), d), A=_well_conditioned(r, (2, 3, 3), d)),
+])
+
+
+def _triangular(r, d, upper, shape=(2, 3, 3)):
+    lower = _lower_factor(r, shape, d)
+    return np.swapaxes(lower, -1, -2) if upper else lower
+
+
+_register("triangular_solve", complex_=False, cases=lambda r, d: [
+    _s(f"upper={u} transpose={t} unit={n}", self=_rand(r, (2, 3, 2), d), A=_triangular(r, d, u), upper=u, transpose=t, unitriangular=n)
+    for u, t, n in [(True, False, False), (False, True, False), (True, True, True)]
+])
+
+# -- LU ---------------------------------------------------------------------------------------------
+
+
+def _lu_of(a):
+    from ...forward.linalg import _lu
+
+    lu, piv = _lu(a)
+    return np.asarray(lu), np.asarray(piv)
+
+
+_register("_lu_with_info", cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)), _s("2x3x3", self=_rand(r, (2, 3, 3), d) + 2 * np.eye(3))
+])
+
+
+def _lu_solve_cases(r, d):
+    lu, piv = _lu_of(_rand(r, (2, 3, 3), d) + 2 * np.eye(3))
+    return [_s("2x3x2", self=_rand(r, (2, 3, 2), d), LU_data=lu, LU_pivots=piv)]
+
+
+def _lu_unpack_cases(r, d):
+    lu, piv = _lu_of(_rand(r, (2, 3, 3), d))
+    return [_s("2x3x3", LU_data=lu, LU_pivots=piv), _s("3x3 no pivots", LU_data=lu[0], LU_pivots=piv[0], unpack_pivots=False)]
+
+
+_register("lu_solve", cases=_lu_solve_cases)
+_register("lu_unpack", cases=_lu_unpack_cases)
+
+# -- decompositions ------------------------------------------------------------------------------------
+
+
+def _svd_outputs(k):
+    return lambda outs: [outs[1], _squares(outs[0][..., :k]), _squares(outs[2][..., :k])]
+
+
+_register("svd", complex_=False, cases=lambda r, d: [
+    _s(f"{shape} some={some}", outputs=_svd_outputs(min(shape[-2:])), self=_spread_singular_values(r, shape, d), some=some)
+    for shape, some in [((3, 3), True), ((2, 4, 3), True), ((4, 3), False), ((3, 4), False)]
+] + [_s("3x3 S only", outputs=lambda outs: [outs[1]], self=_spread_singular_values(r, (3, 3), d))])
+
+
+def _symmetric_spread(r, d, shape):
+    q = np.linalg.qr(_rand(r, shape, d))[0]
+    return (q * (np.arange(shape[-1]) - 1.0)) @ _mH(q)
+
+
+_register("symeig", complex_=False, cases=lambda r, d: [
+    _s(f"{shape} upper={u}", outputs=lambda outs: [outs[0], _squares(outs[1])], tangents=_hermitian_directions,
+       self=_symmetric_spread(r, d, shape), eigenvectors=True, upper=u)
+    for shape, u in [((3, 3), True), ((2, 3, 3), False)]
+])
+
+
+def _real_spectrum(r, d):
+    p = np.eye(3) + 0.3 * _rand(r, (3, 3), d)
+    return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
+
+
+_register("eig", complex_=False, cases=lambda r, d: [
+    _s("3x3 real spectrum", outputs=lambda outs: [outs[0], _squares(outs[1])], self=_real_spectrum(r, d), eigenvectors=True)
+])
+_register("qr", complex_=False, cases=lambda r, d: [
+    _s(f"{shape} some={some}", self=_spread_singular_values(r, shape, d), some=some)
+    for shape, some in [((3, 3), True), ((2, 4, 3), True), ((3, 4), True), ((3, 4), False)]
+])
+
+
+def _householder(r, d):
+    a, tau = np.linalg.qr(_rand(r, (4, 3), d), mode="raw")
+    return np.ascontiguousarray(a.T), tau
+
+
+# not_implemented in the spec: one sample each, for the forward and the verdict
+_register("geqrf", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 3), d))])
+_register("orgqr", complex_=False, cases=lambda r, d: [_s("4x3", **dict(zip(("self", "input2"), _householder(r, d))))])
+_register("ormqr", complex_=False, cases=lambda r, d: [
+    _s("4x3 on 4x2", **dict(zip(("self", "input2"), _householder(r, d))), input3=_rand(r, (4, 2), d))
+])
+_register("lstsq", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 2), d), A=_rand(r, (4, 3), d))])
+_register("linalg_lstsq", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 3), d), b=_rand(r, (4, 2), d))])

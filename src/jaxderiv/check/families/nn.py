@@ -1,0 +1,339 @@
+"""Checker samples of the neural-network core: softmax, glu, losses, normalization, dropout, embedding.
+
+Inputs keep clear of kinks (hinges of the margin losses, |x - y| = beta of smooth_l1, ties
+of embedding_bag's max) and of the edges of the domains (binary cross entropy's (0, 1)).
+Losses are called with equal shapes, as torch.nn.functional calls them (it broadcasts first):
+their 1.7 formulas normalize a mean by the numel of the argument they differentiate.
+Each loss is sampled in every reduction (0 none, 1 mean, 2 sum).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from ..samples import Sample, samples
+
+REDUCTIONS = (0, 1, 2)
+GAP = 0.1
+
+
+def _away(rng, shape, kinks=(), lo=-2.0, hi=2.0):
+    """Uniform values, redrawn until none lies within GAP of a kink."""
+    x = np.array(rng.uniform(lo, hi, size=shape))
+    while kinks and (near := np.any(np.abs(x[..., None] - np.asarray(kinks)) < GAP, axis=-1)).any():
+        x[near] = rng.uniform(lo, hi, size=int(near.sum()))
+    return x
+
+
+def _make(fn, kwarg_only=()):
+    """A samples function from `fn(rng) -> [(args, label)]`; the last len(kwarg_only) args go by keyword."""
+
+    def make(op, rng, dtype=np.float64):
+        out = []
+        for args, label in fn(rng):
+            n = len(args) - len(kwarg_only)
+            out.append(Sample(tuple(args[:n]), dict(zip(kwarg_only, args[n:])), label))
+        return out
+
+    return make
+
+
+# -- softmax and glu -------------------------------------------------------------------------------
+
+
+def _softmax(rng):
+    return [((rng.normal(size=s), d, False), f"{s} dim={d}") for s, d in (((2, 3), 1), ((2, 3), -2), ((4,), 0), ((), 0))]
+
+
+def _softmax_backward_data(log):
+    def fn(rng):
+        out = []
+        for s, d in (((2, 3), 1), ((3, 2), 0)):
+            x = rng.normal(size=s)
+            y = np.asarray(jax.nn.log_softmax(x, axis=d) if log else jax.nn.softmax(x, axis=d))
+            out.append(((rng.normal(size=s), y, d, x), f"{s} dim={d}"))
+        return out
+
+    return fn
+
+
+samples("_softmax", "_log_softmax")(_make(_softmax))
+samples("_softmax_backward_data")(_make(_softmax_backward_data(False)))
+samples("_log_softmax_backward_data")(_make(_softmax_backward_data(True)))
+samples("glu")(_make(lambda rng: [((rng.normal(size=(2, 4)), d), f"2x4 dim={d}") for d in (-1, 0)]))
+samples("glu_backward")(_make(lambda rng: [((rng.normal(size=(2, 2)), rng.normal(size=(2, 4)), 1), "2x4 dim=1"), ((rng.normal(size=(1, 3)), rng.normal(size=(2, 3)), 0), "2x3 dim=0")]))
+
+
+# -- losses ---------------------------------------------------------------------------------------
+
+
+def _pair_loss(kinks_of_difference=(), lo=-2.0, hi=2.0, target=None, extra=()):
+    """loss(self, target, reduction, *extra) in each reduction; self - target clear of the kinks."""
+
+    def fn(rng):
+        out = []
+        for r in REDUCTIONS:
+            for s in ((2, 3), ()):
+                t = target(rng, s) if target else rng.uniform(lo, hi, size=s)
+                x = t + _away(rng, s, kinks_of_difference)
+                out.append(((x, t, r, *extra), f"{s or '0-d'} reduction={r}"))
+        return out
+
+    return fn
+
+
+def _pair_backward(loss_fn):
+    """loss_backward(grad_output, self, target, reduction, ...): grad_output shaped as the loss."""
+
+    def fn(rng):
+        out = []
+        for (x, t, r, *extra), label in loss_fn(rng):
+            g = rng.normal(size=np.shape(x) if r == 0 else ())
+            out.append(((g, x, t, r, *extra), label))
+        return out
+
+    return fn
+
+
+_mse = _pair_loss()
+_l1 = _pair_loss(kinks_of_difference=(0.0,))
+_smooth = _pair_loss(kinks_of_difference=(0.0, -0.7, 0.7), extra=(0.7,))
+_soft_margin = _pair_loss(target=lambda rng, s: np.sign(rng.uniform(-1, 1, size=s)))
+samples("mse_loss")(_make(_mse))
+samples("mse_loss_backward")(_make(_pair_backward(_mse)))
+samples("l1_loss")(_make(_l1))
+samples("l1_loss_backward")(_make(_pair_backward(_l1)))
+samples("smooth_l1_loss")(_make(_smooth))
+samples("smooth_l1_loss_backward")(_make(_pair_backward(_smooth)))
+samples("soft_margin_loss")(_make(_soft_margin))
+samples("soft_margin_loss_backward")(_make(_pair_backward(_soft_margin)))
+
+
+def _kl_div(rng):
+    out = []
+    for r in REDUCTIONS:
+        for log_target in (False, True):
+            x = rng.normal(size=(2, 3))
+            t = rng.normal(size=(2, 3)) if log_target else rng.uniform(0.2, 1.0, size=(2, 3))
+            out.append(((x, t, r, log_target), f"reduction={r} log_target={log_target}"))
+    return out
+
+
+samples("kl_div")(_make(_kl_div, ("log_target",)))
+samples("kl_div_backward")(_make(_pair_backward(_kl_div), ("log_target",)))
+
+
+def _bce(rng):
+    out = []
+    for r in REDUCTIONS:
+        for weighted in (False, True):
+            x, t = rng.uniform(0.2, 0.8, size=(2, 3)), rng.uniform(0.0, 1.0, size=(2, 3))
+            w = rng.uniform(0.5, 1.5, size=(2, 3)) if weighted else None
+            out.append(((x, t, w, r), f"reduction={r} weight={weighted}"))
+    return out
+
+
+def _bce_backward(rng):
+    return [((rng.normal(size=np.shape(x) if r == 0 else ()), x, t, w, r), label) for (x, t, w, r), label in _bce(rng)]
+
+
+def _bce_logits(rng):
+    out = []
+    for r in REDUCTIONS:
+        for weighted, pos in ((False, False), (True, True), (False, True)):
+            x, t = rng.normal(size=(2, 3)) * 2, rng.uniform(0.0, 1.0, size=(2, 3))
+            w = rng.uniform(0.5, 1.5, size=(2, 3)) if weighted else None
+            pw = rng.uniform(0.5, 2.0, size=(3,)) if pos else None
+            out.append(((x, t, w, pw, r), f"reduction={r} weight={weighted} pos_weight={pos}"))
+    return out
+
+
+samples("binary_cross_entropy")(_make(_bce))
+samples("binary_cross_entropy_backward")(_make(_bce_backward))
+samples("binary_cross_entropy_with_logits")(_make(_bce_logits))
+
+
+def _nll(two_d):
+    def fn(rng):
+        out = []
+        shape, tshape = ((2, 3, 2, 2), (2, 2, 2)) if two_d else ((4, 3), (4,))
+        for r in REDUCTIONS:
+            for weighted, ignore in ((False, -100), (True, 1)):
+                x = rng.normal(size=shape)
+                t = rng.integers(0, 3, size=tshape)
+                t.flat[0] = 1  # one sample ignored where ignore_index is 1
+                t.flat[1] = 0
+                w = rng.uniform(0.5, 1.5, size=(3,)) if weighted else None
+                out.append(((x, t, w, r, ignore), f"reduction={r} weight={weighted} ignore_index={ignore}"))
+        if not two_d:
+            out.append(((rng.normal(size=(3,)), np.array(2), None, 1, -100), "C 0-d target"))
+        return out
+
+    return fn
+
+
+def _nll_backward(two_d):
+    from ...forward.losses import nll_loss_forward
+
+    def fn(rng):
+        out = []
+        for (x, t, w, r, ignore), label in _nll(two_d)(rng):
+            loss, total = nll_loss_forward(x, t, w, r, ignore)
+            out.append(((rng.normal(size=np.shape(loss)), x, t, w, r, ignore, np.asarray(total)), label))
+        return out
+
+    return fn
+
+
+samples("nll_loss_forward")(_make(_nll(False)))
+samples("nll_loss2d_forward")(_make(_nll(True)))
+samples("nll_loss_backward")(_make(_nll_backward(False)))
+samples("nll_loss2d_backward")(_make(_nll_backward(True)))
+
+
+def _margin_scores(rng, n, c):
+    """Scores whose pairwise differences keep GAP away from the hinges at 1 (margin) and 0."""
+    while True:
+        x = rng.uniform(-2.0, 2.0, size=(n, c))
+        d = np.abs(x[:, :, None] - x[:, None, :])
+        if np.all((np.abs(d - 1.0) > GAP)):
+            return x
+
+
+def _multi_margin(rng):
+    out = []
+    for r in REDUCTIONS:
+        for p, weighted in ((1, False), (2, True)):
+            x = _margin_scores(rng, 3, 4)
+            w = rng.uniform(0.5, 1.5, size=(4,)) if weighted else None
+            out.append(((x, rng.integers(0, 4, size=(3,)), p, 1.0, w, r), f"reduction={r} p={p} weight={weighted}"))
+    return out
+
+
+def _multilabel(rng):
+    out = []
+    for r in REDUCTIONS:
+        x = _margin_scores(rng, 2, 4)
+        t = np.array([[3, 0, -1, 1], [1, 2, 3, -1]])
+        out.append(((x, t, r), f"reduction={r}"))
+    return out
+
+
+samples("multi_margin_loss")(_make(_multi_margin))
+samples("multilabel_margin_loss_forward")(_make(_multilabel))
+
+
+# -- normalization ------------------------------------------------------------------------------
+
+
+def _batch_norm(rng):
+    out = []
+    for training in (True, False):
+        for affine in (True, False):
+            x = rng.normal(size=(4, 3, 2))
+            w, b = (rng.uniform(0.5, 1.5, size=3), rng.normal(size=3)) if affine else (None, None)
+            rm, rv = rng.normal(size=3), rng.uniform(0.5, 1.5, size=3)
+            out.append(((x, w, b, rm, rv, training, 0.1, 1e-5), f"4x3x2 training={training} affine={affine}"))
+    return out
+
+
+samples("native_batch_norm")(_make(_batch_norm))
+
+
+def _batch_norm_backward(rng):
+    """Eval mode only: in training save_mean and save_invstd are defined, and their formulas are
+    not_implemented, so no check could differentiate the call (tests/test_normalization.py
+    checks training mode's double backward against torch)."""
+    out = []
+    for affine in (True, False):
+        x, g = rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2))
+        w = rng.uniform(0.5, 1.5, size=3) if affine else None
+        rm, rv = rng.normal(size=3), rng.uniform(0.5, 1.5, size=3)
+        out.append(((g, x, w, rm, rv, None, None, False, 1e-5, (True, affine, affine)), f"eval affine={affine}"))
+    return out
+
+
+samples("native_batch_norm_backward")(_make(_batch_norm_backward))
+
+
+def _gpu_batch_norm_backward(reserve):
+    """Training mode, the only one these kernels have: save_mean is defined, so not_applicable."""
+
+    def fn(rng):
+        x, g = rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2))
+        args = (x, g, rng.uniform(0.5, 1.5, size=3), None, None, x.mean((0, 2)), 1 / np.sqrt(x.var((0, 2)) + 1e-5), 1e-5)
+        return [(args + ((np.zeros(0, np.uint8),) if reserve else ()), "training")]
+
+    return fn
+
+
+samples("cudnn_batch_norm_backward")(_make(_gpu_batch_norm_backward(True)))
+samples("miopen_batch_norm_backward")(_make(_gpu_batch_norm_backward(False)))
+
+
+def _gpu_batch_norm():
+    def fn(rng):
+        return [((x, w if w is not None else np.ones(3), b, rm, rv, tr, m, eps), label) for (x, w, b, rm, rv, tr, m, eps), label in _batch_norm(rng)]
+
+    return fn
+
+
+samples("cudnn_batch_norm", "miopen_batch_norm")(_make(_gpu_batch_norm()))
+
+
+def _layer_norm(rng):
+    out = []
+    for affine in (True, False):
+        x = rng.normal(size=(2, 3, 4))
+        w, b = (rng.uniform(0.5, 1.5, size=(4,)), rng.normal(size=(4,))) if affine else (None, None)
+        out.append(((x, w, b, 6, 4, 1e-5), f"2x3x4 over 4 affine={affine}"))
+    return out
+
+
+def _group_norm(rng):
+    out = []
+    for affine in (True, False):
+        x = rng.normal(size=(2, 4, 3))
+        w, b = (rng.uniform(0.5, 1.5, size=(4,)), rng.normal(size=(4,))) if affine else (None, None)
+        out.append(((x, w, b, 2, 4, 3, 2, 1e-5), f"2x4x3 groups=2 affine={affine}"))
+    return out
+
+
+samples("native_layer_norm")(_make(_layer_norm))
+samples("native_group_norm")(_make(_group_norm))
+samples("_weight_norm_cuda_interface")(_make(lambda rng: [
+    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
+    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
+]))
+
+
+# -- dropout and embedding ----------------------------------------------------------------------
+
+samples("_fused_dropout")(_make(lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")]))
+
+
+def _embedding(rng):
+    idx = np.array([[0, 2], [4, 2]])
+    # padding_idx and scale_grad_by_freq make the formula differ from the forward's derivative
+    # by design (tests/test_nn.py checks them against torch): the checker takes neither.
+    return [((rng.normal(size=(5, 3)), idx, -1, False, False), "no padding, no scaling")]
+
+
+samples("embedding")(_make(_embedding))
+samples("embedding_renorm_")(_make(lambda rng: [((rng.normal(size=(5, 3)), np.array([0, 2]), 1.0, 2.0), "max_norm=1")]))
+samples("embedding_dense_backward")(_make(lambda rng: [((rng.normal(size=(2, 2, 3)), np.array([[0, 2], [4, 2]]), 5, -1, False), "no padding, no scaling")]))
+
+
+def _embedding_bag(rng):
+    out = []
+    idx, offsets = np.array([0, 2, 4, 2, 1, 3]), np.array([0, 2, 2, 5])  # bag 1 is empty
+    for mode in (0, 1, 2):
+        w = rng.normal(size=(5, 3))
+        psw = rng.uniform(0.5, 1.5, size=6) if mode == 0 else None
+        out.append(((w, idx, offsets, False, mode, False, psw, False), f"mode={mode} per_sample_weights={psw is not None}"))
+    out.append(((rng.normal(size=(5, 3)), idx, np.array([0, 2, 4, 6]), False, 1, False, None, True), "mean include_last_offset"))
+    return out
+
+
+samples("_embedding_bag")(_make(_embedding_bag))

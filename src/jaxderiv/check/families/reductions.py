@@ -1,0 +1,219 @@
+"""Checker inputs of the reductions, scans, sorting and selection ops.
+
+Each op is called on a few small tensors with its argument variants: dims as int, list and
+negative, keepdim, 0-d and one-element inputs, zeros for prod and cumprod (their helpers'
+special paths), a NaN for nansum and nanmedian, -inf for logsumexp. Values are drawn apart
+(no ties, no zeros unless placed): ties are kinks, which the torch tests cover instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..samples import Sample, complex_ok, draw, samples
+
+SHAPE = (3, 4)
+
+
+def _x(rng, dtype, shape=SHAPE, lo=-2.0, hi=2.0):
+    """Values at least 0.1 from zero and, on real inputs, 0.05 from each other."""
+    for _ in range(100):
+        x = draw(rng, shape, lo, hi, dtype)
+        flat = np.sort(np.real(x).ravel())
+        if flat.size < 2 or np.min(np.diff(flat)) > 0.05:
+            return x
+    raise ValueError("no well separated values in 100 draws")
+
+
+def _with(x, values):
+    """x with its first entries replaced (zeros, NaN, -inf at chosen places)."""
+    x = x.copy()
+    x.flat[: len(values)] = values
+    return x
+
+
+def _register(*names, complex_=False):
+    """Samples `fn(rng, dtype) -> [(args, kwargs, label)]` for `names`."""
+
+    def deco(fn):
+        @samples(*names)
+        def make(op, rng, dtype=np.float64):
+            return [Sample(tuple(a), dict(k), label) for a, k, label in fn(rng, dtype)]
+
+        if complex_:
+            complex_ok(*names)
+        return fn
+
+    return deco
+
+
+_DIMS = (((1,), False), ((-1, 0), True), ((0,), True))
+
+
+@_register("sum", "mean", "prod", complex_=True)
+def _full_reductions(rng, dtype):
+    return [((_x(rng, dtype),), {}, "3x4"), ((_x(rng, dtype, ()),), {}, "0-d"), ((_x(rng, dtype, (1,)),), {}, "1")]
+
+
+@_register("sum.dim_IntList", "mean.dim", complex_=True)
+def _dim_reductions(rng, dtype):
+    out = [((_x(rng, dtype), list(d), k), {}, f"dim={d} keepdim={k}") for d, k in _DIMS]
+    return out + [((_x(rng, dtype, ()), [0], False), {}, "0-d")]
+
+
+@_register("nansum")
+def _nansum(rng, dtype):
+    return [((_with(_x(rng, dtype), [np.nan]),), {}, "NaN"), ((_x(rng, dtype, ()),), {}, "0-d")]
+
+
+@_register("nansum.dim_IntList")
+def _nansum_dim(rng, dtype):
+    return [((_with(_x(rng, dtype), [np.nan]), list(d), k), {}, f"NaN dim={d} keepdim={k}") for d, k in _DIMS]
+
+
+def _zeros(rng, dtype, shape=SHAPE):
+    """One zero in one row, two in another: prod's and cumprod's special paths."""
+    x = _x(rng, dtype, shape)
+    x[0, 1] = 0
+    x[1, 0] = x[1, 2] = 0
+    return x
+
+
+@_register("prod.dim_int", complex_=True)
+def _prod_dim(rng, dtype):
+    return [
+        ((_x(rng, dtype), 1), {}, "dim=1"),
+        ((_zeros(rng, dtype), 1, True), {}, "zeros dim=1 keepdim"),
+        ((_zeros(rng, dtype), -2), {}, "zeros dim=-2"),
+        ((_x(rng, dtype, ()), 0), {}, "0-d"),
+    ]
+
+
+@_register("cumsum", complex_=True)
+def _cumsum(rng, dtype):
+    return [((_x(rng, dtype), 1), {}, "dim=1"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+
+
+@_register("cumprod", complex_=True)
+def _cumprod(rng, dtype):
+    return [((_x(rng, dtype), 0), {}, "dim=0"), ((_zeros(rng, dtype), -1), {}, "zeros dim=-1"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+
+
+@_register("cummax", "cummin", "logcumsumexp")
+def _scans(rng, dtype):
+    return [((_x(rng, dtype), 1), {}, "dim=1"), ((_x(rng, dtype), -2), {}, "dim=-2"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+
+
+_UNBIASED = (True, False)
+
+
+@_register("var", "std", "var_mean", "std_mean", complex_=True)
+def _moments(rng, dtype):
+    return [((_x(rng, dtype), u), {}, f"unbiased={u}") for u in _UNBIASED]
+
+
+@_register("var.dim", "std.dim", "var_mean.dim", "std_mean.dim", complex_=True)
+def _moments_dim(rng, dtype):
+    return [((_x(rng, dtype), list(d), u, k), {}, f"dim={d} unbiased={u} keepdim={k}") for (d, k), u in zip(_DIMS, (True, False, True))]
+
+
+_P = (2, 1, 3, 1.5, 0.5, np.inf, -np.inf, 0)
+
+
+@_register("norm.Scalar", complex_=True)
+def _norms(rng, dtype):
+    return [((_x(rng, dtype), p), {}, f"p={p}") for p in _P]
+
+
+@_register("dist", complex_=True)
+def _dists(rng, dtype):
+    """other broadcast against self; the difference kept from zero and ties by drawing it."""
+    out = []
+    for p in _P:
+        other = _x(rng, dtype, (4,))
+        out.append(((other + _x(rng, dtype), other, p), {}, f"p={p}"))
+    return out
+
+
+@_register("norm.ScalarOpt_dim", complex_=True)
+def _norms_dim(rng, dtype):
+    variants = [(None, [1], False), (1, [-1, 0], True), (np.inf, [0], False), (3, [1], True), (0.5, [0], False)]
+    return [((_x(rng, dtype), p, d, k), {}, f"p={p} dim={d} keepdim={k}") for p, d, k in variants]
+
+
+# The dtype overloads' formulas convert self to grad's (real) dtype: real inputs only.
+@_register("norm.ScalarOpt_dtype")
+def _norms_dtype(rng, dtype):
+    return [((_x(rng, dtype), p), {"dtype": np.dtype(dtype)}, f"p={p}") for p in (2, 1.5, np.inf)]
+
+
+@_register("norm.ScalarOpt_dim_dtype")
+def _norms_dim_dtype(rng, dtype):
+    return [((_x(rng, dtype), p, [1], k), {"dtype": np.dtype(dtype)}, f"p={p} keepdim={k}") for p, k in ((2, False), (3, True))]
+
+
+@_register("renorm")
+def _renorm(rng, dtype):
+    """maxnorm between the slices' norms (one scaled, one not), kept apart from each."""
+    out = []
+    for p, dim in ((2, 0), (1, 1), (3, -1)):
+        x = _x(rng, dtype)
+        d = dim % 2
+        norms = np.sort(np.sum(np.abs(x) ** p, axis=1 - d) ** (1 / p))
+        out.append(((x, p, dim, float(norms[0] + norms[1]) / 2), {}, f"p={p} dim={dim}"))
+    return out
+
+
+@_register("logsumexp")
+def _logsumexp(rng, dtype):
+    return [
+        ((_x(rng, dtype), [1], False), {}, "dim=1"),
+        ((_with(_x(rng, dtype), [-np.inf]), [-1, 0], True), {}, "-inf dims=-1,0 keepdim"),
+        ((_x(rng, dtype, ()), [0], False), {}, "0-d"),
+    ]
+
+
+@_register("max", "min", "median")
+def _extremes(rng, dtype):
+    return [((_x(rng, dtype),), {}, "3x4"), ((_x(rng, dtype, ()),), {}, "0-d")]
+
+
+@_register("nanmedian")
+def _nanmedian(rng, dtype):
+    return [((_with(_x(rng, dtype), [np.nan, np.nan]),), {}, "NaN"), ((_x(rng, dtype, (5,)),), {}, "5")]
+
+
+@_register("amax", "amin")
+def _amax(rng, dtype):
+    return [((_x(rng, dtype), [], False), {}, "all"), ((_x(rng, dtype), [1], True), {}, "dim=1 keepdim"), ((_x(rng, dtype), [-1, 0], False), {}, "dims=-1,0")]
+
+
+@_register("max.dim", "min.dim", "median.dim")
+def _selections(rng, dtype):
+    return [((_x(rng, dtype), 1, False), {}, "dim=1"), ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim"), ((_x(rng, dtype, ()), 0, False), {}, "0-d")]
+
+
+@_register("mode")
+def _mode(rng, dtype):
+    """Distinct values: the mode is each slice's smallest (repeated values are kinks)."""
+    return [((_x(rng, dtype), 1, False), {}, "dim=1"), ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim")]
+
+
+@_register("nanmedian.dim")
+def _nanmedian_dim(rng, dtype):
+    return [((_with(_x(rng, dtype), [np.nan]), 1, False), {}, "NaN dim=1"), ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim")]
+
+
+@_register("kthvalue")
+def _kthvalue(rng, dtype):
+    return [((_x(rng, dtype), 2, 1, False), {}, "k=2 dim=1"), ((_x(rng, dtype), 3, -2, True), {}, "k=3 dim=-2 keepdim")]
+
+
+@_register("topk")
+def _topk(rng, dtype):
+    return [((_x(rng, dtype), 2), {}, "k=2"), ((_x(rng, dtype), 2, 0, False), {}, "k=2 dim=0 smallest")]
+
+
+@_register("sort")
+def _sort(rng, dtype):
+    return [((_x(rng, dtype),), {}, "dim=-1"), ((_x(rng, dtype), 0, True), {}, "dim=0 descending"), ((_x(rng, dtype, ()),), {}, "0-d")]

@@ -1,0 +1,266 @@
+"""Forward implementations of ATen's convolutions, every backend's entry and its `*_backward` op.
+
+All backends compute the same mathematics: one general convolution (1d/2d/3d, stride,
+padding, dilation, groups, transposed with output_padding) and its backward on
+`lax.conv_general_dilated`. ATen layouts: input N C spatial..., weight O I/groups spatial...,
+a transposed convolution's weight I O/groups spatial.... The backward ops return None for an
+output their output_mask does not ask for, as ATen returns an undefined tensor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+from jax import lax
+
+from . import impl
+
+
+def _tuple(v, n: int) -> tuple:
+    """An int[] argument expanded to n spatial dims (ATen repeats a single value); a formula's
+    brace initializer `{{1, 1}}` arrives wrapped once more."""
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    if len(v) == 1 and isinstance(v[0], (tuple, list)):
+        v = tuple(v[0])
+    return v * n if len(v) == 1 else v
+
+
+def _dims(x) -> tuple:
+    n = x.ndim - 2
+    spatial = "DHW"[3 - n:] if n <= 3 else None
+    return (f"NC{spatial}", f"OI{spatial}", f"NC{spatial}")
+
+
+def _bias(out, bias):
+    return out if bias is None else out + jnp.reshape(bias, (1, -1) + (1,) * (out.ndim - 2))
+
+
+def _conv(x, w, stride, padding, dilation, groups):
+    n = x.ndim - 2
+    return lax.conv_general_dilated(
+        x, w, _tuple(stride, n), [(p, p) for p in _tuple(padding, n)], rhs_dilation=_tuple(dilation, n),
+        dimension_numbers=_dims(x), feature_group_count=groups, precision=lax.Precision.HIGHEST,
+    )
+
+
+def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
+    """The adjoint of `_conv` with weight w (I O/groups k...): a dilated-input convolution."""
+    n = x.ndim - 2
+    stride, padding, dilation, output_padding = (_tuple(v, n) for v in (stride, padding, dilation, output_padding))
+    cin, cout_g, *k = w.shape
+    w = jnp.reshape(w, (groups, cin // groups, cout_g, *k))
+    w = jnp.reshape(jnp.swapaxes(w, 1, 2), (groups * cout_g, cin // groups, *k))
+    w = jnp.flip(w, axis=tuple(range(2, 2 + n)))
+    pads = [(d * (kk - 1) - p, d * (kk - 1) - p + op) for kk, p, d, op in zip(k, padding, dilation, output_padding)]
+    return lax.conv_general_dilated(
+        x, w, (1,) * n, pads, lhs_dilation=stride, rhs_dilation=dilation,
+        dimension_numbers=_dims(x), feature_group_count=groups, precision=lax.Precision.HIGHEST,
+    )
+
+
+def _weight_grad(x, grad, wshape, stride, padding, dilation, groups):
+    """d<grad, conv(x, w)>/dw: every window of x (as im2col) against the grad at its output."""
+    n = x.ndim - 2
+    k = tuple(wshape[2:])
+    patches = lax.conv_general_dilated_patches(
+        x, k, _tuple(stride, n), [(p, p) for p in _tuple(padding, n)], rhs_dilation=_tuple(dilation, n),
+        dimension_numbers=_dims(x), precision=lax.Precision.HIGHEST,
+    )
+    patches = patches[(slice(None), slice(None)) + tuple(slice(0, s) for s in grad.shape[2:])]
+    b, cin = x.shape[:2]
+    patches = jnp.reshape(patches, (b, groups, cin // groups, -1, g_len := math.prod(grad.shape[2:])))
+    g = jnp.reshape(grad, (b, groups, grad.shape[1] // groups, g_len))
+    gw = jnp.einsum("bgikl,bgol->goik", patches, g, precision=lax.Precision.HIGHEST)
+    return jnp.reshape(gw, wshape)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """ATen's at::convolution on any backend."""
+    if transposed:
+        out = _conv_transpose(input, weight, stride, padding, dilation, output_padding, groups)
+    else:
+        out = _conv(input, weight, stride, padding, dilation, groups)
+    return _bias(out, bias)
+
+
+def convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask=(True, True, True)):
+    """(grad_input, grad_weight, grad_bias) of `convolution`, each None where the mask says no."""
+    n = input.ndim - 2
+    gi = gw = gb = None
+    if output_mask[0]:
+        if transposed:
+            gi = _conv(grad_output, weight, stride, padding, dilation, groups)
+        else:
+            # the output_padding that gives back input's size from grad_output's
+            s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))
+            extra = [i - ((o - 1) * ss - 2 * pp + dd * (kk - 1) + 1) for i, o, ss, pp, dd, kk in zip(input.shape[2:], grad_output.shape[2:], s, p, d, weight.shape[2:])]
+            gi = _conv_transpose(grad_output, weight, stride, padding, dilation, extra, groups)
+    if output_mask[1]:
+        if transposed:
+            gw = _weight_grad(grad_output, input, weight.shape, stride, padding, dilation, groups)
+        else:
+            gw = _weight_grad(input, grad_output, weight.shape, stride, padding, dilation, groups)
+    if len(output_mask) > 2 and output_mask[2]:
+        gb = jnp.sum(grad_output, axis=(0,) + tuple(range(2, grad_output.ndim)))
+    return gi, gw, gb
+
+
+# -- the backends' entries -------------------------------------------------------------------
+
+
+@impl("convolution_overrideable")
+def convolution_overrideable(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@impl("convolution_backward_overrideable")
+def convolution_backward_overrideable(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    return convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+@impl("slow_conv_transpose2d", "slow_conv_transpose3d")
+def slow_conv_transpose(self, weight, kernel_size, bias=None, stride=1, padding=0, output_padding=0, dilation=1):
+    return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+
+
+@impl("slow_conv_transpose2d_backward.output_mask", "slow_conv_transpose3d_backward.output_mask")
+def slow_conv_transpose_backward(grad_output, self, weight, kernel_size, stride, padding, output_padding, dilation, columns, ones, output_mask):
+    """`columns` and `ones` are the CPU kernel's scratch buffers: unused."""
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, True, output_padding, 1, output_mask)
+
+
+@impl("thnn_conv2d_forward", "slow_conv3d_forward")
+def slow_conv_forward(self, weight, kernel_size, bias, stride, padding):
+    """(output, finput, fgrad_input): the buffers were the CPU kernel's im2col scratch, here empty."""
+    empty = jnp.zeros((0,), self.dtype)
+    return convolution(self, weight, bias, stride, padding, 1, False, 0, 1), empty, empty
+
+
+@impl("thnn_conv2d_backward.output_mask", "slow_conv3d_backward.output_mask")
+def slow_conv_backward(grad_output, self, weight, kernel_size, stride, padding, finput, fgrad_input, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, 1, False, 0, 1, output_mask)
+
+
+@impl("thnn_conv_depthwise2d_forward")
+def thnn_conv_depthwise2d_forward(self, weight, kernel_size, bias, stride, padding, dilation):
+    """Depthwise: one group per input channel."""
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, self.shape[1])
+
+
+@impl("thnn_conv_depthwise2d_backward.output_mask")
+def thnn_conv_depthwise2d_backward(grad_output, self, weight, kernel_size, stride, padding, dilation, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, self.shape[1], tuple(output_mask) + (False,))[:2]
+
+
+@impl("slow_conv_dilated2d", "slow_conv_dilated3d")
+def slow_conv_dilated(self, weight, kernel_size, bias=None, stride=1, padding=0, dilation=1):
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, 1)
+
+
+@impl("slow_conv_dilated2d_backward", "slow_conv_dilated3d_backward")
+def slow_conv_dilated_backward(grad_output, self, weight, kernel_size, stride, padding, dilation, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, 1, output_mask)
+
+
+@impl("cudnn_convolution")
+def cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32):
+    return convolution(self, weight, None, stride, padding, dilation, False, 0, groups)
+
+
+@impl("cudnn_convolution_backward")
+def cudnn_convolution_backward(self, grad_output, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, groups, tuple(output_mask) + (False,))[:2]
+
+
+@impl("cudnn_convolution_transpose")
+def cudnn_convolution_transpose(self, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, allow_tf32):
+    return convolution(self, weight, None, stride, padding, dilation, True, output_padding, groups)
+
+
+@impl("cudnn_convolution_transpose_backward")
+def cudnn_convolution_transpose_backward(self, grad_output, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, allow_tf32, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, True, output_padding, groups, tuple(output_mask) + (False,))[:2]
+
+
+@impl("miopen_convolution", "miopen_depthwise_convolution")
+def miopen_convolution(self, weight, bias, padding, stride, dilation, groups, benchmark, deterministic):
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, groups)
+
+
+@impl("miopen_convolution_backward", "miopen_depthwise_convolution_backward")
+def miopen_convolution_backward(self, grad_output, weight, padding, stride, dilation, groups, benchmark, deterministic, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, groups, output_mask)
+
+
+@impl("miopen_convolution_transpose")
+def miopen_convolution_transpose(self, weight, bias, padding, output_padding, stride, dilation, groups, benchmark, deterministic):
+    return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, groups)
+
+
+@impl("miopen_convolution_transpose_backward")
+def miopen_convolution_transpose_backward(self, grad_output, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, True, output_padding, groups, output_mask)
+
+
+@impl("mkldnn_convolution")
+def mkldnn_convolution(self, weight, bias, padding, stride, dilation, groups):
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, groups)
+
+
+@impl("mkldnn_convolution_backward")
+def mkldnn_convolution_backward(self, grad_output, weight, padding, stride, dilation, groups, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, groups, output_mask)
+
+
+@impl("_nnpack_spatial_convolution")
+def _nnpack_spatial_convolution(input, weight, bias, padding, stride=1):
+    return convolution(input, weight, bias, stride, padding, 1, False, 0, 1)
+
+
+@impl("conv_tbc")
+def conv_tbc(self, weight, bias, pad=0):
+    """Time-batch-channel layout: self (T B Cin), weight (K Cin Cout), bias (Cout)."""
+    out = convolution(jnp.transpose(self, (1, 2, 0)), jnp.transpose(weight, (2, 1, 0)), bias, 1, pad, 1, False, 0, 1)
+    return jnp.transpose(out, (2, 0, 1))
+
+
+# -- im2col / col2im ----------------------------------------------------------------------------
+
+
+def _unfold_kernel(channels, kernel_size, dtype):
+    """The one-hot weight (C*kh*kw, 1, kh, kw) whose grouped convolution is im2col."""
+    kh, kw = kernel_size
+    eye = jnp.eye(kh * kw, dtype=dtype).reshape(kh * kw, 1, kh, kw)
+    return jnp.tile(eye, (channels, 1, 1, 1))
+
+
+@impl("im2col")
+def im2col(self, kernel_size, dilation, padding, stride):
+    """(N, C, H, W) -> (N, C*kh*kw, L): column c*kh*kw + i*kw + j holds tap (i, j) of channel c."""
+    c = self.shape[1]
+    cols = _conv(self, _unfold_kernel(c, kernel_size, self.dtype), stride, padding, dilation, c)
+    return jnp.reshape(cols, (cols.shape[0], cols.shape[1], -1))
+
+
+@impl("col2im")
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """The adjoint of im2col: every column entry added back into its pixel of (N, C, H, W)."""
+    kh, kw = kernel_size
+    c = self.shape[1] // (kh * kw)
+    s, p, d = (_tuple(v, 2) for v in (stride, padding, dilation))
+    blocks = [(o + 2 * pp - dd * (k - 1) - 1) // ss + 1 for o, pp, dd, k, ss in zip(output_size, p, d, kernel_size, s)]
+    cols = jnp.reshape(self, (self.shape[0], self.shape[1], *blocks))
+    extra = [o - ((b - 1) * ss - 2 * pp + dd * (k - 1) + 1) for o, b, ss, pp, dd, k in zip(output_size, blocks, s, p, d, kernel_size)]
+    w = _unfold_kernel(c, kernel_size, self.dtype)  # (C*K, 1, kh, kw) as a transposed weight: I=C*K, O/groups=1
+    return _conv_transpose(cols, w, s, p, d, extra, c)
+
+
+@impl("im2col_backward")
+def im2col_backward(grad_output, input_size, kernel_size, dilation, padding, stride):
+    return col2im(grad_output, input_size, kernel_size, dilation, padding, stride)
+
+
+@impl("col2im_backward")
+def col2im_backward(grad_output, kernel_size, dilation, padding, stride):
+    return im2col(grad_output, kernel_size, dilation, padding, stride)

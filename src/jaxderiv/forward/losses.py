@@ -1,0 +1,222 @@
+"""Forward implementations of ATen's loss functions and of their `*_backward` ops.
+
+`reduction` is ATen's int: 0 none, 1 mean, 2 sum. The `*_backward` ops are ATen ops in their
+own right: the losses' formulas call them, and their own spec entries differentiate them.
+Class-index targets (nll, margins) are integer arrays and never differentiable.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import impl
+
+NONE, MEAN, SUM = 0, 1, 2
+BCE_EPSILON = 1e-12  # ATen clamps (1 - x) * x from below in binary_cross_entropy_backward
+
+
+def reduce(loss, reduction: int):
+    """ATen's apply_loss_reduction."""
+    if reduction == MEAN:
+        return jnp.mean(loss)
+    if reduction == SUM:
+        return jnp.sum(loss)
+    return loss
+
+
+def norm(reduction: int, x, scale=1.0):
+    """The factor a pointwise loss gradient is scaled by: `scale / numel` for mean."""
+    return scale / max(jnp.size(x), 1) if reduction == MEAN else scale
+
+
+# -- pointwise regression losses -----------------------------------------------------------------
+
+
+@impl("mse_loss")
+def mse_loss(self, target, reduction=MEAN):
+    return reduce(jnp.square(self - target), reduction)
+
+
+@impl("mse_loss_backward")
+def mse_loss_backward(grad_output, self, target, reduction):
+    return norm(reduction, self, 2.0) * (self - target) * grad_output
+
+
+@impl("l1_loss")
+def l1_loss(self, target, reduction=MEAN):
+    return reduce(jnp.abs(self - target), reduction)
+
+
+@impl("l1_loss_backward")
+def l1_loss_backward(grad_output, self, target, reduction):
+    """sign(self - target): the subgradient at a tie is 0."""
+    return jnp.sign(self - target) * (norm(reduction, self) * grad_output)
+
+
+@impl("smooth_l1_loss")
+def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
+    """Quadratic below beta, linear above; beta == 0 is the l1 loss."""
+    z = jnp.abs(self - target)
+    if beta == 0:
+        return reduce(z, reduction)
+    return reduce(jnp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
+
+
+@impl("smooth_l1_loss_backward")
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    x = self - target
+    g = norm(reduction, self) * grad_output
+    if beta == 0:
+        return jnp.sign(x) * g
+    return jnp.where(x < -beta, -g, jnp.where(x > beta, g, x * g / beta))
+
+
+@impl("soft_margin_loss")
+def soft_margin_loss(self, target, reduction=MEAN):
+    """log(1 + exp(-target * self))."""
+    return reduce(jnp.logaddexp(0.0, -target * self), reduction)
+
+
+@impl("soft_margin_loss_backward")
+def soft_margin_loss_backward(grad_output, self, target, reduction):
+    z = jnp.exp(-target * self)
+    return -norm(reduction, self) * target * z / (1 + z) * grad_output
+
+
+# -- divergences and cross entropies ------------------------------------------------------------
+
+
+@impl("kl_div")
+def kl_div(self, target, reduction=MEAN, log_target=False):
+    """target * (log target - self), with 0 * log 0 = 0 (ATen's xlogy)."""
+    if log_target:
+        loss = jnp.exp(target) * (target - self)
+    else:
+        loss = jax.scipy.special.xlogy(target, target) - target * self
+    return reduce(loss, reduction)
+
+
+@impl("kl_div_backward")
+def kl_div_backward(grad_output, self, target, reduction=MEAN, log_target=False):
+    """-target (or -exp(target)) times the gradient; ATen 2.x dropped this op but 1.7's spec has it."""
+    t = jnp.exp(target) if log_target else target
+    return -norm(reduction, self) * jnp.broadcast_to(t, jnp.broadcast_shapes(jnp.shape(self), jnp.shape(target))) * grad_output
+
+
+@impl("binary_cross_entropy")
+def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as ATen does."""
+    loss = -(target * jnp.maximum(jnp.log(self), -100.0) + (1 - target) * jnp.maximum(jnp.log1p(-self), -100.0))
+    if weight is not None:
+        loss = loss * weight
+    return reduce(loss, reduction)
+
+
+@impl("binary_cross_entropy_backward")
+def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=MEAN):
+    g = norm(reduction, self) * grad_output * (self - target) / jnp.maximum((1 - self) * self, BCE_EPSILON)
+    return g if weight is None else g * weight
+
+
+@impl("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
+    """(1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), computed without overflow."""
+    softplus_neg = jnp.logaddexp(0.0, -self)
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * self + log_weight * softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return reduce(loss, reduction)
+
+
+# -- classification losses over class indices --------------------------------------------------
+
+
+def _class_last(self, target):
+    """(N, C, d...) with target (N, d...) as (M, C) and (M,); (C,) with a 0-d target as (1, C)."""
+    if self.ndim == 1:
+        return self[None], jnp.reshape(target, (1,))
+    moved = jnp.moveaxis(self, 1, -1)
+    return jnp.reshape(moved, (-1, self.shape[1])), jnp.reshape(target, (-1,))
+
+
+def _nll_weights(target, weight, ignore_index, n_classes, dtype):
+    """Each sample's weight: weight[target], zero where target is ignore_index."""
+    w = jnp.ones((n_classes,), dtype) if weight is None else jnp.asarray(weight, dtype)
+    keep = target != ignore_index
+    return jnp.where(keep, w[jnp.where(keep, target, 0)], 0)
+
+
+@impl("nll_loss_forward", "nll_loss2d_forward")
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """(loss, total_weight): -weight[t] * self[t] per sample; mean divides by the weights' sum."""
+    x, t = _class_last(self, target)
+    w = _nll_weights(t, weight, ignore_index, x.shape[1], self.dtype)
+    picked = -w * jnp.take_along_axis(x, jnp.where(t != ignore_index, t, 0)[:, None], axis=1)[:, 0]
+    total = jnp.sum(w)
+    if reduction == NONE and self.ndim > 1:
+        return jnp.reshape(picked, jnp.shape(target)), jnp.zeros((), self.dtype)
+    if reduction == NONE:
+        return picked[0], jnp.zeros((), self.dtype)
+    loss = jnp.sum(picked)
+    return (loss / total if reduction == MEAN else loss), total
+
+
+@impl("nll_loss_backward", "nll_loss2d_backward")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """-weight[t] * grad at each sample's target class, zero elsewhere."""
+    x, t = _class_last(self, target)
+    w = _nll_weights(t, weight, ignore_index, x.shape[1], self.dtype)
+    if reduction == NONE:
+        g = jnp.reshape(grad_output, (-1,))
+    else:
+        g = grad_output / total_weight if reduction == MEAN else grad_output
+    onehot = jax.nn.one_hot(jnp.where(t != ignore_index, t, 0), x.shape[1], dtype=self.dtype)
+    grad = -(w * g)[:, None] * onehot
+    if self.ndim == 1:
+        return grad[0]
+    moved = jnp.reshape(grad, jnp.moveaxis(self, 1, -1).shape)
+    return jnp.moveaxis(moved, -1, 1)
+
+
+def _as_matrix(self):
+    return self[None] if self.ndim <= 1 else self
+
+
+@impl("multi_margin_loss")
+def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=MEAN):
+    """sum over j != y of weight[y] * max(0, margin - x[y] + x[j])^p, divided by C."""
+    x = _as_matrix(self)
+    y = jnp.reshape(target, (-1,))
+    xy = jnp.take_along_axis(x, y[:, None], axis=1)
+    z = jnp.maximum(margin - xy + x, 0)
+    z = z if p == 1 else z * z
+    if weight is not None:
+        z = z * jnp.asarray(weight, x.dtype)[y][:, None]
+    others = jnp.arange(x.shape[1])[None, :] != y[:, None]
+    loss = jnp.sum(jnp.where(others, z, 0), axis=1) / x.shape[1]
+    if self.ndim <= 1 and reduction == NONE:
+        return jnp.reshape(loss, jnp.shape(target))
+    return reduce(loss, reduction)
+
+
+def multilabel_is_target(x, target):
+    """is_target[i, c] = 1 where class c is among row i's targets (those before the first -1)."""
+    valid = jnp.cumprod(target >= 0, axis=1).astype(bool)
+    hits = (target[:, :, None] == jnp.arange(x.shape[1])[None, None, :]) & valid[:, :, None]
+    return jnp.any(hits, axis=1).astype(x.dtype), valid
+
+
+@impl("multilabel_margin_loss_forward")
+def multilabel_margin_loss_forward(self, target, reduction):
+    """sum over target j and non-target k of max(0, 1 - (x[j] - x[k])), divided by C."""
+    x, t = _as_matrix(self), _as_matrix(target)
+    is_target, valid = multilabel_is_target(x, t)
+    xj = jnp.take_along_axis(x, jnp.maximum(t, 0), axis=1)  # (N, C): target scores, by slot
+    hinge = jnp.maximum(1 - (xj[:, :, None] - x[:, None, :]), 0)  # (N, slot, k)
+    keep = valid[:, :, None] & (is_target[:, None, :] == 0)
+    loss = jnp.sum(jnp.where(keep, hinge, 0), axis=(1, 2)) / x.shape[1]
+    if self.ndim <= 1:
+        return (loss[0] if reduction == NONE else reduce(loss, reduction)), jnp.reshape(is_target, jnp.shape(self))
+    return reduce(loss, reduction), is_target

@@ -1,0 +1,195 @@
+"""Forward implementations of ATen's softmax, glu, dropout and embedding ops (and their backward ops).
+
+Randomness (`_fused_dropout`'s Generator) comes from an explicit `jax.random` key: the same
+key draws the same mask. Index arguments (embedding indices, bag offsets) are integer arrays.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import impl
+
+
+def _axis(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _float(x):
+    """Softmax of an integer tensor is not defined in ATen; of a 0-d tensor it is over one element."""
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise TypeError(f"softmax is not implemented for {x.dtype} tensors")
+    return x
+
+
+# -- softmax ---------------------------------------------------------------------------------
+
+
+@impl("_softmax")
+def _softmax(self, dim, half_to_float):
+    x = _float(self)
+    if x.ndim == 0:
+        return jnp.ones_like(x)
+    return jax.nn.softmax(x, axis=_axis(dim, x.ndim))
+
+
+@impl("_log_softmax")
+def _log_softmax(self, dim, half_to_float):
+    x = _float(self)
+    if x.ndim == 0:
+        return jnp.zeros_like(x)
+    return jax.nn.log_softmax(x, axis=_axis(dim, x.ndim))
+
+
+@impl("_softmax_backward_data")
+def _softmax_backward_data(grad_output, output, dim, self):
+    """output * (grad - sum(grad * output)); `self` gives only the dtype (ATen 1.7's signature)."""
+    if jnp.ndim(output) == 0:
+        return jnp.zeros_like(grad_output * output)
+    d = _axis(dim, jnp.ndim(output))
+    return output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))
+
+
+@impl("_log_softmax_backward_data")
+def _log_softmax_backward_data(grad_output, output, dim, self):
+    """grad - exp(output) * sum(grad); `self` gives only the dtype (ATen 1.7's signature)."""
+    if jnp.ndim(output) == 0:
+        return jnp.zeros_like(grad_output * output)
+    d = _axis(dim, jnp.ndim(output))
+    return grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)
+
+
+# -- glu ----------------------------------------------------------------------------------------
+
+
+def glu_halves(x, dim):
+    d = _axis(dim, x.ndim)
+    if x.shape[d] % 2:
+        raise ValueError(f"Halving dimension must be even, but dimension {d} is size {x.shape[d]}")
+    a, b = jnp.split(x, 2, axis=d)
+    return a, b, d
+
+
+@impl("glu")
+def glu(self, dim=-1):
+    """a * sigmoid(b), a and b the halves of self along dim."""
+    a, b, _ = glu_halves(self, dim)
+    return a * jax.nn.sigmoid(b)
+
+
+@impl("glu_backward")
+def glu_backward(grad_output, self, dim):
+    a, b, d = glu_halves(self, dim)
+    s = jax.nn.sigmoid(b)
+    return jnp.concatenate([grad_output * s, grad_output * a * s * (1 - s)], axis=d)
+
+
+# -- dropout --------------------------------------------------------------------------------------
+
+
+@impl("_fused_dropout")
+def _fused_dropout(self, p, generator=None):
+    """(self * mask / p, mask): `p` is the probability of keeping an element; `generator` a jax.random key."""
+    if generator is None:
+        raise ValueError("_fused_dropout needs an explicit jax.random key as its generator argument")
+    mask = jax.random.bernoulli(generator, p, jnp.shape(self))
+    return self * mask.astype(self.dtype) * (1.0 / p), mask
+
+
+# -- embedding ----------------------------------------------------------------------------------
+
+
+@impl("embedding")
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight: an output of shape indices.shape + (embedding_dim,)."""
+    return jnp.take(weight, indices, axis=0)
+
+
+@impl("embedding_dense_backward")
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Scatter-add each index's gradient row; none to padding_idx; divided by the index's count."""
+    idx = jnp.reshape(indices, (-1,))
+    g = jnp.reshape(grad_output, (idx.shape[0], -1))
+    if scale_grad_by_freq:
+        counts = jnp.zeros((num_weights,), g.dtype).at[idx].add(1)
+        g = g / counts[idx][:, None]
+    if padding_idx >= 0:
+        g = jnp.where((idx == padding_idx)[:, None], 0, g)
+    return jnp.zeros((num_weights, g.shape[1]), g.dtype).at[idx].add(g)
+
+
+@impl("embedding_renorm_")
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """Rows named by indices whose norm exceeds max_norm are scaled to max_norm (returned, not mutated)."""
+    named = jnp.zeros((self.shape[0],), bool).at[jnp.reshape(indices, (-1,))].set(True)
+    norms = jnp.sum(jnp.abs(self) ** norm_type, axis=1) ** (1.0 / norm_type)
+    scale = jnp.where(named & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
+    return self * scale[:, None].astype(self.dtype)
+
+
+MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
+
+
+def bag_of(indices, offsets, include_last_offset):
+    """(offset2bag, number of bags): which bag each index falls in."""
+    n_bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    starts = offsets[:n_bags]
+    positions = jnp.arange(indices.shape[0])
+    offset2bag = jnp.sum(positions[:, None] >= starts[None, :], axis=1) - 1
+    if include_last_offset:
+        offset2bag = jnp.where(positions >= offsets[-1], n_bags, offset2bag)  # past the end: no bag
+    return offset2bag, n_bags
+
+
+@impl("_embedding_bag")
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False):
+    """(output, offset2bag, bag_size, max_indices): per bag, the sum / mean / max of its rows.
+
+    Empty bags give zero rows; per_sample_weights (sum mode only) scale each row first.
+    """
+    offset2bag, n_bags = bag_of(indices, offsets, include_last_offset)
+    rows = jnp.take(weight, indices, axis=0)
+    if per_sample_weights is not None:
+        if mode != MODE_SUM:
+            raise ValueError("embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum'")
+        rows = rows * per_sample_weights[:, None]
+    bag_size = jnp.zeros((n_bags,), jnp.int64).at[offset2bag].add(1, mode="drop")
+    dim = weight.shape[1]
+    if mode == MODE_MAX:
+        out = jnp.full((n_bags, dim), -jnp.inf, weight.dtype).at[offset2bag].max(rows, mode="drop")
+        out = jnp.where(bag_size[:, None] > 0, out, 0)
+        hit = (rows == out[jnp.clip(offset2bag, 0, n_bags - 1)]) & (offset2bag < n_bags)[:, None]
+        first = jnp.where(hit, jnp.arange(indices.shape[0])[:, None], indices.shape[0])
+        pos = jnp.full((n_bags, dim), indices.shape[0], jnp.int64).at[offset2bag].min(first, mode="drop")
+        max_indices = jnp.where(bag_size[:, None] > 0, jnp.take(indices, jnp.minimum(pos, indices.shape[0] - 1)), -1)
+        return out, offset2bag, bag_size, max_indices.astype(indices.dtype)
+    out = jnp.zeros((n_bags, dim), weight.dtype).at[offset2bag].add(rows, mode="drop")
+    if mode == MODE_MEAN:
+        out = out / jnp.maximum(bag_size, 1)[:, None].astype(weight.dtype)
+    return out, offset2bag, bag_size, jnp.zeros((n_bags,), indices.dtype) if mode == MODE_MEAN else jnp.zeros((0,), indices.dtype)
+
+
+@impl("_embedding_bag_dense_backward")
+def _embedding_bag_dense_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights):
+    """Each index's bag gradient (over bag_size for mean, times its weight) added to its row;
+    for max, each bag's gradient goes to the row that was the maximum."""
+    dim = grad.shape[1]
+    if mode == MODE_MAX:
+        valid = (bag_size > 0)[:, None]
+        cols = jnp.broadcast_to(jnp.arange(dim), maximum_indices.shape)
+        return jnp.zeros((num_weights, dim), grad.dtype).at[jnp.where(valid, maximum_indices, num_weights), cols].add(grad, mode="drop")
+    n_bags = grad.shape[0]
+    inside = offset2bag < n_bags
+    g = jnp.take(grad, jnp.clip(offset2bag, 0, n_bags - 1), axis=0) * inside[:, None]
+    if mode == MODE_MEAN:
+        g = g / jnp.maximum(jnp.take(bag_size, jnp.clip(offset2bag, 0, n_bags - 1)), 1)[:, None].astype(grad.dtype)
+    if per_sample_weights is not None:
+        g = g * per_sample_weights[:, None]
+    if scale_grad_by_freq:
+        counts = jnp.zeros((num_weights,), grad.dtype).at[indices].add(1)
+        g = g / counts[indices][:, None]
+    return jnp.zeros((num_weights, dim), grad.dtype).at[indices].add(g)

@@ -1,0 +1,150 @@
+"""Forward implementations of ATen's batch, layer, group and weight normalization ops.
+
+Batch norm normalizes over every dimension but 1 (channels). JAX arrays are immutable, so
+training mode does not update running_mean / running_var in place; it returns what ATen
+returns. cudnn_* and miopen_* are the same math as native batch norm, in ATen's signatures.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from . import impl
+
+
+def channel_shape(x):
+    """Shape that broadcasts a per-channel vector against x (channels at dim 1)."""
+    return (1, -1) + (1,) * (x.ndim - 2) if x.ndim > 1 else (-1,)
+
+
+def reduced_axes(x):
+    return tuple(i for i in range(x.ndim) if i != 1)
+
+
+def per_channel(v, x):
+    return jnp.reshape(v, channel_shape(x))
+
+
+def batch_stats(input, running_mean, running_var, training, eps):
+    """(mean, invstd) per channel: of the batch (biased variance) in training, else of the running stats."""
+    if training:
+        axes = reduced_axes(input)
+        mean = jnp.mean(input, axis=axes)
+        var = jnp.mean(jnp.square(input - per_channel(mean, input)), axis=axes)
+    else:
+        mean, var = running_mean, running_var
+    return mean, 1 / jnp.sqrt(var + eps)
+
+
+def _affine(xhat, weight, bias, x):
+    out = xhat if weight is None else xhat * per_channel(weight, x)
+    return out if bias is None else out + per_channel(bias, x)
+
+
+@impl("native_batch_norm")
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd); in eval mode the saved statistics are empty, as on ATen's CPU."""
+    mean, invstd = batch_stats(input, running_mean, running_var, training, eps)
+    out = _affine((input - per_channel(mean, input)) * per_channel(invstd, input), weight, bias, input)
+    if not training:
+        empty = jnp.zeros((0,), input.dtype)
+        return out, empty, empty
+    return out, mean, invstd
+
+
+@impl("native_batch_norm_backward")
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias), all three computed whatever output_mask asks
+    (JAX has no undefined tensor); training mode uses the saved statistics."""
+    if train:
+        mean, invstd = save_mean, save_invstd
+    else:
+        mean, invstd = running_mean, 1 / jnp.sqrt(running_var + eps)
+    axes = reduced_axes(input)
+    m = input.size // max(input.shape[1] if input.ndim > 1 else input.shape[0], 1)
+    xhat = (input - per_channel(mean, input)) * per_channel(invstd, input)
+    grad_bias = jnp.sum(grad_out, axis=axes)
+    grad_weight = jnp.sum(grad_out * xhat, axis=axes)
+    scale = per_channel(invstd if weight is None else invstd * weight, input)
+    if train:
+        grad_input = scale * (grad_out - per_channel(grad_bias / m, input) - xhat * per_channel(grad_weight / m, input))
+    else:
+        grad_input = scale * grad_out
+    return grad_input, grad_weight, grad_bias
+
+
+@impl("cudnn_batch_norm")
+def cudnn_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon):
+    """(output, save_mean, save_invstd, reserve): reserve is cudnn's workspace, an empty byte tensor here."""
+    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon)
+    return out, mean, invstd, jnp.zeros((0,), jnp.uint8)
+
+
+@impl("miopen_batch_norm")
+def miopen_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon):
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon)
+
+
+@impl("cudnn_batch_norm_backward")
+def cudnn_batch_norm_backward(input, grad_output, weight, running_mean, running_var, save_mean, save_var, epsilon, reserveSpace):
+    """Training-mode backward; `save_var` holds the inverse standard deviation, as cudnn saves it."""
+    return native_batch_norm_backward(grad_output, input, weight, running_mean, running_var, save_mean, save_var, True, epsilon, (True, True, True))
+
+
+@impl("miopen_batch_norm_backward")
+def miopen_batch_norm_backward(input, grad_output, weight, running_mean, running_var, save_mean, save_var, epsilon):
+    return native_batch_norm_backward(grad_output, input, weight, running_mean, running_var, save_mean, save_var, True, epsilon, (True, True, True))
+
+
+# -- layer and group norm -----------------------------------------------------------------------
+
+
+def _stats(x, eps):
+    """Mean and 1/sqrt(biased variance + eps) over the last axis."""
+    mean = jnp.mean(x, axis=-1)
+    var = jnp.mean(jnp.square(x - mean[..., None]), axis=-1)
+    return mean, 1 / jnp.sqrt(var + eps)
+
+
+@impl("native_layer_norm")
+def native_layer_norm(input, weight, bias, M, N, eps):
+    """(output, mean, rstd): input seen as (M, N), normalized over N; mean and rstd have shape (M,)."""
+    x = jnp.reshape(input, (M, N))
+    mean, rstd = _stats(x, eps)
+    y = (x - mean[:, None]) * rstd[:, None]
+    if weight is not None:
+        y = y * jnp.reshape(weight, (N,))
+    if bias is not None:
+        y = y + jnp.reshape(bias, (N,))
+    return jnp.reshape(y, input.shape), mean, rstd
+
+
+@impl("native_group_norm")
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd): input seen as (N, C, HxW), channels split into `group` groups; mean and rstd are (N, group)."""
+    x = jnp.reshape(input, (N, group, -1))
+    mean, rstd = _stats(x, eps)
+    y = jnp.reshape((x - mean[..., None]) * rstd[..., None], (N, C, HxW))
+    if weight is not None:
+        y = y * weight[None, :, None]
+    if bias is not None:
+        y = y + bias[None, :, None]
+    return jnp.reshape(y, input.shape), mean, rstd
+
+
+# -- weight norm ------------------------------------------------------------------------------
+
+
+def norm_except_dim(v, dim):
+    """The 2-norm of v over every dimension but `dim` (all of them for dim -1), keeping dims."""
+    if dim == -1:
+        return jnp.sqrt(jnp.sum(jnp.square(v)))
+    axes = tuple(i for i in range(v.ndim) if i != dim % v.ndim)
+    return jnp.sqrt(jnp.sum(jnp.square(v), axis=axes, keepdims=True))
+
+
+@impl("_weight_norm_cuda_interface")
+def _weight_norm_cuda_interface(v, g, dim=0):
+    """(v * g / ||v||, ||v||): the norm over every dimension but `dim`, in g's shape."""
+    n = norm_except_dim(v, dim)
+    return v * (g / n), jnp.reshape(n, jnp.shape(g))

@@ -1,0 +1,352 @@
+"""Forward implementations of ATen's pooling ops (avg, max, adaptive, fractional, unpool) and their `*_backward` ops.
+
+Every pooling here reads windows of the input by index: per spatial dim, each output
+position o reads input positions idx[o, k] (valid where `valid[o, k]`). Gathering those
+windows gives the forwards; adding values back at the same indices gives the backwards,
+linear and exactly ATen's arithmetic. Max pooling returns ATen's indices: flat positions
+within each (N, C) plane, the first maximum of a window in scan order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+
+from . import impl
+from .conv import _tuple
+
+
+def _output_size(size, k, s, p, d, ceil_mode):
+    """ATen's pooling_output_shape: a last window must start inside the input or left padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _strided(size, k, s, p, d, ceil_mode):
+    """(idx, valid) of max/avg pooling along one dim: window o starts at o*s - p."""
+    o = jnp.arange(_output_size(size, k, s, p, d, ceil_mode))[:, None]
+    idx = o * s - p + jnp.arange(k)[None, :] * d
+    return idx, (idx >= 0) & (idx < size)
+
+
+def _adaptive(size, out):
+    """(idx, valid) of adaptive pooling: window o is [floor(o*I/O), ceil((o+1)*I/O))."""
+    o = jnp.arange(out)
+    start = (o * size) // out
+    end = -((-(o + 1) * size) // out)
+    k = max(-(-(i + 1) * size // out) - (i * size) // out for i in range(out))
+    idx = start[:, None] + jnp.arange(k)[None, :]
+    return idx, idx < end[:, None]
+
+
+def _flat(windows, spatial):
+    """Broadcast per-dim windows to one flat index and mask of shape (..., O_1..O_n, K_1..K_n)."""
+    n = len(windows)
+    flat, valid, step = 0, True, 1
+    for d in reversed(range(n)):
+        idx, ok = windows[d]
+        lead = idx.ndim - 2  # a fractional window has its own (N, C) batch dims first
+        shape = idx.shape[:lead] + tuple(idx.shape[lead] if a == d else idx.shape[lead + 1] if a == n + d else 1 for a in range(2 * n))
+        flat = flat + jnp.reshape(jnp.clip(idx, 0, spatial[d] - 1), shape) * step
+        valid = valid & jnp.reshape(ok, shape)
+        step *= spatial[d]
+    return flat, valid
+
+
+def _gather(x, windows, fill):
+    """Windows of x (N, C, S...) -> (N, C, O..., K...), `fill` where a window leaves the input."""
+    n = len(windows)
+    flat, valid = _flat(windows, x.shape[2:])
+    lead = x.shape[:2]
+    flat = jnp.broadcast_to(flat, lead + flat.shape[-2 * n:]) if flat.ndim == 2 * n else jnp.broadcast_to(flat, lead + flat.shape[2:])
+    planes = jnp.reshape(x, lead + (-1,))
+    vals = jnp.take_along_axis(planes, jnp.reshape(flat, lead + (-1,)), axis=2)
+    vals = jnp.reshape(vals, flat.shape)
+    return jnp.where(valid, vals, jnp.asarray(fill, x.dtype)), flat
+
+
+def _scatter(values, flat, shape):
+    """Add values (N, C, ...) into a zero (N, C, S...) at their flat in-plane positions."""
+    n, c = shape[:2]
+    plane = math.prod(shape[2:])
+    flat = jnp.broadcast_to(flat, values.shape)
+    offset = jnp.reshape(jnp.arange(n * c) * plane, (n, c) + (1,) * (values.ndim - 2))
+    out = jnp.zeros(n * c * plane, values.dtype).at[jnp.ravel(flat + offset)].add(jnp.ravel(values))
+    return jnp.reshape(out, shape)
+
+
+def _max(x, windows):
+    """(values, indices) of the max over each window; the first maximum wins, NaN over numbers."""
+    n = len(windows)
+    vals, flat = _gather(x, windows, -jnp.inf)
+    out_shape = vals.shape[: vals.ndim - n]
+    vals = jnp.reshape(vals, out_shape + (-1,))
+    flat = jnp.reshape(flat, out_shape + (-1,))
+    arg = jnp.argmax(jnp.where(jnp.isnan(vals), jnp.inf, vals), axis=-1)[..., None]
+    return jnp.take_along_axis(vals, arg, -1)[..., 0], jnp.take_along_axis(flat, arg, -1)[..., 0].astype(jnp.int64)
+
+
+def _at_indices(grad, indices, shape):
+    """Max pooling's backward: each output's grad added at its input index (ties accumulate)."""
+    return _scatter(grad, indices, shape)
+
+
+# -- average pooling ----------------------------------------------------------------------------
+
+
+def _avg_windows(self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    k, p = _tuple(kernel_size, n), _tuple(padding, n)
+    s = _tuple(stride, n) if stride not in ((), [], None) else k
+    sizes = self.shape[-n:]
+    windows = [_strided(sizes[d], k[d], s[d], p[d], 1, ceil_mode) for d in range(n)]
+    if divisor_override:
+        return windows, divisor_override
+    divisor = 1
+    for d in range(n):  # windows clipped to the padded input, or to the input itself
+        o = jnp.arange(windows[d][0].shape[0]) * s[d] - p[d]
+        if count_include_pad:
+            count = jnp.minimum(o + k[d], sizes[d] + p[d]) - o
+        else:
+            count = jnp.minimum(o + k[d], sizes[d]) - jnp.maximum(o, 0)
+        divisor = divisor * jnp.reshape(count, (-1,) + (1,) * (n - 1 - d))
+    return windows, divisor
+
+
+def avg_pool(self, n, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    x = self if self.ndim == n + 2 else self[None]
+    windows, divisor = _avg_windows(x, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    vals, _ = _gather(x, windows, 0)
+    out = jnp.sum(vals, axis=tuple(range(vals.ndim - n, vals.ndim))) / divisor
+    return out if self.ndim == n + 2 else out[0]
+
+
+def avg_pool_backward(grad_output, self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """The adjoint of avg_pool: grad / divisor added into every position of its window."""
+    squeeze = self.ndim == n + 1
+    x, g = (self[None], grad_output[None]) if squeeze else (self, grad_output)
+    windows, divisor = _avg_windows(x, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    flat, valid = _flat(windows, x.shape[2:])
+    share = (g / divisor).reshape(g.shape + (1,) * n)
+    out = _scatter(jnp.where(valid, share, 0), flat, x.shape)
+    return out[0] if squeeze else out
+
+
+@impl("avg_pool2d")
+def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    return avg_pool(self, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@impl("avg_pool3d")
+def avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    return avg_pool(self, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@impl("avg_pool2d_backward")
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return avg_pool_backward(grad_output, self, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@impl("avg_pool3d_backward")
+def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return avg_pool_backward(grad_output, self, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+# -- adaptive pooling ---------------------------------------------------------------------------
+
+
+def _batch(self, n):
+    return (self, False) if self.ndim == n + 2 else (self[None], True)
+
+
+def adaptive_avg_pool(self, n, output_size):
+    x, squeeze = _batch(self, n)
+    windows = [_adaptive(x.shape[2 + d], _tuple(output_size, n)[d]) for d in range(n)]
+    vals, _ = _gather(x, windows, 0)
+    count = 1
+    for d, (_, ok) in enumerate(windows):
+        count = count * jnp.reshape(jnp.sum(ok, axis=1), (-1,) + (1,) * (n - 1 - d))
+    out = jnp.sum(vals, axis=tuple(range(vals.ndim - n, vals.ndim))) / count
+    return out[0] if squeeze else out
+
+
+def adaptive_avg_pool_backward(grad_output, self, n):
+    x, squeeze = _batch(self, n)
+    g = grad_output[None] if squeeze else grad_output
+    windows = [_adaptive(x.shape[2 + d], g.shape[2 + d]) for d in range(n)]
+    flat, valid = _flat(windows, x.shape[2:])
+    count = 1
+    for d, (_, ok) in enumerate(windows):
+        count = count * jnp.reshape(jnp.sum(ok, axis=1), (-1,) + (1,) * (n - 1 - d))
+    share = (g / count).reshape(g.shape + (1,) * n)
+    out = _scatter(jnp.where(valid, share, 0), flat, x.shape)
+    return out[0] if squeeze else out
+
+
+@impl("_adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(self, output_size):
+    return adaptive_avg_pool(self, 2, output_size)
+
+
+@impl("adaptive_avg_pool3d")
+def adaptive_avg_pool3d(self, output_size):
+    return adaptive_avg_pool(self, 3, output_size)
+
+
+@impl("_adaptive_avg_pool2d_backward")
+def _adaptive_avg_pool2d_backward(grad_output, self):
+    return adaptive_avg_pool_backward(grad_output, self, 2)
+
+
+@impl("adaptive_avg_pool3d_backward")
+def adaptive_avg_pool3d_backward(grad_output, self):
+    return adaptive_avg_pool_backward(grad_output, self, 3)
+
+
+def _pool_max(self, n, windows_of):
+    x, squeeze = _batch(self, n)
+    values, indices = _max(x, windows_of(x))
+    return (values[0], indices[0]) if squeeze else (values, indices)
+
+
+def _max_backward(grad_output, self, indices, n):
+    x, squeeze = _batch(self, n)
+    g, i = (grad_output[None], indices[None]) if squeeze else (grad_output, indices)
+    out = _at_indices(g, i, x.shape)
+    return out[0] if squeeze else out
+
+
+@impl("adaptive_max_pool2d", "adaptive_max_pool3d")
+def adaptive_max_pool(self, output_size):
+    n = len(output_size)
+    return _pool_max(self, n, lambda x: [_adaptive(x.shape[2 + d], output_size[d]) for d in range(n)])
+
+
+@impl("adaptive_max_pool2d_backward")
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    return _max_backward(grad_output, self, indices, 2)
+
+
+@impl("adaptive_max_pool3d_backward")
+def adaptive_max_pool3d_backward(grad_output, self, indices):
+    return _max_backward(grad_output, self, indices, 3)
+
+
+# -- max pooling with indices -------------------------------------------------------------------
+
+
+def max_pool(self, n, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    k, p, d = _tuple(kernel_size, n), _tuple(padding, n), _tuple(dilation, n)
+    s = _tuple(stride, n) if stride not in ((), [], None) else k
+    return _pool_max(self, n, lambda x: [_strided(x.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)])
+
+
+@impl("max_pool2d_with_indices")
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return max_pool(self, 2, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@impl("max_pool3d_with_indices")
+def max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return max_pool(self, 3, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@impl("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _max_backward(grad_output, self, indices, 2)
+
+
+@impl("max_pool3d_with_indices_backward")
+def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _max_backward(grad_output, self, indices, 3)
+
+
+# -- fractional max pooling ---------------------------------------------------------------------
+
+
+def _fractional(sample, size, out, k):
+    """ATen's generate_intervals: window starts from one uniform sample per (N, C) plane."""
+    alpha = (size - k) / (out - 1) if out > 1 else 0.0
+    i = jnp.arange(out)
+    start = jnp.floor((i + sample[..., None]) * alpha).astype(jnp.int64) - jnp.floor(sample[..., None] * alpha).astype(jnp.int64)
+    start = jnp.where(i == out - 1, size - k, start)
+    idx = start[..., None] + jnp.arange(k)
+    return idx, jnp.ones(idx.shape, bool)
+
+
+def fractional_max_pool(self, n, kernel_size, output_size, random_samples):
+    """random_samples (N, C, n): in 2d sample 0 draws the width's windows and 1 the height's, in 3d samples 0, 1, 2 draw T, H, W."""
+    k, o = _tuple(kernel_size, n), _tuple(output_size, n)
+    x, squeeze = _batch(self, n)
+    rs = random_samples if random_samples.ndim == 3 else random_samples[None]
+    order = (1, 0) if n == 2 else (0, 1, 2)
+    windows = [_fractional(rs[..., order[d]], x.shape[2 + d], o[d], k[d]) for d in range(n)]
+    values, indices = _max(x, windows)
+    return (values[0], indices[0]) if squeeze else (values, indices)
+
+
+@impl("fractional_max_pool2d")
+def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
+    return fractional_max_pool(self, 2, kernel_size, output_size, random_samples)
+
+
+@impl("fractional_max_pool3d")
+def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
+    return fractional_max_pool(self, 3, kernel_size, output_size, random_samples)
+
+
+@impl("fractional_max_pool2d_backward")
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _max_backward(grad_output, self, indices, 2)
+
+
+@impl("fractional_max_pool3d_backward")
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _max_backward(grad_output, self, indices, 3)
+
+
+# -- max unpooling ------------------------------------------------------------------------------
+
+
+def _unpool(self, indices, output_size):
+    """Each value written at its flat index of a zero (N, C, output_size) plane; ATen leaves repeated indices undefined."""
+    n = len(output_size)
+    x, squeeze = _batch(self, n)
+    i = indices[None] if squeeze else indices
+    shape = x.shape[:2] + tuple(output_size)
+    plane = math.prod(output_size)
+    offset = jnp.reshape(jnp.arange(shape[0] * shape[1]) * plane, shape[:2] + (1,) * n)
+    out = jnp.zeros(math.prod(shape), x.dtype).at[jnp.ravel(i + offset)].set(jnp.ravel(x), unique_indices=True)  # indices of a pooling: unique, and transposable
+    out = jnp.reshape(out, shape)
+    return out[0] if squeeze else out
+
+
+def _unpool_backward(grad_output, indices, n):
+    """The grad at each value's index."""
+    g, squeeze = _batch(grad_output, n)
+    i = indices[None] if squeeze else indices
+    planes = jnp.reshape(g, g.shape[:2] + (-1,))
+    out = jnp.reshape(jnp.take_along_axis(planes, jnp.reshape(i, i.shape[:2] + (-1,)), axis=2), i.shape)
+    return out[0] if squeeze else out
+
+
+@impl("max_unpool2d")
+def max_unpool2d(self, indices, output_size):
+    return _unpool(self, indices, tuple(output_size))
+
+
+@impl("max_unpool3d")
+def max_unpool3d(self, indices, output_size, stride, padding):
+    return _unpool(self, indices, tuple(output_size))
+
+
+@impl("max_unpool2d_backward")
+def max_unpool2d_backward(grad_output, self, indices, output_size):
+    return _unpool_backward(grad_output, indices, 2)
+
+
+@impl("max_unpool3d_backward")
+def max_unpool3d_backward(grad_output, self, indices, output_size, stride, padding):
+    return _unpool_backward(grad_output, indices, 3)

@@ -1,0 +1,523 @@
+"""Forward implementations of ATen's reductions, scans, sorting and selection ops.
+
+ATen semantics: negative and empty dims (empty = all), keepdim, integer inputs summed in
+int64, NaN propagating (max, median) or ignored (nansum, nanmedian), and the index ATen
+returns on ties (first for max/min, last for cummax/cummin and mode, stable sorts).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import impl
+
+I64 = jnp.int64
+
+
+def wrap_dim(d: int, ndim: int) -> int:
+    """ATen's maybe_wrap_dim: a 0-d tensor accepts dims -1 and 0."""
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def reduced_dims(dim, ndim: int) -> tuple[int, ...]:
+    """The dims a reduction runs over: an int, a list, or None / [] for all of them."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))
+    return tuple(sorted({wrap_dim(d, ndim) for d in dims if ndim > 0}))
+
+
+def _kind(x) -> str:
+    dt = jnp.result_type(x)
+    if jnp.issubdtype(dt, jnp.complexfloating):
+        return "complex"
+    return "floating" if jnp.issubdtype(dt, jnp.floating) else "integral"
+
+
+def _accumulating(x, dtype):
+    """Sum-like ops: an explicit dtype converts first; integers and bools accumulate in int64."""
+    if dtype is not None:
+        return jnp.asarray(x).astype(dtype)
+    return x if _kind(x) != "integral" else jnp.asarray(x).astype(I64)
+
+
+def _require_inexact(name: str, x):
+    if _kind(x) == "integral":
+        raise TypeError(f"{name}(): input dtype should be floating point or complex, got {jnp.result_type(x)}")
+
+
+def _keep(x, ndim: int, dims, keepdim: bool):
+    return x if not keepdim or ndim == 0 else jnp.expand_dims(x, dims)
+
+
+# -- sums, means, products ---------------------------------------------------------------------
+
+
+@impl("sum")
+def sum_full(self, dtype=None):
+    return jnp.sum(_accumulating(self, dtype))
+
+
+@impl("sum.dim_IntList")
+def sum_dim(self, dim, keepdim=False, dtype=None):
+    x = _accumulating(self, dtype)
+    return jnp.sum(x, axis=reduced_dims(dim, x.ndim), keepdims=keepdim)
+
+
+@impl("nansum")
+def nansum(self, dtype=None):
+    return jnp.nansum(_accumulating(self, dtype))
+
+
+@impl("nansum.dim_IntList")
+def nansum_dim(self, dim, keepdim=False, dtype=None):
+    x = _accumulating(self, dtype)
+    return jnp.nansum(x, axis=reduced_dims(dim, x.ndim), keepdims=keepdim)
+
+
+@impl("mean")
+def mean(self, dtype=None):
+    x = self if dtype is None else jnp.asarray(self).astype(dtype)
+    _require_inexact("mean", x)
+    return jnp.mean(x)
+
+
+@impl("mean.dim")
+def mean_dim(self, dim, keepdim=False, dtype=None):
+    x = self if dtype is None else jnp.asarray(self).astype(dtype)
+    _require_inexact("mean", x)
+    return jnp.mean(x, axis=reduced_dims(dim, x.ndim), keepdims=keepdim)
+
+
+@impl("prod")
+def prod(self, dtype=None):
+    return jnp.prod(_accumulating(self, dtype))
+
+
+@impl("prod.dim_int")
+def prod_dim(self, dim, keepdim=False, dtype=None):
+    x = _accumulating(self, dtype)
+    return jnp.prod(x, axis=reduced_dims(dim, x.ndim), keepdims=keepdim)
+
+
+# -- variance and standard deviation -----------------------------------------------------------
+
+
+def _var(x, dim, unbiased, keepdim):
+    _require_inexact("var", x)
+    dims = reduced_dims(dim, x.ndim)
+    n = math.prod(x.shape[d] for d in dims)
+    centred = x - jnp.mean(x, axis=dims, keepdims=True)
+    sq = jnp.real(centred * jnp.conj(centred))
+    dof = n - int(unbiased)
+    # ATen divides by max(dof, 0): a single element with unbiased=True gives nan (0/0)
+    return jnp.sum(sq, axis=dims, keepdims=keepdim) / max(dof, 0)
+
+
+@impl("var")
+def var(self, unbiased=True):
+    return _var(self, None, unbiased, False)
+
+
+@impl("var.dim")
+def var_dim(self, dim, unbiased=True, keepdim=False):
+    return _var(self, dim, unbiased, keepdim)
+
+
+@impl("std")
+def std(self, unbiased=True):
+    return jnp.sqrt(_var(self, None, unbiased, False))
+
+
+@impl("std.dim")
+def std_dim(self, dim, unbiased=True, keepdim=False):
+    return jnp.sqrt(_var(self, dim, unbiased, keepdim))
+
+
+@impl("var_mean")
+def var_mean(self, unbiased=True):
+    return _var(self, None, unbiased, False), jnp.mean(self)
+
+
+@impl("var_mean.dim")
+def var_mean_dim(self, dim, unbiased=True, keepdim=False):
+    return _var(self, dim, unbiased, keepdim), mean_dim(self, dim, keepdim)
+
+
+@impl("std_mean")
+def std_mean(self, unbiased=True):
+    return jnp.sqrt(_var(self, None, unbiased, False)), jnp.mean(self)
+
+
+@impl("std_mean.dim")
+def std_mean_dim(self, dim, unbiased=True, keepdim=False):
+    return jnp.sqrt(_var(self, dim, unbiased, keepdim)), mean_dim(self, dim, keepdim)
+
+
+# -- norms ----------------------------------------------------------------------------------------
+
+
+def vector_norm(x, p, dim=None, keepdim=False):
+    """sum(|x|^p)^(1/p) over `dim` (all if None/[]); p = 0 counts non-zeros, ±inf is max/min |x|."""
+    p = 2.0 if p is None else float(p)
+    dims = reduced_dims(dim, jnp.ndim(x))
+    a = jnp.abs(x)
+    if p == 0:
+        return jnp.sum((a != 0).astype(a.dtype), axis=dims, keepdims=keepdim)
+    if p == math.inf:
+        return jnp.max(a, axis=dims, keepdims=keepdim)
+    if p == -math.inf:
+        return jnp.min(a, axis=dims, keepdims=keepdim)
+    if p == 1:
+        return jnp.sum(a, axis=dims, keepdims=keepdim)
+    if p == 2:
+        return jnp.sqrt(jnp.sum(a * a, axis=dims, keepdims=keepdim))
+    return jnp.sum(a**p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_input(self, dtype):
+    x = self if dtype is None else jnp.asarray(self).astype(dtype)
+    _require_inexact("norm", x)
+    return x
+
+
+@impl("norm.Scalar")
+def norm_scalar(self, p=2):
+    return vector_norm(_norm_input(self, None), p)
+
+
+@impl("norm.ScalarOpt_dim")
+def norm_dim(self, p, dim, keepdim=False):
+    return vector_norm(_norm_input(self, None), p, dim, keepdim)
+
+
+@impl("norm.ScalarOpt_dtype")
+def norm_dtype(self, p, dtype):
+    return vector_norm(_norm_input(self, dtype), p)
+
+
+@impl("norm.ScalarOpt_dim_dtype")
+def norm_dim_dtype(self, p, dim, keepdim, dtype):
+    return vector_norm(_norm_input(self, dtype), p, dim, keepdim)
+
+
+@impl("dist")
+def dist(self, other, p=2):
+    diff = jnp.asarray(self) - jnp.asarray(other)
+    _require_inexact("dist", diff)
+    return vector_norm(diff, p)
+
+
+@impl("renorm")
+def renorm(self, p, dim, maxnorm):
+    """Each slice along `dim` whose p-norm exceeds maxnorm is scaled to norm maxnorm (ATen's 1e-7)."""
+    _require_inexact("renorm", self)
+    d = wrap_dim(dim, self.ndim)
+    others = tuple(i for i in range(self.ndim) if i != d)
+    norm = vector_norm(self, p, others or None, keepdim=True) if others else jnp.abs(self)
+    return jnp.where(norm > maxnorm, self * (maxnorm / (norm + 1e-7)), self)
+
+
+@impl("logsumexp")
+def logsumexp(self, dim, keepdim=False):
+    x = self if _kind(self) != "integral" else jnp.asarray(self, jnp.float32)
+    dims = reduced_dims(dim, x.ndim)
+    m = jnp.max(jnp.real(x), axis=dims, keepdims=True) if x.size else jnp.zeros((1,) * x.ndim, x.dtype)
+    m = jnp.where(jnp.isinf(m), 0, m)  # all -inf (or an inf) would give inf - inf
+    out = jnp.log(jnp.sum(jnp.exp(x - m), axis=dims, keepdims=True)) + m
+    return out if keepdim or x.ndim == 0 else jnp.squeeze(out, dims)
+
+
+# -- extremes -------------------------------------------------------------------------------------
+
+
+def _extreme(x, largest: bool, dims, keepdim: bool):
+    """max/min propagating NaN."""
+    fn = jnp.max if largest else jnp.min
+    return fn(x, axis=dims, keepdims=keepdim)
+
+
+def _arg_extreme(x, dim, largest: bool):
+    """ATen's index of max/min along dim: the first one, or the first NaN."""
+    key = jnp.where(jnp.isnan(x), jnp.inf, x if largest else -x) if _kind(x) == "floating" else (x if largest else -x.astype(I64))
+    if jnp.issubdtype(x.dtype, jnp.bool_):
+        key = x if largest else ~x
+    return jnp.argmax(key, axis=dim).astype(I64)
+
+
+def _values_indices(self, dim, keepdim, index_fn):
+    """(values, indices) of a selection along `dim`: values read where `index_fn` points."""
+    x = jnp.atleast_1d(self)
+    d = wrap_dim(dim, self.ndim)
+    idx = index_fn(x, d)
+    values = jnp.take_along_axis(x, jnp.expand_dims(idx, d), axis=d)
+    if self.ndim == 0:
+        return jnp.reshape(values, ()), jnp.reshape(idx, ())
+    return (values, jnp.expand_dims(idx, d)) if keepdim else (jnp.squeeze(values, d), idx)
+
+
+def _nonempty(name, self):
+    if self.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+
+
+@impl("max")
+def max_full(self):
+    _nonempty("max", self)
+    return jnp.max(self)
+
+
+@impl("min")
+def min_full(self):
+    _nonempty("min", self)
+    return jnp.min(self)
+
+
+@impl("max.dim")
+def max_dim(self, dim, keepdim=False):
+    return _values_indices(self, dim, keepdim, lambda x, d: _arg_extreme(x, d, True))
+
+
+@impl("min.dim")
+def min_dim(self, dim, keepdim=False):
+    return _values_indices(self, dim, keepdim, lambda x, d: _arg_extreme(x, d, False))
+
+
+@impl("amax")
+def amax(self, dim=(), keepdim=False):
+    return jnp.max(self, axis=reduced_dims(dim, self.ndim), keepdims=keepdim)
+
+
+@impl("amin")
+def amin(self, dim=(), keepdim=False):
+    return jnp.min(self, axis=reduced_dims(dim, self.ndim), keepdims=keepdim)
+
+
+# -- order statistics -----------------------------------------------------------------------------
+
+
+def _argsort(x, d: int, descending: bool = False):
+    """ATen's stable sort order: NaN counts as the largest value, equal values keep their order."""
+    if _kind(x) == "floating":
+        nan = jnp.isnan(x)
+        key = jnp.where(nan, 0, x)
+        major = nan if not descending else ~nan
+        keys = (major, -key if descending else key)
+    else:
+        keys = (-x.astype(I64) if descending else x,) if not jnp.issubdtype(x.dtype, jnp.bool_) else ((~x if descending else x),)
+    pos = jnp.broadcast_to(jnp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - d - 1)), x.shape)
+    *_, order = jax.lax.sort((*keys, pos), dimension=d, num_keys=len(keys), is_stable=True)
+    return order.astype(I64)
+
+
+@impl("sort")
+def sort(self, dim=-1, descending=False):
+    x = jnp.atleast_1d(self)
+    d = wrap_dim(dim, self.ndim)
+    idx = _argsort(x, d, descending)
+    values = jnp.take_along_axis(x, idx, axis=d)
+    return (values, idx) if self.ndim else (jnp.reshape(values, ()), jnp.reshape(idx, ()))
+
+
+@impl("topk")
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    x = jnp.atleast_1d(self)
+    d = wrap_dim(dim, self.ndim)
+    if not 0 <= k <= x.shape[d]:
+        raise IndexError("selected index k out of range")
+    idx = jax.lax.slice_in_dim(_argsort(x, d, descending=largest), 0, k, axis=d)
+    values = jnp.take_along_axis(x, idx, axis=d)
+    return (values, idx) if self.ndim else (jnp.reshape(values, ()), jnp.reshape(idx, ()))
+
+
+def _kth(k_of_slice):
+    """Selection of the sorted position `k_of_slice(sorted_values, d)` along d."""
+
+    def index(x, d):
+        order = _argsort(x, d)
+        k = k_of_slice(jnp.take_along_axis(x, order, axis=d), d)
+        return jnp.squeeze(jnp.take_along_axis(order, k, axis=d), d)
+
+    return index
+
+
+@impl("kthvalue")
+def kthvalue(self, k, dim=-1, keepdim=False):
+    n = jnp.atleast_1d(self).shape[wrap_dim(dim, self.ndim)]
+    if not 1 <= k <= n:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _values_indices(self, dim, keepdim, _kth(lambda s, d: jnp.full(s.shape[:d] + (1,) + s.shape[d + 1:], k - 1)))
+
+
+def _median_position(ignore_nan: bool):
+    """Lower median of a sorted slice; with NaN: the first NaN (median) or the non-NaN ones' (nanmedian)."""
+
+    def position(s, d):
+        n = s.shape[d]
+        nans = jnp.sum(jnp.isnan(s), axis=d, keepdims=True) if _kind(s) == "floating" else jnp.zeros(s.shape[:d] + (1,) + s.shape[d + 1:], I64)
+        if ignore_nan:
+            return jnp.maximum((n - nans - 1) // 2, 0)
+        return jnp.where(nans > 0, n - nans, (n - 1) // 2)
+
+    return position
+
+
+@impl("median")
+def median(self):
+    _nonempty("median", self)
+    return median_dim(jnp.ravel(self), 0)[0]
+
+
+@impl("nanmedian")
+def nanmedian(self):
+    _nonempty("nanmedian", self)
+    return nanmedian_dim(jnp.ravel(self), 0)[0]
+
+
+@impl("median.dim")
+def median_dim(self, dim, keepdim=False):
+    return _values_indices(self, dim, keepdim, _kth(_median_position(False)))
+
+
+@impl("nanmedian.dim")
+def nanmedian_dim(self, dim, keepdim=False):
+    return _values_indices(self, dim, keepdim, _kth(_median_position(True)))
+
+
+def _mode_index(x, d):
+    """ATen's mode: the smallest of the most frequent values, at its last occurrence."""
+    x = jnp.moveaxis(x, d, -1)
+    order = _argsort(x, x.ndim - 1)
+    s = jnp.take_along_axis(x, order, axis=-1)
+    n = s.shape[-1]
+    same = (s[..., :, None] == s[..., None, :]) | (jnp.isnan(s[..., :, None]) & jnp.isnan(s[..., None, :]))
+    count = jnp.sum(same, axis=-1)
+    last = jnp.concatenate([s[..., 1:] != s[..., :-1], jnp.ones(s.shape[:-1] + (1,), bool)], axis=-1)
+    if _kind(s) == "floating":
+        last = last & ~(jnp.isnan(s) & jnp.isnan(jnp.concatenate([s[..., 1:], jnp.zeros(s.shape[:-1] + (1,), s.dtype)], -1)) & (jnp.arange(n) < n - 1))
+    score = jnp.where(last, count * (n + 1) - jnp.arange(n), -1)  # most frequent, then smallest
+    pos = jnp.argmax(score, axis=-1)
+    return jnp.take_along_axis(order, pos[..., None], axis=-1)[..., 0]
+
+
+@impl("mode")
+def mode(self, dim=-1, keepdim=False):
+    return _values_indices(self, dim, keepdim, _mode_index)
+
+
+# -- scans ----------------------------------------------------------------------------------------
+
+
+@impl("cumsum")
+def cumsum(self, dim, dtype=None):
+    x = jnp.atleast_1d(_accumulating(self, dtype))
+    return jnp.reshape(jnp.cumsum(x, axis=wrap_dim(dim, self.ndim)), jnp.shape(self))
+
+
+@impl("cumprod")
+def cumprod(self, dim, dtype=None):
+    x = jnp.atleast_1d(_accumulating(self, dtype))
+    return jnp.reshape(jnp.cumprod(x, axis=wrap_dim(dim, self.ndim)), jnp.shape(self))
+
+
+def _cum_extreme(self, dim, largest: bool):
+    """Running max/min with ATen's index: the latest on ties; a NaN stays until the next NaN."""
+    x = jnp.atleast_1d(self)
+    d = wrap_dim(dim, self.ndim)
+    pos = jnp.broadcast_to(jnp.arange(x.shape[d], dtype=I64).reshape((-1,) + (1,) * (x.ndim - d - 1)), x.shape)
+
+    def combine(a, b):
+        (va, ia), (vb, ib) = a, b
+        better = vb >= va if largest else vb <= va
+        if _kind(x) == "floating":
+            better = jnp.isnan(vb) | (~jnp.isnan(va) & better)
+        return jnp.where(better, vb, va), jnp.where(better, ib, ia)
+
+    values, idx = jax.lax.associative_scan(combine, (x, pos), axis=d)
+    return jnp.reshape(values, self.shape), jnp.reshape(idx, self.shape)
+
+
+@impl("cummax")
+def cummax(self, dim):
+    return _cum_extreme(self, dim, True)
+
+
+@impl("cummin")
+def cummin(self, dim):
+    return _cum_extreme(self, dim, False)
+
+
+@impl("logcumsumexp")
+def logcumsumexp(self, dim):
+    x = jnp.atleast_1d(self if _kind(self) != "integral" else jnp.asarray(self, jnp.float32))
+    return jnp.reshape(jax.lax.cumlogsumexp(x, axis=wrap_dim(dim, self.ndim)), jnp.shape(self))
+
+
+# -- counting and logic ---------------------------------------------------------------------------
+
+
+@impl("count_nonzero")
+def count_nonzero(self, dim=None):
+    return jnp.sum(self != 0, axis=reduced_dims(dim, self.ndim), dtype=I64)
+
+
+@impl("count_nonzero.dim_IntList")
+def count_nonzero_dim(self, dim):
+    return jnp.sum(self != 0, axis=reduced_dims(dim, self.ndim), dtype=I64)
+
+
+@impl("any")
+def any_full(self):
+    out = jnp.any(self != 0)
+    return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
+
+
+@impl("any.dim")
+def any_dim(self, dim, keepdim=False):
+    out = jnp.any(self != 0, axis=reduced_dims(dim, self.ndim), keepdims=keepdim)
+    return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
+
+
+@impl("all")
+def all_full(self):
+    out = jnp.all(self != 0)
+    return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
+
+
+@impl("all.dim")
+def all_dim(self, dim, keepdim=False):
+    out = jnp.all(self != 0, axis=reduced_dims(dim, self.ndim), keepdims=keepdim)
+    return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
+
+
+@impl("histc")
+def histc(self, bins=100, min=0, max=0):
+    """Counts in `bins` equal bins over [min, max] (the data's range when equal); max is in the last bin."""
+    _require_inexact("histc", self)
+    x = jnp.ravel(self)
+    lo, hi = jnp.asarray(min, x.dtype), jnp.asarray(max, x.dtype)
+    if x.size:
+        data = lo == hi
+        lo, hi = jnp.where(data, jnp.min(x), lo), jnp.where(data, jnp.max(x), hi)
+    same = lo == hi
+    lo, hi = jnp.where(same, lo - 1, lo), jnp.where(same, hi + 1, hi)
+    inside = (x >= lo) & (x <= hi)
+    b = jnp.clip(jnp.floor((x - lo) * bins / (hi - lo)).astype(I64), 0, bins - 1)
+    return jnp.zeros(bins, self.dtype).at[jnp.where(inside, b, bins)].add(1, mode="drop")
+
+
+@impl("_unique")
+def _unique(self, sorted=True, return_inverse=False):
+    """Sorted unique values; the inverse indices only when asked (else an empty int64 tensor)."""
+    values, inverse = jnp.unique(jnp.ravel(self), return_inverse=True)
+    inverse = jnp.reshape(inverse, self.shape).astype(I64) if return_inverse else jnp.zeros((0,), I64)
+    return values, inverse

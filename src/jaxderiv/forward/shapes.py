@@ -1,0 +1,264 @@
+"""Forward implementations of ATen's shape, view, concatenation and triangle ops.
+
+Values only: JAX arrays do not alias, so a view is a copy with the view's values.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import impl
+
+
+def wrap_dim(d: int, ndim: int) -> int:
+    """ATen's wrap of a possibly negative dim; a 0-d tensor accepts dims -1 and 0."""
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def concrete(x, op: str, remedy: str):
+    """x as a NumPy array, or a clear error under jit: the op's output shape depends on x's values."""
+    if isinstance(x, jax.core.Tracer):
+        raise jax.errors.ConcretizationTypeError(x, f"aten::{op}: its output shape depends on the values of a tensor, which jit cannot know; {remedy}")
+    return np.asarray(x)
+
+
+@impl("t")
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return self.T
+
+
+@impl("transpose.int", "transpose_")
+def transpose_int(self, dim0, dim1):
+    if self.ndim == 0:
+        return self
+    return jnp.swapaxes(self, wrap_dim(dim0, self.ndim), wrap_dim(dim1, self.ndim))
+
+
+@impl("permute")
+def permute(self, dims):
+    return jnp.transpose(self, tuple(wrap_dim(d, self.ndim) for d in dims))
+
+
+@impl("unsqueeze")
+def unsqueeze(self, dim):
+    return jnp.expand_dims(self, wrap_dim(dim, self.ndim + 1))
+
+
+@impl("squeeze")
+def squeeze(self):
+    return jnp.squeeze(self)
+
+
+@impl("squeeze.dim")
+def squeeze_dim(self, dim):
+    if self.ndim == 0:
+        return self
+    d = wrap_dim(dim, self.ndim)
+    return jnp.squeeze(self, d) if self.shape[d] == 1 else self
+
+
+@impl("expand")
+def expand(self, size, implicit=False):
+    lead = len(size) - self.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater or equal to the number of dimensions in the tensor ({self.ndim})")
+    target = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(size))
+    return jnp.broadcast_to(self, target)
+
+
+@impl("view", "_unsafe_view")
+def view(self, size):
+    return jnp.reshape(self, tuple(size))
+
+
+@impl("select.int")
+def select_int(self, dim, index):
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {self.shape} at dimension {dim}")
+    return jnp.take(self, index % n, axis=d)
+
+
+@impl("slice.Tensor")
+def slice_tensor(self, dim=0, start=0, end=9223372036854775807, step=1):
+    if step <= 0:
+        raise ValueError("slice step must be positive")
+    d = wrap_dim(dim, self.ndim)
+    return self[(slice(None),) * d + (slice(start, end, step),)]
+
+
+def split_sizes_of(n: int, split_size: int) -> list[int]:
+    """ATen's split: chunks of split_size, the last one smaller; one empty chunk for n == 0."""
+    if split_size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    count = max(-(-n // split_size), 1) if split_size else 1
+    return [split_size] * (count - 1) + [n - split_size * (count - 1)]
+
+
+@impl("split_with_sizes", "unsafe_split_with_sizes")
+def split_with_sizes(self, split_sizes, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    if sum(split_sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}")
+    cuts = np.cumsum(split_sizes)[:-1].tolist()
+    return tuple(jnp.split(self, cuts, axis=d))
+
+
+@impl("split.Tensor", "unsafe_split.Tensor")
+def split_tensor(self, split_size, dim=0):
+    return split_with_sizes(self, split_sizes_of(self.shape[wrap_dim(dim, self.ndim)], split_size), dim)
+
+
+@impl("unbind.int")
+def unbind_int(self, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    return tuple(jnp.take(self, i, axis=d) for i in range(self.shape[d]))
+
+
+@impl("stack")
+def stack(tensors, dim=0):
+    return jnp.stack(tensors, axis=wrap_dim(dim, tensors[0].ndim + 1))
+
+
+def legacy_cat_dim(dim: int, shapes) -> int:
+    """ATen's cat ignores 1-d empty tensors (legacy): the dim wraps by the first other shape."""
+    for s in shapes:
+        if tuple(s) != (0,):
+            return wrap_dim(dim, len(s))
+    return dim
+
+
+@impl("cat")
+def cat(tensors, dim=0):
+    kept = [t for t in tensors if t.shape != (0,)]
+    if not kept:
+        return jnp.zeros((0,), jnp.result_type(*tensors))
+    dtype = jnp.result_type(*tensors)
+    return jnp.concatenate([t.astype(dtype) for t in kept], axis=legacy_cat_dim(dim, [t.shape for t in kept]))
+
+
+@impl("flip")
+def flip(self, dims):
+    return jnp.flip(self, tuple(wrap_dim(d, self.ndim) for d in dims)) if dims else self
+
+
+@impl("roll")
+def roll(self, shifts, dims=()):
+    if not dims:
+        return jnp.roll(self, shifts[0] if len(shifts) == 1 else shifts)
+    return jnp.roll(self, tuple(shifts), tuple(wrap_dim(d, self.ndim) for d in dims))
+
+
+@impl("rot90")
+def rot90(self, k=1, dims=(0, 1)):
+    return jnp.rot90(self, k, tuple(wrap_dim(d, self.ndim) for d in dims))
+
+
+@impl("repeat")
+def repeat(self, repeats):
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    return jnp.tile(self, tuple(repeats))
+
+
+@impl("diagonal")
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    return jnp.diagonal(self, offset, wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim))
+
+
+@impl("diagonal_backward")
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    """Zeros of input_sizes with grad_output written on the diagonal (offset, dim1, dim2)."""
+    n = len(input_sizes)
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    z = jnp.moveaxis(jnp.zeros(tuple(input_sizes), grad_output.dtype), (d1, d2), (-2, -1))
+    length = grad_output.shape[-1]
+    rows = np.arange(length) + max(-offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    return jnp.moveaxis(z.at[..., rows, cols].set(grad_output, unique_indices=True), (-2, -1), (d1, d2))
+
+
+@impl("diag")
+def diag(self, diagonal=0):
+    if self.ndim == 1:
+        return jnp.diag(self, diagonal)
+    if self.ndim != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self.ndim}D")
+    return jnp.diagonal(self, diagonal)
+
+
+@impl("tril")
+def tril(self, diagonal=0):
+    return jnp.tril(self, diagonal)
+
+
+@impl("triu")
+def triu(self, diagonal=0):
+    return jnp.triu(self, diagonal)
+
+
+def _windows(length: int, size: int, step: int) -> np.ndarray:
+    """Indices (n, size) of unfold's windows along a dimension of `length`."""
+    if step <= 0 or size > length:
+        raise RuntimeError(f"unfold: size {size} must be <= the dimension's size {length}, step {step} > 0")
+    n = (length - size) // step + 1
+    return np.arange(n)[:, None] * step + np.arange(size)[None, :]
+
+
+@impl("unfold")
+def unfold(self, dimension, size, step):
+    if self.ndim == 0:
+        return jnp.reshape(self, (1,))[_windows(1, size, step)][0]
+    d = wrap_dim(dimension, self.ndim)
+    windows = jnp.moveaxis(self, d, -1)[..., _windows(self.shape[d], size, step)]
+    return jnp.moveaxis(windows, -2, d)
+
+
+@impl("unfold_backward")
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """Each input element receives the sum of the window entries that read it."""
+    if len(input_sizes) == 0:
+        return jnp.reshape(grad_in, ())
+    d = wrap_dim(dim, len(input_sizes))
+    moved = jnp.moveaxis(jnp.zeros(tuple(input_sizes), grad_in.dtype), d, -1)
+    out = moved.at[..., _windows(input_sizes[d], size, step)].add(jnp.moveaxis(grad_in, d, -2))
+    return jnp.moveaxis(out, -1, d)
+
+
+def strided_indices(size, stride, offset: int) -> np.ndarray:
+    """Storage positions of an as_strided view: offset + sum_i index_i * stride_i."""
+    pos = np.full(tuple(size), offset, np.int64)
+    for i, (n, s) in enumerate(zip(size, stride)):
+        pos = pos + (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - i - 1))
+    return pos
+
+
+@impl("as_strided")
+def as_strided(self, size, stride, storage_offset=None):
+    """A strided view of the flattened storage of a contiguous input."""
+    pos = strided_indices(size, stride, storage_offset or 0)
+    if pos.size and (pos.min() < 0 or pos.max() >= self.size):
+        raise RuntimeError(f"as_strided: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements")
+    return jnp.ravel(self)[pos]
+
+
+@impl("one_hot")
+def one_hot(self, num_classes=-1):
+    if num_classes == -1:
+        values = concrete(self, "one_hot", "pass num_classes")
+        num_classes = int(values.max()) + 1 if values.size else 0
+    return (self[..., None] == jnp.arange(num_classes)).astype(jnp.int64)
+
+
+@impl("nonzero")
+def nonzero(self):
+    values = concrete(self, "nonzero", "call it outside jit, or use jnp.nonzero with a static size")
+    return jnp.asarray(np.stack(np.nonzero(values), -1).reshape(-1, values.ndim), jnp.int64)

@@ -1,0 +1,45 @@
+"""FunctionsManual's convolution helpers: the double backward shared by every backend, conv_tbc's backward."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..forward.conv import convolution, convolution_backward
+from ..namespace import helper
+
+
+def _defined(x):
+    """An undefined tensor arrives as None, or as `{}` (an empty initializer list)."""
+    return x if x is not None and not isinstance(x, (tuple, list)) else None
+
+
+@helper("_convolution_double_backward")
+def _convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32, output_mask):
+    """(ggO, gI, gW) of the backward (gO, input, weight) -> (grad_input, grad_weight, grad_bias).
+
+    The backward is bilinear: ggO is the convolution's differential along (ggI, ggW, ggb);
+    gW pairs ggI with gO as a weight gradient, gI pairs ggW with gO as an input gradient.
+    """
+    ggI, ggW, ggb = _defined(ggI), _defined(ggW), _defined(ggb)
+    conv = lambda x, w, b=None: convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+    ggO = gI = gW = None
+    if output_mask[0]:
+        terms = [conv(ggI, weight)] if ggI is not None else []
+        terms += [conv(input, ggW)] if ggW is not None else []
+        if ggb is not None:
+            terms.append(jnp.broadcast_to(jnp.reshape(ggb, (1, -1) + (1,) * (gO.ndim - 2)), gO.shape))
+        ggO = sum(terms[1:], terms[0]) if terms else jnp.zeros_like(gO)
+    if output_mask[1]:
+        gI = jnp.zeros_like(input) if ggW is None else convolution_backward(gO, input, ggW, stride, padding, dilation, transposed, output_padding, groups, (True, False, False))[0]
+    if output_mask[2]:
+        gW = jnp.zeros_like(weight) if ggI is None else convolution_backward(gO, ggI, weight, stride, padding, dilation, transposed, output_padding, groups, (False, True, False))[1]
+    return ggO, gI, gW
+
+
+@helper("conv_tbc_backward")
+def conv_tbc_backward(grad, self, weight, bias, pad):
+    """(grad_self, grad_weight, grad_bias) of conv_tbc, through the NCW convolution's backward."""
+    gi, gw, gb = convolution_backward(
+        jnp.transpose(grad, (1, 2, 0)), jnp.transpose(self, (1, 2, 0)), jnp.transpose(weight, (2, 1, 0)), 1, pad, 1, False, 0, 1, (True, True, True)
+    )
+    return jnp.transpose(gi, (2, 0, 1)), jnp.transpose(gw, (2, 1, 0)), gb

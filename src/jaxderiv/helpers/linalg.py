@@ -1,0 +1,388 @@
+"""FunctionsManual helpers of the linear-algebra formulas, written from the matrix calculus.
+
+Gradients follow PyTorch's convention: for a real loss, grad_A = dL/d(conj A), so a real
+formula's transpose becomes a conjugate transpose (`_mH`) on complex inputs. Helpers take
+`grad`/`grads` entries that may be None (an output whose gradient is undefined).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+
+from ..errors import NotImplementedDerivative
+from ..forward import linalg as fl
+from ..namespace import helper
+
+
+def _mH(x):
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+def _diag_embed(v):
+    return v[..., :, None] * jnp.eye(v.shape[-1], dtype=v.dtype)
+
+
+def _diag(x):
+    return jnp.diagonal(x, 0, -2, -1)
+
+
+def _half_diag(x):
+    """tril(x) with its diagonal halved: PyTorch's Φ in the Cholesky derivatives."""
+    return jnp.tril(x) - 0.5 * _diag_embed(_diag(x))
+
+
+def _solve(A, B):
+    return jnp.linalg.solve(A, B)
+
+
+def _scale(x, s):
+    return x if not hasattr(s, "shape") and s == 1 else x * s
+
+
+# -- products -------------------------------------------------------------------------------
+
+
+@helper("mm_mat1_backward")
+def mm_mat1_backward(grad, mat2, *rest):
+    """grad mat2ᴴ conj(alpha); the 1.7 form passes mat1, the 1.10 form its sizes and strides."""
+    alpha = rest[-1]
+    return _scale(grad @ _mH(mat2), jnp.conj(alpha))
+
+
+@helper("mm_mat2_backward")
+def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
+    return _scale(_mH(mat1) @ grad, jnp.conj(alpha))
+
+
+@helper("trace_backward")
+def trace_backward(grad, sizes):
+    if len(sizes) != 2:
+        raise ValueError("trace_backward: expected a matrix")
+    return grad * jnp.eye(*sizes, dtype=jnp.result_type(grad))
+
+
+# -- Cholesky -------------------------------------------------------------------------------
+
+
+def _eye_like(L):
+    return jnp.broadcast_to(jnp.eye(L.shape[-1], dtype=L.dtype), L.shape)
+
+
+@helper("cholesky_backward")
+def cholesky_backward(grad, upper, L):
+    """A_grad = sym(L⁻ᴴ Φ(Lᴴ grad) L⁻¹), Φ = tril with half diagonal."""
+    if upper:
+        L, grad = _mH(L), _mH(grad)
+    L_inv = jsl.solve_triangular(L, _eye_like(L), lower=True)
+    g = _mH(L_inv) @ _half_diag(_mH(L) @ grad) @ L_inv
+    return 0.5 * (g + _mH(g))
+
+
+@helper("cholesky_jvp")
+def cholesky_jvp(dA, L, upper):
+    """dL = L Φ(L⁻¹ dA L⁻ᴴ)."""
+    L_ = _mH(L) if upper else L
+    dA_ = _mH(dA) if upper else dA
+    L_inv = jsl.solve_triangular(L_, _eye_like(L_), lower=True)
+    dL = L_ @ _half_diag(L_inv @ dA_ @ _mH(L_inv))
+    return _mH(dL) if upper else dL
+
+
+@helper("cholesky_solve_backward")
+def cholesky_solve_backward(grad_x, self, input2, result, upper):
+    if grad_x is None:
+        return None, None
+    grad_self = fl.cholesky_solve(grad_x, input2, upper)
+    common = grad_self @ _mH(result)
+    common = common + _mH(common)
+    return grad_self, (-(input2 @ common) if upper else -(common @ input2))
+
+
+@helper("cholesky_inverse_backward")
+def cholesky_inverse_backward(grad, L, upper, inverse):
+    if grad is None:
+        return None
+    common = inverse @ (grad + _mH(grad)) @ inverse
+    return -(L @ common) if upper else -(common @ L)
+
+
+# -- determinants -----------------------------------------------------------------------------
+
+
+def _batched_where(cond, a, b):
+    return jnp.where(cond[..., None, None], a, b)
+
+
+def _svd_factors(A):
+    U, S, Vh = jnp.linalg.svd(A, full_matrices=False)
+    return U, S, _mH(Vh)
+
+
+@helper("det_backward")
+def det_backward(grad, self, det):
+    """grad conj(det) A⁻ᴴ; for a singular A the adjugate's transpose, from its SVD."""
+    g = grad * jnp.conj(det)
+    safe = _batched_where(det == 0, _eye_like(self), self)
+    regular = g[..., None, None] * _mH(jnp.linalg.inv(safe))
+    U, S, V = _svd_factors(self)
+    n = S.shape[-1]
+    others = jnp.prod(jnp.where(jnp.eye(n, dtype=bool), 1, S[..., None, :]), -1)  # prod_{j!=i} s_j
+    phase = jnp.linalg.det(U) * jnp.conj(jnp.linalg.det(V))
+    singular = (grad * jnp.conj(phase))[..., None, None] * (U * others[..., None, :]) @ _mH(V)
+    return _batched_where(det == 0, singular, regular)
+
+
+def _logabsdet_backward(grad, self, singular):
+    """grad A⁻ᴴ; where A is singular, the SVD form U diag(grad / s) Vᴴ (infinite)."""
+    safe = _batched_where(singular, _eye_like(self), self)
+    regular = jnp.asarray(grad)[..., None, None] * _mH(jnp.linalg.inv(safe))
+    U, S, V = _svd_factors(self)
+    sing = (U * (jnp.asarray(grad)[..., None] / S)[..., None, :]) @ _mH(V)
+    return _batched_where(singular, sing, regular)
+
+
+@helper("logdet_backward")
+def logdet_backward(grad, self, logdet):
+    return _logabsdet_backward(grad, self, jnp.real(logdet) == -jnp.inf)
+
+
+@helper("slogdet_backward")
+def slogdet_backward(grad, self, sign, logabsdet):
+    return _logabsdet_backward(grad, self, sign == 0)
+
+
+@helper("_det_lu_based_helper_backward")
+def _det_lu_based_helper_backward(det_grad, det, self, lu, pivs):
+    """det_grad conj(det) A⁻ᴴ. A⁻¹ comes from `self`, not from the saved LU: `lu` is a
+    non-differentiable output, and a second derivative must see A⁻¹ move with A."""
+    g = det_grad * jnp.conj(det)
+    return g[..., None, None] * _mH(jnp.linalg.inv(self))
+
+
+# -- solves ---------------------------------------------------------------------------------
+
+
+@helper("solve_backward_self")
+def solve_backward_self(grad, self, A):
+    return _solve(_mH(A), grad)
+
+
+@helper("solve_backward_A")
+def solve_backward_A(grad, self, A, solution):
+    return -(solve_backward_self(grad, self, A) @ _mH(solution))
+
+
+@helper("triangular_solve_backward")
+def triangular_solve_backward(grad_x, grad_m, b, a, x, upper, transpose, unitriangular, output_mask):
+    grad_b = grad_a = None
+    if grad_x is not None:
+        grad_b = jsl.solve_triangular(a, grad_x, lower=not upper, trans="N" if transpose else "C", unit_diagonal=unitriangular)
+        if output_mask[1]:
+            grad_a = -(x @ _mH(grad_b)) if transpose else -(grad_b @ _mH(x))
+            grad_a = jnp.triu(grad_a, int(unitriangular)) if upper else jnp.tril(grad_a, -int(unitriangular))
+    if grad_x is None and grad_m is None:
+        return None, None
+    grad_a = jnp.zeros_like(a) if grad_a is None else grad_a
+    grad_b = jnp.zeros_like(b) if grad_b is None else grad_b
+    if output_mask[1] and grad_m is not None:
+        grad_a = grad_a + grad_m
+    return grad_b, grad_a
+
+
+# -- LU -------------------------------------------------------------------------------------
+
+
+def _square(name, LU):
+    if LU.shape[-1] != LU.shape[-2]:
+        raise NotImplementedDerivative(f"{name}: jaxderiv differentiates square LU factorizations only")
+
+
+@helper("_lu_with_info_backward")
+def _lu_with_info_backward(grad, self, LU, pivots):
+    """A_grad = P L⁻ᴴ (tril₋₁(Lᴴ L_grad) + triu(U_grad Uᴴ)) U⁻ᴴ, with L_grad, U_grad read from grad."""
+    _square("_lu_with_info_backward", LU)
+    P, L, U = fl.unpack(LU, pivots)
+    phi = jnp.tril(_mH(L) @ grad, -1) + jnp.triu(grad @ _mH(U))
+    x = jsl.solve_triangular(_mH(U), _mH(phi), lower=True, trans="C")  # phi U⁻ᴴ = (U⁻¹ phiᴴ)ᴴ
+    x = jsl.solve_triangular(_mH(L), _mH(x), lower=False, unit_diagonal=True)
+    return P @ x
+
+
+@helper("_lu_with_info_jvp")
+def _lu_with_info_jvp(dA, LU, pivots):
+    """dLU = L tril₋₁(φ) + triu(φ) U, φ = L⁻¹ Pᵀ dA U⁻¹."""
+    _square("_lu_with_info_jvp", LU)
+    P, L, U = fl.unpack(LU, pivots)
+    y = jsl.solve_triangular(L, _mH(P) @ dA, lower=True, unit_diagonal=True)
+    phi = _mH(jsl.solve_triangular(U, _mH(y), lower=False, trans="C"))
+    return L @ jnp.tril(phi, -1) + jnp.triu(phi) @ U
+
+
+@helper("lu_solve_backward")
+def lu_solve_backward(grad, self, LU_data, LU_pivots):
+    """X = A⁻¹ B, A = P L U: B_grad = A⁻ᴴ grad; LU_grad from A_grad = -B_grad Xᴴ."""
+    _square("lu_solve_backward", LU_data)
+    P, L, U = fl.unpack(LU_data, LU_pivots)
+    A = P @ L @ U
+    grad_b = _solve(_mH(A), grad)
+    grad_a = -(grad_b @ _mH(fl.lu_solve(self, LU_data, LU_pivots)))
+    pa = _mH(P) @ grad_a
+    return grad_b, jnp.tril(pa @ _mH(U), -1) + jnp.triu(_mH(L) @ pa)
+
+
+@helper("lu_solve_forward_AD")
+def lu_solve_forward_AD(dB, dLU, LU, pivs, X):
+    """dX = A⁻¹ (dB - dA X), dA = P (dL U + L dU)."""
+    _square("lu_solve_forward_AD", LU)
+    P, L, U = fl.unpack(LU, pivs)
+    dA = P @ (jnp.tril(dLU, -1) @ U + L @ jnp.triu(dLU))
+    return fl.lu_solve(dB - dA @ X, LU, pivs)
+
+
+@helper("lu_unpack_backward")
+def lu_unpack_backward(grads, LU_data, unpack_data):
+    """LU_grad: the strictly lower part of L_grad plus the upper part of U_grad."""
+    if not unpack_data:
+        return jnp.zeros_like(LU_data)
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    out = jnp.zeros_like(LU_data)
+    if grads[1] is not None:
+        out = out.at[..., :, :k].add(jnp.tril(grads[1], -1))
+    if grads[2] is not None:
+        out = out.at[..., :k, :].add(jnp.triu(grads[2]))
+    return out
+
+
+# -- spectral -------------------------------------------------------------------------------
+
+
+def _inverse_gaps(values):
+    """F_ij = 1 / (values_j - values_i) off the diagonal, 0 on it."""
+    gaps = values[..., None, :] - values[..., :, None]
+    n = values.shape[-1]
+    eye = jnp.eye(n, dtype=bool)
+    return jnp.where(eye, 0, 1 / jnp.where(eye, 1, gaps))
+
+
+@helper("svd_backward")
+def svd_backward(grads, self, some, compute_uv, raw_u, sigma, raw_v):
+    """Reverse mode of A = U diag(S) Vᴴ; the free columns of a full U or V are ignored."""
+    if not compute_uv:
+        raise NotImplementedDerivative("svd_backward: torch.svd(compute_uv=False) is not differentiable")
+    m, n = self.shape[-2:]
+    k = sigma.shape[-1]
+    gu, gsigma, gv = grads
+    u, v = raw_u[..., :k], raw_v[..., :k]
+    gu = None if gu is None else gu[..., :k]
+    gv = None if gv is None else gv[..., :k]
+    vh, uh = _mH(v), _mH(u)
+    s = sigma.astype(self.dtype)
+    total = jnp.zeros_like(self)
+    if gsigma is not None:
+        total = total + (u * gsigma.astype(self.dtype)[..., None, :]) @ vh
+    if gu is None and gv is None:
+        return total
+    F = _inverse_gaps(sigma**2).astype(self.dtype)
+    if gu is not None:
+        uhgu = uh @ gu
+        u_term = u @ ((F * (uhgu - _mH(uhgu))) * s[..., None, :])
+        if m > k:
+            u_term = u_term + (gu - u @ uhgu) / s[..., None, :]
+        if jnp.iscomplexobj(self):  # the phase gauge: only Im diag(Uᴴ gU) contributes
+            u_term = u_term + u * (1j * jnp.imag(_diag(uhgu)) / (2 * s))[..., None, :]
+        total = total + u_term @ vh
+    if gv is not None:
+        vhgv = vh @ gv
+        v_term = (s[..., :, None] * (F * (vhgv - _mH(vhgv)))) @ vh
+        if n > k:
+            v_term = v_term + (_mH(gv) - _mH(gv) @ v @ vh) / s[..., :, None]
+        total = total + u @ v_term
+    return total
+
+
+@helper("symeig_backward")
+def symeig_backward(grads, self, eigenvectors, upper, lambda_, v):
+    """V (diag(gλ) + F ∘ Vᴴ gV) Vᴴ, symmetrized: the input is taken as Hermitian."""
+    if not eigenvectors:
+        raise NotImplementedDerivative("symeig_backward: symeig(eigenvectors=False) is not differentiable")
+    glambda, gv = grads
+    vh = _mH(v)
+    inner = jnp.zeros(self.shape, self.dtype)
+    if gv is not None:
+        inner = inner + _inverse_gaps(lambda_).astype(self.dtype) * (vh @ gv)
+    if glambda is not None:
+        inner = inner + _diag_embed(glambda.astype(self.dtype))
+    result = v @ inner @ vh
+    return 0.5 * (result + _mH(result))
+
+
+@helper("eig_backward")
+def eig_backward(grads, self, eigenvectors, eigenvalues, eigenvectors_return):
+    """A_grad = U⁻ᴴ (diag(gλ) + (Uᴴ gU - Uᴴ U Re(diag(Uᴴ gU))) / Eᴴ) Uᴴ for a real matrix with real
+    eigenvalues, E_ij = λ_j - λ_i (legacy torch.eig: eigenvalues as [real, imag] rows)."""
+    if not eigenvectors:
+        raise NotImplementedDerivative("eig_backward: torch.eig(eigenvectors=False) is not differentiable")
+    if bool(jnp.any(eigenvalues[..., 1] != 0)):
+        raise ValueError("eig_backward: complex eigenvalues of a real input are not supported")
+    gD, gU = grads
+    lam = eigenvalues[..., 0]
+    U = eigenvectors_return
+    Uh = _mH(U)
+    inner = jnp.zeros(self.shape, self.dtype)
+    if gU is not None:
+        uhgu = Uh @ gU
+        inner = (uhgu - Uh @ (U * jnp.real(_diag(uhgu))[None, :])) * _inverse_gaps(lam)
+    if gD is not None:
+        inner = inner + jnp.diag(gD[..., 0])
+    return _solve(Uh, inner @ Uh)
+
+
+@helper("qr_backward")
+def qr_backward(grads, self, some, Q, R):
+    """Reverse mode of A = Q R (real): M = R gRᵀ - gQᵀ Q, A_grad = (gQ + Q copyltu(M)) R⁻ᵀ;
+    a wide A = [X | Y] is split with X = Q U."""
+    m, n = self.shape[-2:]
+    if m > n and not some:
+        raise NotImplementedDerivative("The derivative of qr is not implemented when nrows > ncols and complete QR")
+    gQ, gR = grads
+
+    def square_deep(gQ, gR, Q, R):
+        M = (R @ _mH(gR) if gR is not None else 0) - (_mH(gQ) @ Q if gQ is not None else 0)
+        M = jnp.broadcast_to(M, R.shape[:-2] + (R.shape[-2],) * 2)
+        tril = jnp.tril(M)
+        M = tril + _mH(jnp.tril(M, -1))
+        rhs = Q @ M if gQ is None else gQ + Q @ M
+        return _mH(jsl.solve_triangular(R, _mH(rhs), lower=False))
+
+    if m >= n:
+        return square_deep(gQ, gR, Q, R)
+    y = self[..., m:]
+    if gR is not None:
+        gV = gR[..., m:]
+        grad_y = Q @ gV
+        gQ = y @ _mH(gV) if gQ is None else gQ + y @ _mH(gV)
+        gR = gR[..., :m]
+    else:
+        grad_y = jnp.zeros_like(y)
+    return jnp.concatenate([square_deep(gQ, gR, Q, R[..., :m]), grad_y], -1)
+
+
+@helper("matrix_exp_backward")
+def matrix_exp_backward(self, grad):
+    """The Fréchet derivative of exp at Aᴴ applied to grad: the top-right block of
+    exp([[Aᴴ, E], [0, Aᴴ]]) for each basis matrix E, contracted with grad, so that the result
+    is visibly linear in grad (forward mode transposes it)."""
+    n = self.shape[-1]
+    Ah = _mH(self)
+    zeros = jnp.zeros_like(Ah)
+
+    def frechet(E):
+        top = jnp.concatenate([Ah, jnp.broadcast_to(E, Ah.shape)], -1)
+        return jsl.expm(jnp.concatenate([top, jnp.concatenate([zeros, Ah], -1)], -2))[..., :n, n:]
+
+    basis = jnp.eye(n * n, dtype=self.dtype).reshape(n * n, n, n)
+    K = jax.vmap(frechet)(basis)  # (n*n, ..., n, n)
+    return jnp.einsum("k...ij,...k->...ij", K, grad.reshape(grad.shape[:-2] + (n * n,)))

@@ -1,0 +1,220 @@
+"""FunctionsManual helpers of the shape, indexing and padding formulas, written from the math.
+
+Backward of a view or a gather is a scatter into zeros of the input's shape; undefined
+gradients of multi-output ops (None) stand for zeros.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..forward import indexing, padding, shapes
+from ..namespace import helper, method
+from ..rules import sum_to
+from .core import dtype_of
+
+
+@helper("reverse_list")
+def reverse_list(items):
+    return tuple(reversed(tuple(items)))
+
+
+@helper("fmap")
+def fmap(items, fn):
+    return tuple(fn(i) for i in items)
+
+
+@method("squeeze")
+def squeeze(x, dim=None):
+    """`x.squeeze()` or `x.squeeze(dim)`: the method picks the overload by its arguments."""
+    return shapes.squeeze(x) if dim is None else shapes.squeeze_dim(x, dim)
+
+
+@method("scatter_", "scatter")
+def scatter(x, dim, index, src):
+    """`x.scatter_(dim, index, src)` with a Tensor or a Scalar src."""
+    if isinstance(src, jnp.ndarray) and src.ndim > 0:
+        return indexing.scatter_src(x, dim, index, src)
+    return indexing.scatter_value(x, dim, index, src)
+
+
+@method("index_fill_", "index_fill")
+def index_fill(x, dim, index, value):
+    return indexing.index_fill(x, dim, index, value)
+
+
+@helper("unsqueeze_to")
+def unsqueeze_to(grad, *args):
+    """unsqueeze_to(grad, sizes) or (grad, dim, sizes): put back the size-1 dims squeeze removed."""
+    sizes = tuple(args[-1])
+    if len(args) == 2 and sizes and sizes[shapes.wrap_dim(args[0], len(sizes))] != 1:
+        return grad
+    return jnp.reshape(grad, sizes)
+
+
+@helper("permute_backwards")
+def permute_backwards(grad, fwd_dims):
+    dims = [shapes.wrap_dim(d, len(fwd_dims)) for d in fwd_dims]
+    return jnp.transpose(grad, tuple(int(i) for i in np.argsort(dims)))
+
+
+@helper("select_backward")
+def select_backward(grad, input_sizes, dim, index):
+    d = shapes.wrap_dim(dim, len(input_sizes))
+    z = jnp.zeros(tuple(input_sizes), grad.dtype)
+    return z.at[(slice(None),) * d + (index,)].set(grad, unique_indices=True)
+
+
+@helper("slice_backward")
+def slice_backward(grad, input_sizes, dim, start, end, step):
+    d = shapes.wrap_dim(dim, len(input_sizes))
+    z = jnp.zeros(tuple(input_sizes), grad.dtype)
+    return z.at[(slice(None),) * d + (slice(start, end, step),)].set(grad, unique_indices=True)
+
+
+@helper("split_with_sizes_backward")
+def split_with_sizes_backward(grads, split_sizes, dim, sizes, options):
+    d = shapes.wrap_dim(dim, len(sizes))
+    dtype = dtype_of(options)
+    parts = []
+    for g, n in zip(grads, split_sizes):
+        shape = tuple(sizes[:d]) + (n,) + tuple(sizes[d + 1:])
+        parts.append(jnp.zeros(shape, dtype) if g is None else g)
+    return jnp.concatenate(parts, axis=d)
+
+
+@helper("split_backward")
+def split_backward(grads, split_size, dim, sizes, options):
+    n = sizes[shapes.wrap_dim(dim, len(sizes))]
+    return split_with_sizes_backward(grads, shapes.split_sizes_of(n, split_size), dim, sizes, options)
+
+
+@helper("unbind_backward")
+def unbind_backward(grads, dim):
+    like = next(g for g in grads if g is not None)
+    return jnp.stack([jnp.zeros_like(like) if g is None else g for g in grads], axis=shapes.wrap_dim(dim, like.ndim + 1))
+
+
+@helper("to_args_sizes")
+def to_args_sizes(tensors):
+    return [tuple(jnp.shape(t)) for t in tensors]
+
+
+@helper("to_args_scalartypes")
+def to_args_scalartypes(tensors):
+    return [np.dtype(jnp.result_type(t)) for t in tensors]
+
+
+@helper("cat_tensors_backward")
+def cat_tensors_backward(grad, sizes, *rest):
+    """(grad, sizes, dim) in 1.7, (grad, sizes, dtypes, dim) later: grad narrowed back per input;
+    a 1-d empty input (which cat skips) gets an empty gradient, a real input a real one."""
+    dim = rest[-1]
+    dtypes = rest[0] if len(rest) == 2 else [grad.dtype] * len(sizes)
+    d = shapes.legacy_cat_dim(dim, sizes)
+    out, at = [], 0
+    for shape, dtype in zip(sizes, dtypes):
+        g = jnp.real(grad) if jnp.iscomplexobj(grad) and not jnp.issubdtype(dtype, jnp.complexfloating) else grad
+        if tuple(shape) == (0,):
+            out.append(jnp.zeros((0,), g.dtype))
+            continue
+        out.append(jnp.take(g, jnp.arange(at, at + shape[d]), axis=d))
+        at += shape[d]
+    return out
+
+
+@helper("cat_jvp")
+def cat_jvp(tensors, dim):
+    """PyTorch reads each input's forward gradient: the list carries them as `.tangents`."""
+    return shapes.cat(list(tensors.tangents), dim)
+
+
+@helper("diag_backward")
+def diag_backward(grad, input_sizes, diagonal):
+    if len(input_sizes) == 1:
+        return jnp.diagonal(grad, diagonal)
+    return shapes.diagonal_backward(grad, input_sizes, diagonal, 0, 1)
+
+
+@helper("repeat_backward")
+def repeat_backward(grad, repeats, input_shape):
+    """Sum the tiles: leading new dims, then each dim reshaped to (repeat, size)."""
+    input_shape = tuple(input_shape)
+    if 0 in repeats:
+        return jnp.zeros(input_shape, grad.dtype)
+    lead = len(repeats) - len(input_shape)
+    grad = jnp.sum(grad, axis=tuple(range(lead))) if lead else grad
+    split = tuple(n for r, s in zip(repeats[lead:], input_shape) for n in (r, s))
+    return jnp.sum(jnp.reshape(grad, split), axis=tuple(range(0, len(split), 2)))
+
+
+class TensorGeometry:
+    """Sizes, strides and storage offset of a tensor; JAX arrays are contiguous at offset 0."""
+
+    def __init__(self, x):
+        self.sizes = tuple(jnp.shape(x))
+
+
+helper("TensorGeometry")(TensorGeometry)
+
+
+@helper("as_strided_backward")
+def as_strided_backward(grad, input_geometry, sizes, strides, storage_offset):
+    """Scatter-add grad into the storage (the input's elements): overlapping reads add up."""
+    pos = shapes.strided_indices(sizes, strides, storage_offset or 0)
+    numel = int(np.prod(input_geometry.sizes, dtype=np.int64))
+    storage = jnp.zeros((numel,), grad.dtype).at[pos.ravel()].add(jnp.ravel(grad))
+    return jnp.reshape(storage, input_geometry.sizes)
+
+
+@helper("index_backward")
+def index_backward(zeros_like_self, indices, grad):
+    return indexing.index_put(zeros_like_self, indices, grad, True)
+
+
+@helper("index_select_backward")
+def index_select_backward(grad, self_sizes, dim, index):
+    return indexing.index_add(jnp.zeros(tuple(self_sizes), grad.dtype), dim, index, grad)
+
+
+@helper("gather_backward")
+def gather_backward(grad, self, dim, index, sparse_grad=False):
+    return indexing.scatter_add(jnp.zeros(jnp.shape(self), grad.dtype), dim, index, grad)
+
+
+@helper("masked_select_backward")
+def masked_select_backward(grad, self, mask):
+    """grad written, in order, at the True places of the broadcast mask; summed back to self."""
+    shape = jnp.broadcast_shapes(jnp.shape(self), jnp.shape(mask))
+    full = indexing.masked_scatter(jnp.zeros(shape, grad.dtype), mask, grad)
+    return jnp.reshape(sum_to(full, jnp.shape(self)), jnp.shape(self))
+
+
+@helper("masked_scatter_backward")
+def masked_scatter_backward(grad, mask, sizes):
+    """The masked entries of grad, in order, padded with zeros to source's numel."""
+    numel = int(np.prod(tuple(sizes), dtype=np.int64))
+    m = jnp.ravel(jnp.broadcast_to(mask, jnp.shape(grad)))
+    pos = jnp.where(m, jnp.cumsum(m) - 1, numel)
+    out = jnp.zeros((numel,), grad.dtype).at[pos].add(jnp.ravel(grad), mode="drop")
+    return jnp.reshape(out, tuple(sizes))
+
+
+@helper("take_backward")
+def take_backward(grad, self, index):
+    return indexing.put(jnp.zeros(jnp.shape(self), grad.dtype), index, grad, True)
+
+
+@helper("_unique", "at::_unique")
+def unique(x, sorted=True, return_inverse=False):
+    """(unique values, inverse indices); the values depend on the data: eager only."""
+    values = shapes.concrete(x, "_unique", "call it outside jit")
+    u, inverse = np.unique(values, return_inverse=True)
+    return jnp.asarray(u, x.dtype), jnp.asarray(inverse.reshape(values.shape), jnp.int64)
+
+
+@helper("constant_pad_nd_backward")
+def constant_pad_nd_backward(grad, pad):
+    """Padding's inverse is cropping: the same op with negated pads."""
+    return padding.constant_pad_nd(grad, [-p for p in pad])

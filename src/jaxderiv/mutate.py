@@ -1,0 +1,300 @@
+"""Mutation testing of the checker: rewrite formulas in well-typed ways, count how many it catches.
+
+Each mutant changes one spot of one formula's syntax tree (never its text), is written into
+a spec file of its own holding only the mutated entry, and is checked with `check_all`. A
+mutant is killed when some mode reports it failed (or errored). The kill rate measures how
+much wrong mathematics the checker can see. Run `python -m jaxderiv.mutate --help`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+import yaml
+
+from .expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
+from .grammar import parse_formula
+from .spec import Entry, Formula, load_spec, shipped_spec_files
+
+__all__ = ["KINDS", "Mutant", "mutants_of", "entry_yaml", "run_mutant", "main"]
+
+# Every kind of rewrite, with what it does.
+KINDS = {
+    "factor2": "the whole formula times 2",
+    "drop_conj": "one `.conj()` removed",
+    "sign": "the whole formula negated, or one `+` made `-` (and back)",
+    "swap": "the operands of one `-` or `/` swapped",
+    "half_grad": "one `grad`, `grads[i]` or tangent `x_t` times 0.5",
+    "arg_shift": "one integer argument of a call (`dim` or a literal) plus 1",
+    "result_to_input": "one `result` replaced by the op's first tensor input",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    op: str  # the entry's ATen name
+    key: str  # the formula's key: "self", "self, other", "result"
+    kind: str  # one of KINDS
+    original: str  # the formula's text
+    mutated: str  # the rewritten formula's text
+    family: str = ""  # the forward module of the op: unary, binary, ...
+
+
+# -- tree surgery ------------------------------------------------------------------------
+
+
+def _rebuild(node: Node, kids: list[Node]) -> Node:
+    """`node` with its direct sub-nodes (in `expr.children` order) replaced by `kids`."""
+    match node:
+        case Template():
+            return dataclasses.replace(node, base=kids[0], args=tuple(kids[1:]))
+        case Attr():
+            return dataclasses.replace(node, obj=kids[0])
+        case Call():
+            return dataclasses.replace(node, func=kids[0], args=tuple(kids[1:]))
+        case Index():
+            return dataclasses.replace(node, obj=kids[0], index=kids[1])
+        case Unary():
+            return dataclasses.replace(node, operand=kids[0])
+        case Binary():
+            return dataclasses.replace(node, left=kids[0], right=kids[1])
+        case Ternary():
+            return dataclasses.replace(node, cond=kids[0], then=kids[1], other=kids[2])
+        case BraceList():
+            if node.type is None:
+                return dataclasses.replace(node, items=tuple(kids))
+            return dataclasses.replace(node, type=kids[0], items=tuple(kids[1:]))
+        case Lambda():
+            return dataclasses.replace(node, body=kids[0])
+    return node
+
+
+def _rewrites(node: Node, site) -> Iterator[Node]:
+    """Every tree made from `node` by rewriting one sub-node `n` into each of `site(n, parent)`."""
+
+    def walk(n: Node, parent: Node | None) -> Iterator[Node]:
+        yield from site(n, parent)
+        kids = list(children(n))
+        for i, kid in enumerate(kids):
+            for new in walk(kid, n):
+                yield _rebuild(n, kids[:i] + [new] + kids[i + 1:])
+
+    yield from walk(node, None)
+
+
+def _is_conj_call(n: Node) -> bool:
+    return isinstance(n, Call) and not n.args and isinstance(n.func, Attr) and n.func.name == "conj"
+
+
+def _half(n: Node) -> Node:
+    return Binary("*", n, Num("0.5", 0.5))
+
+
+def _int_args(entry: Entry) -> set[str]:
+    return {a.name for a in entry.schema.arguments if a.type.base in ("int", "SymInt") and not a.type.is_list}
+
+
+def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]:
+    """The mutants of one formula, in a fixed order; rewrites that print to the same text are dropped."""
+    tree = parse_formula(formula.text)
+    is_forward = formula in entry.forward
+    tensors = [a.name for a in entry.schema.arguments if a.is_tensor]
+    tangents = {f"{t}_t" for t in tensors}
+    int_args = _int_args(entry)
+
+    def conj(n, parent):
+        if _is_conj_call(n):
+            yield n.func.obj
+
+    def sign_term(n, parent):
+        if isinstance(n, Binary) and n.op in "+-":
+            yield dataclasses.replace(n, op="-" if n.op == "+" else "+")
+
+    def swap(n, parent):
+        if isinstance(n, Binary) and n.op in ("-", "/"):
+            yield dataclasses.replace(n, left=n.right, right=n.left)
+
+    def half(n, parent):
+        if isinstance(n, Name) and (n.name == "grad" or (is_forward and n.name in tangents)):
+            yield _half(n)
+        elif isinstance(n, Index) and isinstance(n.obj, Name) and n.obj.name == "grads":
+            yield _half(n)
+
+    def arg_shift(n, parent):
+        if isinstance(n, Call):
+            for i, a in enumerate(n.args):
+                if (isinstance(a, Name) and a.name in int_args) or (isinstance(a, Num) and isinstance(a.value, int)):
+                    args = list(n.args)
+                    args[i] = Binary("+", a, Num("1", 1))
+                    yield dataclasses.replace(n, args=tuple(args))
+
+    def result(n, parent):
+        if isinstance(n, Name) and n.name == "result" and tensors:
+            yield Name(tensors[0])
+
+    candidates = [("factor2", Binary("*", Num("2", 2), tree)), ("sign", Unary("-", tree))]
+    for kind, site in (("drop_conj", conj), ("sign", sign_term), ("swap", swap), ("half_grad", half), ("arg_shift", arg_shift), ("result_to_input", result)):
+        candidates += [(kind, new) for new in _rewrites(tree, site)]
+    out, seen = [], {formula.text}
+    for kind, new in candidates:
+        text = to_source(new)
+        if text not in seen:
+            seen.add(text)
+            out.append(Mutant(entry.name, formula.key, kind, formula.text, text, family))
+    return out
+
+
+# -- running -----------------------------------------------------------------------------
+
+
+def entry_yaml(entry: Entry, replace: dict[str, str] | None = None) -> str:
+    """A spec file holding only `entry`, with the formulas keyed in `replace` swapped in."""
+    replace = replace or {}
+    item: dict = {"name": str(entry.schema)}
+    for f in entry.backward + entry.forward:
+        item[f.key] = replace.get(f.key, f.text)
+    if entry.output_differentiability is not None:
+        item["output_differentiability"] = list(entry.output_differentiability)
+    if entry.non_differentiable:
+        item["non_differentiable"] = list(entry.non_differentiable)
+    return yaml.safe_dump([item], sort_keys=False, width=10**6)
+
+
+def _family(name: str) -> str:
+    from .forward import implementation
+
+    fn = implementation(name)
+    return fn.__module__.rsplit(".", 1)[-1] if fn is not None else ""
+
+
+def _modes(entry: Entry, key: str) -> list[str]:
+    """Modes in the order most likely to kill a mutant of formula `key` first."""
+    forward = any(f.key == key for f in entry.forward)
+    return ["jvp", "vjp", "vjp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp"]
+
+
+def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0) -> dict:
+    """Check `mutant` mode by mode until one fails. Returns its verdict: killed, by which mode, why."""
+    from .check import check_all
+
+    verdict = dataclasses.asdict(mutant) | {"killed": False, "mode": None, "status": "passed", "reason": ""}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mutant.yaml")
+        with open(path, "w") as fh:
+            fh.write(entry_yaml(entry, {mutant.key: mutant.mutated}))
+        statuses = []
+        for mode in _modes(entry, mutant.key):
+            rows = check_all(path, ops=[entry.name], modes=[mode], seed=seed).rows
+            bad = [r for r in rows if r.status in ("failed", "error")]
+            statuses += [r.status for r in rows]
+            if bad:
+                return verdict | {"killed": True, "mode": mode, "status": bad[0].status, "reason": bad[0].reason[:300]}
+    verdict["status"] = "passed" if "passed" in statuses else (statuses[0] if statuses else "none")
+    return verdict
+
+
+def _baseline_ok(entry: Entry) -> bool:
+    """Whether the unmutated entry, written the same way, passes every mode (else mutants prove nothing)."""
+    from .check import check_all
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "baseline.yaml")
+        with open(path, "w") as fh:
+            fh.write(entry_yaml(entry))
+        rows = check_all(path, ops=[entry.name]).rows
+    return any(r.status == "passed" for r in rows) and not any(r.status in ("failed", "error") for r in rows)
+
+
+def _work(args) -> dict | list[Mutant]:
+    """One unit for a worker process: ('baseline', entry) or ('mutant', mutant, entry)."""
+    if args[0] == "baseline":
+        return {"op": args[1].name, "ok": _baseline_ok(args[1])}
+    return run_mutant(args[1], args[2])
+
+
+def select(spec_path, families: list[str] | None, ops: list[str] | None, per_op: int) -> list[tuple[Entry, list[Mutant]]]:
+    """For each implemented entry in the chosen families, up to `per_op` mutants spread over kinds."""
+    chosen = []
+    for entry in load_spec(spec_path):
+        family = _family(entry.name)
+        if not family or (families and family not in families) or (ops and entry.name not in ops):
+            continue
+        every = [m for f in entry.backward + entry.forward if not f.text.startswith(("not_implemented", "auto_")) and f.text != "non_differentiable" for m in mutants_of(entry, f, family)]
+        by_kind = defaultdict(list)
+        for m in every:
+            by_kind[m.kind].append(m)
+        picked = []
+        while len(picked) < per_op and any(by_kind.values()):  # round robin over kinds, rarest first
+            for kind in sorted(by_kind, key=lambda k: len(by_kind[k])):
+                if by_kind[kind] and len(picked) < per_op:
+                    picked.append(by_kind[kind].pop(0))
+        if picked:
+            chosen.append((entry, picked))
+    return chosen
+
+
+def _map(jobs: int, items: list):
+    if jobs <= 1:
+        return map(_work, items)
+    pool = ProcessPoolExecutor(jobs, mp_context=get_context("spawn"))
+    return pool.map(_work, items, chunksize=1)
+
+
+def summarize(verdicts: list[dict]) -> dict:
+    """Kill rate overall, per family and per kind, and the survivors."""
+
+    def rate(vs):
+        n = len(vs)
+        k = sum(v["killed"] for v in vs)
+        return {"mutants": n, "killed": k, "kill_rate": round(k / n, 4) if n else None}
+
+    by = lambda key: {g: rate([v for v in verdicts if v[key] == g]) for g in sorted({v[key] for v in verdicts})}  # noqa: E731
+    return {"overall": rate(verdicts), "per_family": by("family"), "per_kind": by("kind"), "survivors": [v for v in verdicts if not v["killed"]]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jaxderiv.mutate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--spec", default=None, help="spec file to mutate (default: the newest shipped file)")
+    parser.add_argument("--families", default=None, help="comma-separated forward families (unary,binary,...)")
+    parser.add_argument("--ops", default=None, help="comma-separated entry names")
+    parser.add_argument("--per-op", type=int, default=3, help="mutants per entry, spread over kinds")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", default=None, help="write every verdict and the summary here")
+    a = parser.parse_args(argv)
+    spec_path = a.spec or str(shipped_spec_files()[-1])
+    split = lambda s: s.split(",") if s else None  # noqa: E731
+    start = time.perf_counter()
+    chosen = select(spec_path, split(a.families), split(a.ops), a.per_op)
+    baselines = {r["op"]: r["ok"] for r in _map(a.jobs, [("baseline", e) for e, _ in chosen])}
+    skipped = sorted(n for n, ok in baselines.items() if not ok)
+    work = [("mutant", m, e) for e, ms in chosen if baselines[e.name] for m in ms]
+    verdicts = []
+    for v in _map(a.jobs, work):
+        verdicts.append(v)
+        mark = "killed " if v["killed"] else "SURVIVED"
+        print(f"{mark} {v['op']} [{v['key']}] {v['kind']}: {v['mutated'][:100]}", flush=True)
+    summary = summarize(verdicts) | {"baseline_not_passing": skipped, "seconds": round(time.perf_counter() - start, 1)}
+    o = summary["overall"]
+    print(f"\n{o['killed']}/{o['mutants']} mutants killed ({100 * (o['kill_rate'] or 0):.1f}%) in {summary['seconds']} s")
+    for group in ("per_family", "per_kind"):
+        print(group + ": " + ", ".join(f"{g} {r['killed']}/{r['mutants']}" for g, r in summary[group].items()))
+    if skipped:
+        print("not mutated (unmutated entry does not pass): " + ", ".join(skipped))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"summary": summary, "verdicts": verdicts}, fh, indent=1)
+    return 0 if not summary["survivors"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""The losses against PyTorch 2.13: forward values and gradients in every reduction, kinks included.
+
+jaxderiv follows the 1.7 spec's signatures; torch 2.13 is called with the same arguments
+(reduction as ATen's int). The inputs include the kinks (ties for l1, |x - y| = beta for
+smooth_l1, hinges of the margin losses), which the checker avoids.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxderiv
+
+torch = pytest.importorskip("torch")
+aten = torch.ops.aten
+RNG = np.random.default_rng(0)
+
+
+def _t(a):
+    return torch.from_numpy(np.asarray(a)) if a is not None else None
+
+
+def _pair(kink=None):
+    x = RNG.normal(size=(3, 4))
+    t = RNG.normal(size=(3, 4))
+    if kink is not None:
+        t[0, :2] = x[0, :2] - kink  # x - t exactly at the kinks
+        t[1, 0] = x[1, 0]
+    return x, t
+
+
+# (name, args, positions of differentiable args, torch function on torch tensors)
+CASES = []
+for r in (0, 1, 2):
+    CASES += [
+        (f"mse_loss-r{r}", "mse_loss", (*_pair(), r), (0, 1), aten.mse_loss.default),
+        (f"l1_loss-r{r}", "l1_loss", (*_pair(0.0), r), (0, 1), aten.l1_loss.default),
+        (f"smooth_l1_loss-r{r}", "smooth_l1_loss", (*_pair(0.5), r, 0.5), (0, 1), aten.smooth_l1_loss.default),
+        (f"soft_margin_loss-r{r}", "soft_margin_loss", (RNG.normal(size=(3, 4)), np.sign(RNG.normal(size=(3, 4))), r), (0,), aten.soft_margin_loss.default),
+        (f"kl_div-r{r}", "kl_div", (RNG.normal(size=(3, 4)), RNG.uniform(0.1, 1, size=(3, 4)), r), (0, 1), aten.kl_div.default),
+        (f"bce-r{r}", "binary_cross_entropy", (RNG.uniform(0.1, 0.9, (3, 4)), RNG.uniform(0, 1, (3, 4)), RNG.uniform(0.5, 1.5, (3, 4)), r), (0,), aten.binary_cross_entropy.default),
+        (f"bce_logits-r{r}", "binary_cross_entropy_with_logits", (RNG.normal(size=(3, 4)), RNG.uniform(0, 1, (3, 4)), RNG.uniform(0.5, 1.5, (3, 4)), RNG.uniform(0.5, 2, (4,)), r), (0, 1), aten.binary_cross_entropy_with_logits.default),
+        (f"nll_loss-r{r}", "nll_loss_forward", (RNG.normal(size=(5, 3)), np.array([0, 2, 1, 1, 2]), RNG.uniform(0.5, 1.5, 3), r, 1), (0,), aten.nll_loss_forward.default),
+        (f"nll_loss2d-r{r}", "nll_loss2d_forward", (RNG.normal(size=(2, 3, 2, 2)), RNG.integers(0, 3, (2, 2, 2)), None, r, -100), (0,), aten.nll_loss2d_forward.default),
+        (f"multi_margin-r{r}", "multi_margin_loss", (np.array([[0.5, -0.5, 0.2], [1.0, 0.0, 2.0]]), np.array([0, 2]), 2, 1.0, np.array([1.0, 2.0, 0.5]), r), (0,), aten.multi_margin_loss.default),
+        (f"multilabel_margin-r{r}", "multilabel_margin_loss_forward", (np.array([[0.1, 0.2, 0.4, 0.8], [0.5, -0.5, 1.5, 0.0]]), np.array([[3, 0, -1, 1], [1, 2, 3, -1]]), r), (0,), aten.multilabel_margin_loss_forward.default),
+    ]
+CASES.append(("nll_loss-1d", "nll_loss_forward", (RNG.normal(size=(3,)), np.array(2), None, 1, -100), (0,), aten.nll_loss_forward.default))
+
+
+def _first(y):
+    return y[0] if isinstance(y, (tuple, list)) else y
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_loss_and_gradients_match_torch(case):
+    _, name, args, diff, torch_fn = case
+    op = jaxderiv.op(name)
+    ours = _first(op(*args))
+    targs = [_t(a) if isinstance(a, np.ndarray) else a for a in args]
+    for i in diff:
+        targs[i] = targs[i].clone().requires_grad_()
+    theirs = _first(torch_fn(*targs))
+    np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    ct = RNG.normal(size=np.shape(ours))
+
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        return _first(op(*full))
+
+    grads = jax.vjp(f, *[jnp.asarray(args[i]) for i in diff])[1](jnp.asarray(ct))
+    tgrads = torch.autograd.grad(theirs, [targs[i] for i in diff], _t(ct))
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-9, atol=1e-12)
+    tangents = [RNG.normal(size=np.shape(args[i])) for i in diff]
+    _, jv = jax.jvp(f, tuple(jnp.asarray(args[i]) for i in diff), tuple(jnp.asarray(t) for t in tangents))
+    expected = sum(float(np.sum(tg.numpy() * t)) for tg, t in zip(tgrads, tangents))
+    np.testing.assert_allclose(float(np.sum(np.asarray(jv) * ct)), expected, rtol=1e-9, atol=1e-12)
+
+
+BACKWARD_CASES = [
+    ("mse_loss_backward", (RNG.normal(size=()), *_pair(), 1), (0, 1, 2)),
+    ("smooth_l1_loss_backward", (RNG.normal(size=()), *_pair(), 2, 0.7), (0, 1, 2)),
+    ("soft_margin_loss_backward", (RNG.normal(size=()), RNG.normal(size=(3, 4)), np.sign(RNG.normal(size=(3, 4))), 1), (0, 1)),
+    ("binary_cross_entropy_backward", (RNG.normal(size=()), RNG.uniform(0.1, 0.9, (3, 4)), RNG.uniform(0, 1, (3, 4)), None, 1), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("name,args,diff", BACKWARD_CASES, ids=[c[0] for c in BACKWARD_CASES])
+def test_backward_ops_and_their_gradients_match_torch(name, args, diff):
+    """The *_backward entries' own formulas (double backward) against torch's."""
+    op, torch_fn = jaxderiv.op(name), getattr(aten, name).default
+    targs = [_t(a) if isinstance(a, np.ndarray) else a for a in args]
+    for i in diff:
+        targs[i] = targs[i].clone().requires_grad_()
+    theirs = torch_fn(*targs)
+    np.testing.assert_allclose(np.asarray(op(*args)), theirs.detach().numpy(), rtol=1e-10)
+    ct = RNG.normal(size=theirs.shape)
+
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        return op(*full)
+
+    grads = jax.vjp(f, *[jnp.asarray(args[i]) for i in diff])[1](jnp.asarray(ct))
+    tgrads = torch.autograd.grad(theirs, [targs[i] for i in diff], _t(ct), allow_unused=True)
+    for g, tg, i in zip(grads, tgrads, diff):
+        np.testing.assert_allclose(np.asarray(g), np.zeros(np.shape(args[i])) if tg is None else tg.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_nll_loss_jit_and_vmap():
+    x, t = RNG.normal(size=(4, 5, 3)), RNG.integers(0, 3, (4, 5))
+    op = jaxderiv.op("nll_loss_forward")
+    loss = lambda x, t: op(x, t, None, 1, -100)[0]  # noqa: E731
+    g = jax.jit(jax.vmap(jax.grad(loss)))(x, t)
+    for i in range(4):
+        tx = torch.from_numpy(x[i]).requires_grad_()
+        (tg,) = torch.autograd.grad(aten.nll_loss_forward.default(tx, torch.from_numpy(t[i]), None, 1, -100)[0], tx)
+        np.testing.assert_allclose(np.asarray(g[i]), tg.numpy(), rtol=1e-12)

@@ -1,0 +1,67 @@
+"""Mutation testing: a fixed set of wrong formulas, one or more of each kind, must all be killed by the checker."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxderiv.grammar import parse_formula
+from jaxderiv.mutate import KINDS, entry_yaml, mutants_of, run_mutant
+from jaxderiv.spec import load_spec, read_spec_text, shipped_spec_files
+
+SPEC = load_spec(shipped_spec_files()[-1])
+
+# (entry, formula key, kind, the mutated text): the kinds spread over the four pointwise families.
+FIXED = [
+    ("abs", "result", "drop_conj", "handle_r_to_c(result.scalar_type(), self_t * self_p.sgn())"),
+    ("cos", "self", "drop_conj", "grad * -self.sin()"),
+    ("mul.Tensor", "self", "factor2", "2 * mul_tensor_backward(grad, other, self.scalar_type())"),
+    ("add.Tensor", "result", "sign", "self_t - maybe_multiply(other_t, alpha)"),
+    ("acosh", "self", "swap", "grad * (1 - self.pow(2)).rsqrt().conj()"),
+    ("lerp.Tensor", "weight", "swap", "grad * (self - end).conj()"),
+    ("atan2", "self, other", "half_grad", "atan2_backward(grad * 0.5, self, other, grad_input_mask)"),
+    ("erf", "self", "arg_shift", "2.0 / sqrt(M_PI) * exp(-self.pow(2 + 1)) * grad"),
+    ("hypot", "other", "result_to_input", "grad * other / self"),
+]
+
+
+def _mutant(name, key, kind, text):
+    entry = SPEC[name]
+    formula = next(f for f in entry.backward + entry.forward if f.key == key)
+    found = [m for m in mutants_of(entry, formula) if m.kind == kind and m.mutated == text]
+    assert found, f"{name} [{key}] has no {kind} mutant {text!r}"
+    return entry, found[0]
+
+
+@pytest.mark.parametrize("name, key, kind, text", FIXED, ids=[f"{f[0]}-{f[2]}" for f in FIXED])
+def test_fixed_mutants_are_killed(name, key, kind, text):
+    entry, mutant = _mutant(name, key, kind, text)
+    verdict = run_mutant(mutant, entry)
+    assert verdict["killed"] and verdict["status"] == "failed", verdict
+
+
+def test_every_kind_is_in_the_fixed_set():
+    assert {f[2] for f in FIXED} == set(KINDS)
+
+
+def test_unmutated_entry_written_back_passes():
+    """The control: the same entry through the same temp-file path is not killed."""
+    entry = SPEC["acosh"]
+    formula = entry.backward[0]
+    mutant = mutants_of(entry, formula)[0]
+    same = type(mutant)(mutant.op, mutant.key, "identity", formula.text, formula.text)
+    assert not run_mutant(same, entry)["killed"]
+
+
+def test_mutants_are_well_formed_and_distinct():
+    """Each mutant parses, differs from its formula, and the written spec holds it under its key."""
+    for name in ("div.Tensor", "hypot", "lerp.Tensor", "abs"):
+        entry = SPEC[name]
+        for formula in entry.backward + entry.forward:
+            mutants = mutants_of(entry, formula)
+            assert len({m.mutated for m in mutants}) == len(mutants)
+            for m in mutants:
+                assert m.mutated != formula.text and m.kind in KINDS
+                parse_formula(m.mutated)
+                written = read_spec_text(entry_yaml(entry, {m.key: m.mutated}))[name]
+                texts = {f.key: f.text for f in written.backward + written.forward}
+                assert texts[m.key] == m.mutated and written.schema == entry.schema

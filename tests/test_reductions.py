@@ -1,0 +1,263 @@
+"""Reductions, scans, sorting and selection against PyTorch 2.13: values, indices, vjp, jvp.
+
+Kinks are included: ties of full max/min split the gradient evenly, the selection ops send it
+to the index ATen returns, prod and cumprod take their zero paths, NaN and -inf entries follow
+ATen. For complex inputs jax_vjp(ct) == conj(torch_grad(conj(ct))).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxderiv
+from jaxderiv import NotImplementedDerivative
+
+torch = pytest.importorskip("torch")
+aten = torch.ops.aten
+
+NAN, INF = math.nan, math.inf
+RNG = np.random.default_rng(0)
+X = RNG.uniform(-2, 2, (3, 4))
+XC = X + 1j * RNG.uniform(-2, 2, (3, 4))
+TIES = np.array([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 0.5, 2.0], [-1.0, 0.0, -1.0, 4.0]])
+ZEROS = np.array([[1.5, 0.0, -2.0, 0.5], [0.0, 1.2, 0.0, 3.0], [0.7, -1.1, 2.0, 1.3]])
+ONE_ZERO = np.array([1.5, 0.0, -2.0, 0.5])
+WITH_NAN = np.array([[1.0, NAN, 3.0, 0.5], [2.0, -1.0, 0.5, 4.0], [NAN, NAN, 1.0, -2.0]])
+NEG_INF = np.array([[-INF, 1.0, 0.5, -INF], [-INF, -INF, -INF, -INF], [0.3, 2.0, -1.0, 0.1]])
+ZERO_D = np.array(1.7)
+
+
+TORCH_NAMES = {"nansum.dim_IntList": "nansum"}  # renamed overloads in torch 2.13
+
+
+def _torch_op(name):
+    base, _, overload = TORCH_NAMES.get(name, name).partition(".")
+    return getattr(getattr(aten, base), overload or "default")
+
+
+def _torch(v):
+    if isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.dtype):
+        return torch.from_numpy(np.array(v))
+    if isinstance(v, np.dtype):
+        return getattr(torch, str(v))
+    return v
+
+
+def _numpy(t):
+    return t.detach().resolve_conj().resolve_neg().numpy()
+
+
+def _close(ours, theirs, rtol=1e-10, atol=1e-12):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.shape == theirs.shape
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _outputs(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _kw(kwargs):
+    return {k: _torch(v) for k, v in kwargs.items()}
+
+
+# -- values, indices and dtypes ------------------------------------------------------------------
+
+I32 = np.array([[1, 2, -3], [7, 0, 2]], np.int32)
+B = np.array([[True, False], [True, True]])
+U8 = np.array([0, 3, 1], np.uint8)
+F32 = X.astype(np.float32)
+
+FORWARD = [
+    ("sum", (I32,), {}), ("sum", (B,), {}), ("sum", (F32,), {"dtype": np.dtype(np.float64)}), ("sum", (XC,), {}),
+    ("sum.dim_IntList", (X, [1, -2], True), {}), ("sum.dim_IntList", (I32, [], False), {}), ("sum.dim_IntList", (ZERO_D, [0], False), {}),
+    ("nansum", (WITH_NAN,), {}), ("nansum.dim_IntList", (WITH_NAN, [1], False), {}), ("nansum", (I32,), {}),
+    ("mean", (F32,), {}), ("mean", (I32,), {"dtype": np.dtype(np.float64)}), ("mean.dim", (XC, [-1], True), {}), ("mean.dim", (X, [0, 1], False), {}),
+    ("prod", (I32,), {}), ("prod", (ZEROS,), {}), ("prod.dim_int", (ZEROS, -1, True), {}), ("prod.dim_int", (B, 0), {}),
+    ("var", (X,), {}), ("var", (X, False), {}), ("var", (XC,), {}), ("var", (np.array([2.0]),), {}),
+    ("var.dim", (X, [1], False, True), {}), ("std", (XC, False), {}), ("std.dim", (X, [-1, 0], True), {}),
+    ("var_mean", (X,), {}), ("var_mean.dim", (XC, [1], False, True), {}), ("std_mean", (X, False), {}), ("std_mean.dim", (X, [0], True, False), {}),
+    *[("norm.Scalar", (X, p), {}) for p in (2, 1, 0, 3.5, 0.5, INF, -INF)],
+    ("norm.Scalar", (XC, 2), {}), ("norm.ScalarOpt_dim", (X, None, [1], True), {}), ("norm.ScalarOpt_dim", (XC, 3, [0], False), {}),
+    ("norm.ScalarOpt_dtype", (F32, 2), {"dtype": np.dtype(np.float64)}), ("norm.ScalarOpt_dim_dtype", (F32, 1, [1], False), {"dtype": np.dtype(np.float64)}),
+    ("dist", (X, X[0], 2), {}), ("dist", (X, X[1], INF), {}), ("dist", (X, X[1], 0), {}),
+    ("renorm", (X, 2, 0, 2.0), {}), ("renorm", (X, 1, -1, 1.5), {}),
+    ("logsumexp", (X, [1], False), {}), ("logsumexp", (NEG_INF, [1], True), {}), ("logsumexp", (I32, [0], False), {}),
+    ("max", (TIES,), {}), ("min", (WITH_NAN,), {}), ("max", (I32,), {}),
+    ("max.dim", (TIES, 1), {}), ("min.dim", (TIES, 0, True), {}), ("max.dim", (WITH_NAN, 1), {}), ("max.dim", (ZERO_D, 0), {}), ("min.dim", (B, 1), {}),
+    ("amax", (TIES,), {}), ("amin", (TIES, [1], True), {}), ("amax", (WITH_NAN, [-1, 0]), {}),
+    ("median", (TIES,), {}), ("median", (WITH_NAN,), {}), ("nanmedian", (WITH_NAN,), {}), ("nanmedian", (np.array([NAN, NAN]),), {}),
+    ("median.dim", (X, 1), {}), ("median.dim", (WITH_NAN, 1, True), {}), ("nanmedian.dim", (WITH_NAN, 1), {}), ("median.dim", (I32, 0), {}),
+    ("mode", (TIES, 1), {}), ("mode", (TIES, 0, True), {}), ("mode", (np.array([[3, 1, 3, 1, 2]]),), {}),
+    ("kthvalue", (X, 2, 1), {}), ("kthvalue", (X, 3, 0, True), {}),
+    ("topk", (X, 2), {}), ("topk", (X, 2, 0, False), {}), ("topk", (np.array([1.0, NAN, 3.0, 0.5]), 2), {}),
+    ("sort", (X,), {}), ("sort", (X, 0, True), {}), ("sort", (WITH_NAN, 1, True), {}), ("sort", (ZERO_D,), {}), ("sort", (I32, 1, True), {}),
+    ("cumsum", (I32, 1), {}), ("cumsum", (X, -1), {"dtype": np.dtype(np.float32)}), ("cumsum", (ZERO_D, 0), {}),
+    ("cumprod", (ZEROS, 1), {}), ("cumprod", (B, 0), {}), ("cumprod", (XC, 0), {}),
+    ("cummax", (TIES, 1), {}), ("cummin", (TIES, 1), {}), ("cummax", (WITH_NAN, 1), {}), ("cummin", (WITH_NAN, 0), {}), ("cummax", (I32, 0), {}),
+    ("logcumsumexp", (X, 1), {}), ("logcumsumexp", (NEG_INF, 1), {}),
+    ("count_nonzero", (ZEROS,), {}), ("count_nonzero", (ZEROS, 1), {}), ("count_nonzero.dim_IntList", (ZEROS, [0, 1]), {}),
+    ("any", (ZEROS,), {}), ("any", (U8,), {}), ("any.dim", (ZEROS, 1), {}), ("all", (ZEROS,), {}), ("all.dim", (ZEROS, 0, True), {}), ("all", (U8,), {}),
+    ("histc", (X,), {}), ("histc", (X, 5, -1, 1), {}), ("histc", (np.full(3, 2.0),), {"bins": 4}),
+    ("_unique", (np.array([3.0, 1.0, 3.0, 2.0]),), {}), ("_unique", (np.array([[3, 1], [1, 2]]), True, True), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", FORWARD, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FORWARD)])
+def test_values_indices_and_dtypes_follow_aten(name, args, kwargs):
+    ours = _outputs(jaxderiv.op(name)(*args, **kwargs))
+    theirs = _outputs(_torch_op(name)(*[_torch(a) for a in args], **_kw(kwargs)))
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        _close(o, _numpy(t), rtol=1e-6, atol=1e-12)
+
+
+# -- derivatives against torch ---------------------------------------------------------------------
+
+# (name, args, kwargs): args[0] is differentiated (and args[1] for dist)
+GRADS = [
+    ("sum", (XC,), {}), ("sum.dim_IntList", (X, [-1], False), {}), ("nansum", (WITH_NAN,), {}), ("nansum.dim_IntList", (WITH_NAN, [0], True), {}),
+    ("mean", (XC,), {}), ("mean.dim", (X, [1, 0], True), {}),
+    ("prod", (X,), {}), ("prod", (ZEROS,), {}), ("prod", (ONE_ZERO,), {}), ("prod.dim_int", (ZEROS, 1), {}), ("prod.dim_int", (XC, 0, True), {}),
+    ("var", (XC,), {}), ("var.dim", (X, [1], False, True), {}), ("std", (X,), {}), ("std.dim", (XC, [0], True, False), {}),
+    ("var_mean", (X,), {}), ("std_mean.dim", (X, [1], True, True), {}), ("std_mean", (XC, False), {}), ("var_mean.dim", (X, [-1], False, False), {}),
+    *[("norm.Scalar", (X, p), {}) for p in (2, 1, 3, 1.5, 0.5, INF, 0)],
+    ("norm.Scalar", (XC, 2), {}), ("norm.ScalarOpt_dim", (X, 3, [1], True), {}), ("norm.ScalarOpt_dim", (TIES, INF, [1], False), {}),
+    ("norm.ScalarOpt_dim", (ZEROS, 2, [0], False), {}), ("norm.ScalarOpt_dtype", (X, 2), {"dtype": np.dtype(np.float64)}),
+    ("norm.ScalarOpt_dim_dtype", (X, 1.5, [0], True), {"dtype": np.dtype(np.float64)}),
+    ("dist", (X, X[1] + 0.5, 2), {}), ("dist", (X, X[1] + 0.5, 3), {}),
+    ("renorm", (X, 2, 0, 2.0), {}), ("renorm", (X, 1, 1, 1.5), {}),
+    ("logsumexp", (X, [1], False), {}), ("logsumexp", (NEG_INF, [1], True), {}),
+    ("max", (TIES,), {}), ("min", (TIES,), {}), ("max.dim", (TIES, 1), {}), ("min.dim", (TIES, 0, True), {}),
+    ("amax", (TIES,), {}), ("amin", (TIES, [1], True), {}), ("amax", (TIES, [0], False), {}),
+    ("median", (TIES,), {}), ("nanmedian", (WITH_NAN,), {}), ("median.dim", (X, 1), {}), ("nanmedian.dim", (WITH_NAN, 1, True), {}),
+    ("mode", (TIES, 1), {}), ("kthvalue", (X, 2, 0), {}), ("topk", (X, 3), {}), ("topk", (X, 2, 0, False), {}),
+    ("sort", (X, 1, True), {}), ("sort", (ZERO_D,), {}),
+    ("cumsum", (XC, 1), {}), ("cumprod", (X, 1), {}), ("cumprod", (ZEROS, 1), {}), ("cumprod", (ZEROS, 0), {}), ("cumprod", (XC, -1), {}),
+    ("cummax", (TIES, 1), {}), ("cummin", (X, 0), {}), ("logcumsumexp", (X, 1), {}),
+]
+TORCH_NORM_JVP = "torch 2.13's forward AD of a full norm raises: tangent of size [1, 1] for a 0-d result"
+JVP_XFAIL = {i: TORCH_NORM_JVP for i, (n, a, _) in enumerate(GRADS) if n in ("norm.Scalar", "norm.ScalarOpt_dtype") and a[1] != 0}
+
+
+def _params(xfails):
+    return [
+        pytest.param(n, a, k, id=f"{n}-{i}", marks=[pytest.mark.xfail(strict=True, reason=xfails[i])] if i in xfails else [])
+        for i, (n, a, k) in enumerate(GRADS)
+    ]
+
+
+def _diff(name, args):
+    return (0, 1) if name == "dist" else (0,)
+
+
+def _fns(name, args, kwargs):
+    op, t_op = jaxderiv.op(name), _torch_op(name)
+    diff = _diff(name, args)
+    targs = [_torch(a) for a in args]
+
+    def sub(base, xs):
+        full = list(base)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        return full
+
+    mask = op.output_differentiable(*args, **kwargs)
+    ours = lambda *xs: [y for y, m in zip(_outputs(op(*sub(args, xs), **kwargs)), mask) if m]  # noqa: E731
+    theirs = lambda *xs: tuple(y for y, m in zip(_outputs(t_op(*sub(targs, xs), **_kw(kwargs))), mask) if m)  # noqa: E731
+    return ours, theirs, [jnp.asarray(args[i]) for i in diff], [targs[i] for i in diff]
+
+
+def _random_like(rng, x):
+    x = np.asarray(x)
+    r = np.asarray(rng.normal(size=x.shape))
+    return r + 1j * rng.normal(size=x.shape) if np.iscomplexobj(x) else r
+
+
+@pytest.mark.parametrize("name,args,kwargs", _params({}))
+def test_vjp_matches_torch(name, args, kwargs):
+    rng = np.random.default_rng(1)
+    fn, tfn, xs, txs = _fns(name, args, kwargs)
+    ys, vjp = jax.vjp(fn, *xs)
+    cts = [_random_like(rng, y) for y in ys]
+    ours = vjp([jnp.asarray(c) for c in cts])
+    txs = [x.clone().requires_grad_() for x in txs]
+    theirs = torch.autograd.grad(tfn(*txs), txs, [_torch(np.asarray(np.conj(c))) for c in cts], allow_unused=True)
+    for o, x, t in zip(ours, txs, theirs, strict=True):  # unused (norm p=0): a zero gradient
+        _close(o, np.conj(_numpy(t)) if t is not None else np.zeros_like(_numpy(x)))
+
+
+@pytest.mark.parametrize("name,args,kwargs", _params(JVP_XFAIL))
+def test_jvp_matches_torch(name, args, kwargs):
+    rng = np.random.default_rng(2)
+    fn, tfn, xs, txs = _fns(name, args, kwargs)
+    ts = [_random_like(rng, x) for x in xs]
+    _, ours = jax.jvp(fn, tuple(xs), tuple(jnp.asarray(t) for t in ts))
+    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(_torch(t) for t in ts))
+    for o, t in zip(ours, theirs, strict=True):
+        _close(o, _numpy(t))
+
+
+# -- semantics of the gradients ---------------------------------------------------------------------
+
+
+def test_full_max_splits_ties_evenly_and_max_dim_routes_to_the_first_index():
+    x = jnp.array([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]])
+    assert jax.grad(lambda x: jaxderiv.op("max")(x))(x).tolist() == [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]
+    assert jax.grad(lambda x: jaxderiv.op("max.dim")(x, 1)[0].sum())(x).tolist() == [[0, 1, 0], [1, 0, 0]]
+
+
+def test_prod_with_zeros_is_the_product_of_the_others():
+    x = jnp.array([2.0, 0.0, 3.0])
+    assert jax.grad(jaxderiv.op("prod"))(x).tolist() == [0.0, 6.0, 0.0]
+    assert jax.grad(jaxderiv.op("prod"))(jnp.array([0.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 0.0]
+    second = jax.hessian(jaxderiv.op("prod"))(x)  # differentiable a second time through the zero path
+    np.testing.assert_allclose(second, [[0, 3, 0], [3, 0, 2], [0, 2, 0]])
+
+
+def test_indices_are_int64_and_not_differentiable():
+    x = jnp.asarray(X)
+    for name, args in (("max.dim", (1,)), ("sort", ()), ("topk", (2,)), ("cummax", (0,)), ("kthvalue", (1,)), ("mode", ()), ("median.dim", (0,))):
+        op = jaxderiv.op(name)
+        assert op(x, *args)[1].dtype == jnp.int64
+        assert op.output_differentiable(x, *args) == (True, False)
+
+
+@pytest.mark.parametrize("name", ["histc", "_unique"])
+def test_no_derivative_where_the_spec_says_not_implemented(name):
+    with pytest.raises(NotImplementedDerivative):
+        jax.grad(lambda x: jnp.sum(_outputs(jaxderiv.op(name)(x))[0]))(jnp.asarray(X))
+
+
+@pytest.mark.parametrize("name", ["any", "all"])
+def test_logical_reductions_have_no_differentiable_output(name):
+    assert jaxderiv.op(name).output_differentiable(X) == (False,)
+
+
+def test_count_nonzero_has_no_differentiable_output():
+    assert jaxderiv.op("count_nonzero").output_differentiable(X) == (False,)
+
+
+# -- transformations: one representative per sub-group -----------------------------------------------
+
+REPRESENTATIVES = [
+    ("sum.dim_IntList", lambda x: jaxderiv.op("sum.dim_IntList")(x, [1]).sum()),
+    ("cumprod", lambda x: (jaxderiv.op("cumprod")(x, 1) ** 2).sum()),
+    ("max.dim", lambda x: jaxderiv.op("max.dim")(x, 0)[0].sum()),
+    ("sort", lambda x: (jaxderiv.op("sort")(x, 1, True)[0] * jnp.arange(4.0)).sum()),
+]
+
+
+@pytest.mark.parametrize("name,f", REPRESENTATIVES, ids=[n for n, _ in REPRESENTATIVES])
+def test_jit_and_vmap_give_the_same_gradients(name, f):
+    xs = jnp.asarray(np.stack([ZEROS, X]))
+    eager = np.stack([jax.grad(f)(x) for x in xs])
+    _close(jax.jit(jax.grad(f))(xs[1]), eager[1])
+    _close(jax.vmap(jax.grad(f))(xs), eager)
+    _close(jax.jit(jax.vmap(jax.grad(f)))(xs), eager)
