@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..samples import Sample, samples
+from ..samples import Sample, known_failure, samples
 
 REDUCTIONS = (0, 1, 2)
 GAP = 0.1
@@ -337,3 +337,22 @@ def _embedding_bag(rng):
 
 
 samples("_embedding_bag")(_make(_embedding_bag))
+
+
+# Checks known to fail, with why; the checker still runs them (see samples.known_failure).
+known_failure(
+    "the 1.7 spec keys this op's derivative to `self`, but ATen's op reads `self` only for its dtype "
+    "(the dependence is through `output`), so finite differences and the formula disagree by design",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+)
+known_failure("spec bug: the formula for `target` is zeros_like(grad), but the op depends on target", "kl_div_backward")
+known_failure(
+    "gap: in training mode the second derivative loses how save_mean/save_invstd depend on input "
+    "(the entry differentiates output 0 only); to close it, route the backward through the "
+    "native_batch_norm_backward op so that its own double-backward formula applies",
+    "native_batch_norm",
+    "cudnn_batch_norm",
+    "miopen_batch_norm",
+    modes=("vjp_vjp",),
+)
