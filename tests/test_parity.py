@@ -4,9 +4,9 @@ Two runs. With the spec loaded from the installed torch the formulas are torch's
 difference is a bug in jaxderiv; with the default (seed) spec, ops whose formulas are the same
 text as torch's are already covered by the first run, and the others may differ only where
 PyTorch changed the formula or the schema between versions: those are listed below, by op,
-with the reason. Tolerances are stated once, in jaxderiv.parity (RTOL, ATOL). To keep the run
+with the reason. Tolerances are stated once, in jaxderiv.check.parity (RTOL, ATOL). To keep the run
 short, each op is compared on its first checker sample (real and complex) plus the kink inputs
-of jaxderiv.parity.KINKS.
+of jaxderiv.check.parity.KINKS.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from jaxderiv import Registry, SpecError, load_spec
 from jaxderiv.forward import IMPLS, implementation
-from jaxderiv.parity import KINKS, compare, implemented, to_markdown
+from jaxderiv.check.parity import KINKS, compare, implemented, to_markdown
 
 torch = pytest.importorskip("torch")
 
@@ -98,7 +98,7 @@ def test_kinks_and_complex_are_compared(registries, name, column):
 
 def test_a_wrong_gradient_is_reported(registries, monkeypatch):
     """A rule that disagrees with torch makes the row fail, with a note saying where."""
-    import jaxderiv.parity as parity
+    from jaxderiv.check import parity
 
     real = parity._np
     monkeypatch.setattr(parity, "_np", lambda t: real(t) * 1.5 if np.issubdtype(real(t).dtype, np.inexact) else real(t))

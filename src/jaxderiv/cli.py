@@ -63,7 +63,7 @@ def _parity(args) -> int:
     """Needs torch: compares every implemented op (or --ops) with torch.ops.aten and autograd."""
     from importlib.metadata import version
 
-    from .parity import parity, to_markdown, write_json
+    from .check.parity import parity, to_markdown, write_json
     from .registry import Registry, default_registry
 
     spec = _spec_arg(args.spec)

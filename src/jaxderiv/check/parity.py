@@ -16,12 +16,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .errors import NotImplementedDerivative
-from .check.samples import Sample, checks_complex, samples_for
-from .forward import implementation
-from .op import Op
-from .registry import Registry
-from .spec import Spec
+from ..errors import NotImplementedDerivative
+from .samples import Sample, checks_complex, samples_for
+from ..forward import implementation
+from ..op import Op
+from ..registry import Registry
+from ..spec import Spec
 
 __all__ = ["RTOL", "ATOL", "KINKS", "ParityRow", "compare", "compare_op", "parity", "to_markdown", "write_json"]
 
