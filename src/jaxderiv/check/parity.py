@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import NotImplementedDerivative
+from .checker import _random_like
 from .samples import Sample, checks_complex, samples_for
 from ..forward import implementation
 from ..op import Op
@@ -227,14 +228,6 @@ def _compare_jvp(call: _Call, xs, outs, rng, tally: _Tally) -> bool:
     _, our_t = jax.jvp(lambda *a: [call.jax(*a)[k] for k in outs], tuple(jnp.asarray(x) for x in xs), tuple(ts))
     _, their_t = _torch().func.jvp(lambda *a: tuple(call.torch(*a)[k] for k in outs), tuple(_to_torch(x) for x in xs), tuple(_to_torch(t) for t in ts))
     return all([tally.close(f"jvp output {k}", o, _np(t)) for k, (o, t) in enumerate(zip(our_t, their_t))])
-
-
-def _random_like(rng, x):
-    x = np.asarray(x)
-    r = rng.normal(size=x.shape)
-    if np.iscomplexobj(x):
-        r = r + 1j * rng.normal(size=x.shape)
-    return jnp.asarray(r.astype(x.dtype))
 
 
 def _merge(old, new):

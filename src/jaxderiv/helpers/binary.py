@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..forward import binary as aten
-from ..namespace import helper, method
+from ..namespace import helper
 from .common import handle_r_to_c
 from .tensor_methods import conj
 
@@ -18,17 +18,6 @@ from .tensor_methods import conj
 helper("where")(aten.where)
 helper("pow")(aten.pow)
 helper("lerp")(aten.lerp)
-
-
-# fmax's and fmin's formulas combine their masks in place; values here are never views.
-@method("logical_or_")
-def logical_or(x, other):
-    return jnp.logical_or(x, other)
-
-
-@method("logical_not_")
-def logical_not(x):
-    return jnp.logical_not(x)
 
 
 def _zero(grad):

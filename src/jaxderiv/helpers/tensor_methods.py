@@ -225,13 +225,15 @@ def logical_and(x, other):
     return jnp.logical_and(x, other)
 
 
-@method("logical_or")
+# The in-place forms (fmax's and fmin's formulas combine masks in place) are the same
+# here: values are never views.
+@method("logical_or", "logical_or_")
 @helper("logical_or")
 def logical_or_(x, other):
     return jnp.logical_or(x, other)
 
 
-@method("logical_not")
+@method("logical_not", "logical_not_")
 def logical_not_method(x):
     return jnp.logical_not(x)
 
