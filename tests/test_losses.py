@@ -123,3 +123,31 @@ def test_nll_loss_jit_and_vmap():
         tx = torch.from_numpy(x[i]).requires_grad_()
         (tg,) = torch.autograd.grad(aten.nll_loss_forward.default(tx, torch.from_numpy(t[i]), None, 1, -100)[0], tx)
         np.testing.assert_allclose(np.asarray(g[i]), tg.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_total_weight_matches_torch(reduction, weighted):
+    """Both outputs, ignore_index included: total_weight is the summed weight of the counted
+    targets in every reduction (ATen computes it for none too)."""
+    x, t = RNG.normal(size=(6, 4)), np.array([0, 3, 1, 3, 2, 1])
+    w = RNG.uniform(0.5, 1.5, 4) if weighted else None
+    ours = jaxderiv.op("nll_loss_forward")(x, t, w, reduction, 3)
+    theirs = aten.nll_loss_forward.default(_t(x), _t(t), _t(w), reduction, 3)
+    for o, th in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(o), th.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_kl_div_log_target_matches_torch(reduction):
+    """log_target=True: the target is given as log-probabilities; gradients for both inputs."""
+    x, t = RNG.normal(size=(3, 4)), np.log(RNG.uniform(0.1, 1, size=(3, 4)))
+    op = jaxderiv.op("kl_div")
+    ours = op(x, t, reduction, log_target=True)
+    tx, tt = _t(x).requires_grad_(), _t(t).requires_grad_()
+    theirs = aten.kl_div.default(tx, tt, reduction, log_target=True)
+    np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), rtol=1e-12)
+    ct = RNG.normal(size=np.shape(ours))
+    grads = jax.vjp(lambda a, b: op(a, b, reduction, log_target=True), jnp.asarray(x), jnp.asarray(t))[1](jnp.asarray(ct))
+    for g, tg in zip(grads, torch.autograd.grad(theirs, [tx, tt], _t(ct))):
+        np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-10, atol=1e-12)

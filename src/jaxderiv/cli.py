@@ -1,4 +1,5 @@
-"""`python -m jaxderiv check | coverage | parity`: verify rules, report how much of a spec builds, compare with torch."""
+"""`python -m jaxderiv check | coverage | parity | diff`: verify rules, report how much of a spec builds,
+compare with torch, compare two spec files."""
 
 from __future__ import annotations
 
@@ -45,7 +46,19 @@ def _check(args) -> int:
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(report.to_markdown())
+    if args.html:
+        _write_html(report, spec, args, elapsed)
     return 0 if report else 1
+
+
+def _write_html(report, spec, args, elapsed) -> None:
+    from .check.html import entries_of, to_html
+    from .spec import load_spec, shipped_spec_files
+
+    specs = [spec] if spec is not None else [load_spec(p) for p in shipped_spec_files()]
+    title = f"jaxderiv check: {args.spec or 'shipped spec files'}"
+    with open(args.html, "w", encoding="utf-8") as f:
+        f.write(to_html(report, title=title, entries=entries_of(specs), elapsed=elapsed))
 
 
 def _coverage(args) -> int:
@@ -81,6 +94,29 @@ def _parity(args) -> int:
     return 0 if all(r.ok for r in rows) else 1
 
 
+def _diff(args) -> int:
+    """Entries added, removed and changed from spec A to spec B; the changed ones checked in B."""
+    from .check import check_all
+    from .diff import diff_specs
+    from .spec import load_spec
+
+    new_spec = load_spec(_spec_path(args.new))
+    result = diff_specs(load_spec(_spec_path(args.old)), new_spec)
+    result.old_file, result.new_file = args.old, args.new
+    if args.check and result.changed:
+        modes = tuple(m.strip() for m in args.modes.split(","))
+        report = check_all(new_spec, ops=[c.name for c in result.changed], modes=modes)
+        for row in report:
+            for c in result.changed:
+                if c.name == row.op:
+                    c.status[row.mode] = row.status
+    print(result.to_text())
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result.to_json(), f, indent=1)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxderiv", description="PyTorch's derivatives.yaml as JAX rules.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -90,6 +126,7 @@ def main(argv=None) -> int:
     p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp")
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the rows as a Markdown table to this file")
+    p.add_argument("--html", help="write a self-contained HTML report to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_check)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
@@ -103,6 +140,13 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the table as Markdown to this file")
     p.set_defaults(run=_parity)
+    p = sub.add_parser("diff", help="entries added, removed and changed between two spec files")
+    p.add_argument("old", help="a derivatives.yaml, or 'torch' for the installed torch's")
+    p.add_argument("new", help="a derivatives.yaml, or 'torch' for the installed torch's")
+    p.add_argument("--no-check", dest="check", action="store_false", help="do not check the changed entries")
+    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="modes to check the changed entries in")
+    p.add_argument("--json", help="write the diff as JSON to this file")
+    p.set_defaults(run=_diff)
     args = parser.parse_args(argv)
     from .errors import JaxderivError
 

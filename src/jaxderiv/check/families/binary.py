@@ -52,14 +52,17 @@ def _sample(op, rng, dtype, spec: dict, shapes, kinks: Callable | None) -> Sampl
     return Sample((), values, label)  # by keyword: a Scalar may be given while one before it is not
 
 
-def _register(*names: str, variants=({},), kinks: Callable | None = None, complex_: bool = False, **args):
-    """Samples of `names`: `args` (ranges or values) updated by each variant, in every default shape."""
+def _register(*names: str, variants=({},), kinks: Callable | None = None, complex_: bool = False, complex_variants=(), **args):
+    """Samples of `names`: `args` (ranges or values) updated by each variant, in every default
+    shape. `complex_variants` are added on complex inputs only: complex Scalars (alpha, weight),
+    without which a formula's complex branch or a Scalar's missing `.conj()` goes unjudged."""
 
     @samples(*names)
     def make(op, rng, dtype=np.float64):
         several = sum(a.is_tensor for a in op.schema.arguments) > 1  # else broadcasting is moot
         shapes = [s for s in DEFAULT_SHAPES if several or s[0] == s[1]]
-        return [_sample(op, rng, dtype, {**args, **v}, s, kinks) for v in variants for s in shapes]
+        chosen = tuple(variants) + (tuple(complex_variants) if np.issubdtype(dtype, np.complexfloating) else ())
+        return [_sample(op, rng, dtype, {**args, **v}, s, kinks) for v in chosen for s in shapes]
 
     if complex_:
         complex_ok(*names)
@@ -79,12 +82,16 @@ def _from_bounds(self, min=None, max=None):
     return np.concatenate([np.ravel(np.abs(self - b)) for b in (min, max) if b is not None])
 
 
-_register("add.Tensor", "sub.Tensor", "rsub.Tensor", variants=({}, {"alpha": 2.0}), complex_=True)
-_register("add.Scalar", "sub.Scalar", "rsub.Scalar", other=0.7, variants=({}, {"alpha": 2.0}), complex_=True)
+_COMPLEX_ALPHA = ({"alpha": 0.5 - 1.5j},)
+_register("add.Tensor", variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=_COMPLEX_ALPHA)
+# The 1.7 formulas of sub/rsub (`-grad * alpha`, no `.conj()`) are written for a real alpha.
+_register("sub.Tensor", "rsub.Tensor", variants=({}, {"alpha": 2.0}), complex_=True)
+_register("add.Scalar", "sub.Scalar", other=0.7, variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=_COMPLEX_ALPHA + ({"other": 0.7 + 0.4j},))
+_register("rsub.Scalar", other=0.7, variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=({"other": 0.7 + 0.4j},))
 _register("mul.Tensor", complex_=True)
-_register("mul.Scalar", other=1.5, complex_=True)
+_register("mul.Scalar", other=1.5, complex_=True, complex_variants=({"other": 1.5 - 0.5j},))
 _register("div.Tensor", other=(0.5, 2.0), complex_=True)
-_register("div.Scalar", other=1.5, complex_=True)
+_register("div.Scalar", other=1.5, complex_=True, complex_variants=({"other": 1.5 - 0.5j},))
 _ROUNDING = ({"rounding_mode": None}, {"rounding_mode": "trunc"}, {"rounding_mode": "floor"})
 _register("div.Tensor_mode", other=(0.5, 2.0), variants=_ROUNDING, kinks=_from_multiples)
 _register("div.Scalar_mode", other=1.5, variants=_ROUNDING, kinks=_from_multiples)
@@ -97,7 +104,7 @@ _register("fmod.Scalar", "remainder.Scalar", other=0.75, kinks=_from_multiples)
 # fmod.Tensor's `other` is not_implemented in the spec: an integer `other` leaves `self` to check
 _register("fmod.Tensor", other=_small_ints, kinks=_from_multiples)
 _register("remainder.Tensor", other=(0.5, 2.0), kinks=_from_multiples)
-_register("lerp.Scalar", variants=({"weight": 0.3}, {"weight": 0.8}), complex_=True)
+_register("lerp.Scalar", variants=({"weight": 0.3}, {"weight": 0.8}), complex_=True, complex_variants=({"weight": 0.3 + 0.6j},))
 _register("lerp.Tensor", complex_=True)
 _register("addcmul", variants=({}, {"value": 0.5}), complex_=True)
 _register("addcdiv", tensor2=(0.5, 2.0), variants=({}, {"value": 0.5}), complex_=True)
