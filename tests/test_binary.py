@@ -22,6 +22,7 @@ from jaxderiv import NotImplementedDerivative
 from jaxderiv.forward.binary import result_type
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
 aten = torch.ops.aten
 
 F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -181,12 +182,6 @@ def _params(mode):
 # -- running a case in both libraries -----------------------------------------------------------
 
 
-def _torch(v):
-    return torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v
-
-
-def _numpy(t):
-    return t.detach().resolve_conj().resolve_neg().numpy()
 
 
 def _functions(case, args, diff):
@@ -199,24 +194,12 @@ def _functions(case, args, diff):
             full[i] = x
         return full
 
-    targs = [_torch(a) for a in args]
+    targs = [to_torch(a) for a in args]
     ours = lambda *xs: op(*substitute(args, xs), **case.kwargs)  # noqa: E731
     theirs = lambda *xs: case.call_torch(*substitute(targs, xs))  # noqa: E731
     return ours, theirs, [jnp.asarray(args[i]) for i in diff], [targs[i] for i in diff]
 
 
-def _random_like(rng, x):
-    x = np.asarray(x)
-    r = rng.normal(size=x.shape)
-    return r + 1j * rng.normal(size=x.shape) if np.iscomplexobj(x) else r
-
-
-def _close(ours, theirs, rtol=1e-10, atol=1e-12):
-    """Same shapes, dtypes and values; NaNs and infinities in the same places."""
-    ours, theirs = np.asarray(ours), np.asarray(theirs)
-    assert ours.shape == theirs.shape
-    assert ours.dtype == theirs.dtype
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
 
 
 # -- derivatives ---------------------------------------------------------------------------------
@@ -225,7 +208,7 @@ def _close(ours, theirs, rtol=1e-10, atol=1e-12):
 @pytest.mark.parametrize("case,dtype", _params("forward"))
 def test_forward_matches_torch(case, dtype):
     args = case.args(np.random.default_rng(0), dtype)
-    _close(jaxderiv.op(case.name)(*args, **case.kwargs), _numpy(case.call_torch(*[_torch(a) for a in args])), rtol=1e-13, atol=1e-15)
+    assert_same(jaxderiv.op(case.name)(*args, **case.kwargs), to_numpy(case.call_torch(*[to_torch(a) for a in args])), rtol=1e-13, atol=1e-15)
 
 
 @pytest.mark.parametrize("case,dtype", _params("vjp"))
@@ -234,12 +217,12 @@ def test_vjp_matches_torch(case, dtype):
     args = case.args(rng, dtype)
     fn, tfn, xs, txs = _functions(case, args, case.diff(args))
     y, vjp = jax.vjp(fn, *xs)
-    ct = _random_like(rng, y)
+    ct = random_like(rng, y)
     ours = vjp(jnp.asarray(ct))
     txs = [x.clone().requires_grad_() for x in txs]
-    theirs = torch.autograd.grad(tfn(*txs), txs, _torch(np.conj(ct)))
+    theirs = torch.autograd.grad(tfn(*txs), txs, to_torch(np.conj(ct)))
     for o, t in zip(ours, theirs, strict=True):
-        _close(o, np.conj(_numpy(t)))
+        assert_same(o, np.conj(to_numpy(t)))
 
 
 @pytest.mark.parametrize("case,dtype", _params("jvp"))
@@ -247,10 +230,10 @@ def test_jvp_matches_torch(case, dtype):
     rng = np.random.default_rng(2)
     args = case.args(rng, dtype)
     fn, tfn, xs, txs = _functions(case, args, case.diff(args))
-    ts = [_random_like(rng, x) for x in xs]
+    ts = [random_like(rng, x) for x in xs]
     _, ours = jax.jvp(fn, tuple(xs), tuple(jnp.asarray(t) for t in ts))
-    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(_torch(t) for t in ts))
-    _close(ours, _numpy(theirs))
+    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(to_torch(t) for t in ts))
+    assert_same(ours, to_numpy(theirs))
 
 
 def test_clamp_at_its_bounds_is_torchs_subgradient_not_jaxs():
@@ -264,7 +247,7 @@ def test_gradient_of_other_is_not_in_the_spec(name, other):
     """Only self's gradient is given (torch 2.13 has other's, the spec does not)."""
     op = jaxderiv.op(name)
     x, y = jnp.array([1.5, -2.0]), jnp.array([0.7, 0.9])
-    _close(jax.grad(lambda x: op(x, y).sum())(x), np.ones(2))
+    assert_same(jax.grad(lambda x: op(x, y).sum())(x), np.ones(2))
     with pytest.raises(NotImplementedDerivative, match=other):
         jax.grad(lambda y: op(x, y).sum())(y)
 
@@ -387,7 +370,7 @@ FORWARD = [
 
 
 def _torch_call(name, args, kwargs):
-    targs = [_torch(a) for a in args]
+    targs = [to_torch(a) for a in args]
     if name == "_s_where":
         return aten.where.self(*targs)
     if "_." in name:  # in place: on a copy
@@ -397,8 +380,8 @@ def _torch_call(name, args, kwargs):
 
 @pytest.mark.parametrize("name,args,kwargs", FORWARD, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FORWARD)])
 def test_values_and_dtypes_follow_aten(name, args, kwargs):
-    theirs = _numpy(_torch_call(name, args, kwargs))
-    _close(jaxderiv.op(name)(*args, **kwargs), theirs, rtol=1e-6, atol=0)
+    theirs = to_numpy(_torch_call(name, args, kwargs))
+    assert_same(jaxderiv.op(name)(*args, **kwargs), theirs, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize(
@@ -432,7 +415,7 @@ def test_result_type_is_atens():
     for a in OPERANDS:
         for b in OPERANDS:
             if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-                theirs = str(torch.result_type(_torch(a), _torch(b))).removeprefix("torch.")
+                theirs = str(torch.result_type(to_torch(a), to_torch(b))).removeprefix("torch.")
                 if theirs != "complex32":  # ComplexHalf has no JAX dtype
                     assert result_type(a, b) == np.dtype(theirs), (a, b)
 

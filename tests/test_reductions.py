@@ -18,6 +18,7 @@ import jaxderiv
 from jaxderiv import NotImplementedDerivative
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
 aten = torch.ops.aten
 
 NAN, INF = math.nan, math.inf
@@ -40,23 +41,7 @@ def _torch_op(name):
     return getattr(getattr(aten, base), overload or "default")
 
 
-def _torch(v):
-    if isinstance(v, (np.ndarray, np.generic)) and not isinstance(v, np.dtype):
-        return torch.from_numpy(np.array(v))
-    if isinstance(v, np.dtype):
-        return getattr(torch, str(v))
-    return v
 
-
-def _numpy(t):
-    return t.detach().resolve_conj().resolve_neg().numpy()
-
-
-def _close(ours, theirs, rtol=1e-10, atol=1e-12):
-    ours, theirs = np.asarray(ours), np.asarray(theirs)
-    assert ours.shape == theirs.shape
-    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def _outputs(out):
@@ -64,7 +49,7 @@ def _outputs(out):
 
 
 def _kw(kwargs):
-    return {k: _torch(v) for k, v in kwargs.items()}
+    return {k: to_torch(v) for k, v in kwargs.items()}
 
 
 # -- values, indices and dtypes ------------------------------------------------------------------
@@ -112,10 +97,10 @@ FORWARD = [
 @pytest.mark.parametrize("name,args,kwargs", FORWARD, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FORWARD)])
 def test_values_indices_and_dtypes_follow_aten(name, args, kwargs):
     ours = _outputs(jaxderiv.op(name)(*args, **kwargs))
-    theirs = _outputs(_torch_op(name)(*[_torch(a) for a in args], **_kw(kwargs)))
+    theirs = _outputs(_torch_op(name)(*[to_torch(a) for a in args], **_kw(kwargs)))
     assert len(ours) == len(theirs)
     for o, t in zip(ours, theirs):
-        _close(o, _numpy(t), rtol=1e-6, atol=1e-12)
+        assert_same(o, to_numpy(t), rtol=1e-6, atol=1e-12)
 
 
 # -- derivatives against torch ---------------------------------------------------------------------
@@ -160,7 +145,7 @@ def _diff(name, args):
 def _fns(name, args, kwargs):
     op, t_op = jaxderiv.op(name), _torch_op(name)
     diff = _diff(name, args)
-    targs = [_torch(a) for a in args]
+    targs = [to_torch(a) for a in args]
 
     def sub(base, xs):
         full = list(base)
@@ -174,34 +159,29 @@ def _fns(name, args, kwargs):
     return ours, theirs, [jnp.asarray(args[i]) for i in diff], [targs[i] for i in diff]
 
 
-def _random_like(rng, x):
-    x = np.asarray(x)
-    r = np.asarray(rng.normal(size=x.shape))
-    return r + 1j * rng.normal(size=x.shape) if np.iscomplexobj(x) else r
-
 
 @pytest.mark.parametrize("name,args,kwargs", _params({}))
 def test_vjp_matches_torch(name, args, kwargs):
     rng = np.random.default_rng(1)
     fn, tfn, xs, txs = _fns(name, args, kwargs)
     ys, vjp = jax.vjp(fn, *xs)
-    cts = [_random_like(rng, y) for y in ys]
+    cts = [random_like(rng, y) for y in ys]
     ours = vjp([jnp.asarray(c) for c in cts])
     txs = [x.clone().requires_grad_() for x in txs]
-    theirs = torch.autograd.grad(tfn(*txs), txs, [_torch(np.asarray(np.conj(c))) for c in cts], allow_unused=True)
+    theirs = torch.autograd.grad(tfn(*txs), txs, [to_torch(np.asarray(np.conj(c))) for c in cts], allow_unused=True)
     for o, x, t in zip(ours, txs, theirs, strict=True):  # unused (norm p=0): a zero gradient
-        _close(o, np.conj(_numpy(t)) if t is not None else np.zeros_like(_numpy(x)))
+        assert_same(o, np.conj(to_numpy(t)) if t is not None else np.zeros_like(to_numpy(x)))
 
 
 @pytest.mark.parametrize("name,args,kwargs", _params(JVP_XFAIL))
 def test_jvp_matches_torch(name, args, kwargs):
     rng = np.random.default_rng(2)
     fn, tfn, xs, txs = _fns(name, args, kwargs)
-    ts = [_random_like(rng, x) for x in xs]
+    ts = [random_like(rng, x) for x in xs]
     _, ours = jax.jvp(fn, tuple(xs), tuple(jnp.asarray(t) for t in ts))
-    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(_torch(t) for t in ts))
+    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(to_torch(t) for t in ts))
     for o, t in zip(ours, theirs, strict=True):
-        _close(o, _numpy(t))
+        assert_same(o, to_numpy(t))
 
 
 # -- semantics of the gradients ---------------------------------------------------------------------
@@ -258,6 +238,6 @@ REPRESENTATIVES = [
 def test_jit_and_vmap_give_the_same_gradients(name, f):
     xs = jnp.asarray(np.stack([ZEROS, X]))
     eager = np.stack([jax.grad(f)(x) for x in xs])
-    _close(jax.jit(jax.grad(f))(xs[1]), eager[1])
-    _close(jax.vmap(jax.grad(f))(xs), eager)
-    _close(jax.jit(jax.vmap(jax.grad(f)))(xs), eager)
+    assert_same(jax.jit(jax.grad(f))(xs[1]), eager[1])
+    assert_same(jax.vmap(jax.grad(f))(xs), eager)
+    assert_same(jax.jit(jax.vmap(jax.grad(f)))(xs), eager)

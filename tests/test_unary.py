@@ -21,6 +21,7 @@ import jaxderiv
 from jaxderiv import NotImplementedDerivative
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
 aten = torch.ops.aten
 
 F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -153,12 +154,6 @@ def _params(mode):
 # -- running a case in both libraries -----------------------------------------------------------
 
 
-def _torch(v):
-    return torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v
-
-
-def _numpy(t):
-    return t.numpy(force=True)  # also resolves conjugate and negative views, and zero tensors
 
 
 def _ours_of(case, args):
@@ -175,7 +170,7 @@ def _ours_of(case, args):
 
 
 def _torch_of(case, args):
-    targs = [_torch(a) for a in args]
+    targs = [to_torch(a) for a in args]
 
     def fn(*xs):
         full = list(targs)
@@ -186,18 +181,6 @@ def _torch_of(case, args):
     return fn, [targs[i] for i in case.diff]
 
 
-def _random_like(rng, x):
-    x = np.asarray(x)
-    r = rng.normal(size=x.shape)
-    return np.asarray(r + 1j * rng.normal(size=x.shape) if np.iscomplexobj(x) else r)
-
-
-def _close(ours, theirs, rtol=1e-10, atol=1e-12):
-    """Same shapes, dtypes and values; NaNs and infinities in the same places."""
-    ours, theirs = np.asarray(ours), np.asarray(theirs)
-    assert ours.shape == theirs.shape
-    assert ours.dtype == theirs.dtype
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
 
 
 # -- the tests ----------------------------------------------------------------------------------
@@ -207,15 +190,15 @@ def _close(ours, theirs, rtol=1e-10, atol=1e-12):
 def test_forward_matches_torch(case, dtype):
     args = case.args(np.random.default_rng(0), dtype)
     ours = jaxderiv.op(case.name)(*args, **case.kwargs)
-    _close(ours, _numpy(case.torch_fn(*[_torch(a) for a in args])), rtol=1e-13, atol=1e-15)
+    assert_same(ours, to_numpy(case.torch_fn(*[to_torch(a) for a in args])), rtol=1e-13, atol=1e-15)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if F64 in c.dtypes and c.name != "_to_copy"], ids=lambda c: c.name)
 def test_float32_stays_float32(case):
     args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in case.args(np.random.default_rng(0), F64)]
     ours = jaxderiv.op(case.name)(*args, **case.kwargs)
-    theirs = _numpy(case.torch_fn(*[_torch(a) for a in args]))
-    _close(ours, theirs, rtol=1e-6, atol=1e-6)
+    theirs = to_numpy(case.torch_fn(*[to_torch(a) for a in args]))
+    assert_same(ours, theirs, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("case,dtype", _params("vjp"))
@@ -225,12 +208,12 @@ def test_vjp_matches_torch(case, dtype):
     fn, xs = _ours_of(case, args)
     tfn, txs = _torch_of(case, args)
     y, vjp = jax.vjp(fn, *xs)
-    ct = _random_like(rng, y)
+    ct = random_like(rng, y)
     ours = vjp(jnp.asarray(ct))
     txs = [x.clone().requires_grad_() for x in txs]
-    theirs = torch.autograd.grad(tfn(*txs), txs, _torch(np.conj(ct)))
+    theirs = torch.autograd.grad(tfn(*txs), txs, to_torch(np.conj(ct)))
     for o, t in zip(ours, theirs, strict=True):
-        _close(o, np.conj(_numpy(t)))
+        assert_same(o, np.conj(to_numpy(t)))
 
 
 @pytest.mark.parametrize("case,dtype", _params("jvp"))
@@ -239,10 +222,10 @@ def test_jvp_matches_torch(case, dtype):
     args = case.args(rng, dtype)
     fn, xs = _ours_of(case, args)
     tfn, txs = _torch_of(case, args)
-    ts = [_random_like(rng, x) for x in xs]
+    ts = [random_like(rng, x) for x in xs]
     _, ours = jax.jvp(fn, tuple(xs), tuple(jnp.asarray(t) for t in ts))
-    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(_torch(t) for t in ts))
-    _close(ours, _numpy(theirs))
+    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(to_torch(t) for t in ts))
+    assert_same(ours, to_numpy(theirs))
 
 
 def test_abs_at_zero_is_torchs_subgradient_not_jaxs():
@@ -256,7 +239,7 @@ def test_inplace_inverse_hyperbolics_are_not_implemented_in_the_spec(name):
     """Their values are the functional op's; both derivative modes raise as the spec says."""
     x = np.array([1.5, 2.0]) * (0.3 if name == "atanh_" else 1.0)
     op = jaxderiv.op(name)
-    _close(op(x), _numpy(_torch_op(name)(_torch(x))))
+    assert_same(op(x), to_numpy(_torch_op(name)(to_torch(x))))
     with pytest.raises(NotImplementedDerivative, match="inplace version"):
         jax.grad(lambda x: op(x).sum())(jnp.asarray(x))
     with pytest.raises(NotImplementedDerivative, match="inplace version"):
@@ -275,13 +258,13 @@ def test_integer_and_bool_inputs_follow_aten(name, dtype):
     x = np.array([-3, -1, 0, 2, 5]).astype(dtype)
     extra = (0.7,) if name == "fill_.Scalar" else ()
     try:
-        theirs = _numpy(_torch_op(name)(_torch(x), *extra))
+        theirs = to_numpy(_torch_op(name)(to_torch(x), *extra))
     except (RuntimeError, NotImplementedError):
         with pytest.raises((TypeError, ValueError)):
             jaxderiv.op(name)(x, *extra)
         return
     ours = jaxderiv.op(name)(x, *extra)
-    _close(ours, theirs, rtol=1e-6, atol=1e-6)
+    assert_same(ours, theirs, rtol=1e-6, atol=1e-6)
     if np.issubdtype(np.asarray(ours).dtype, np.inexact):
         assert jax.grad(lambda x: jnp.sum(jaxderiv.op(name)(x)).real, allow_int=True)(jnp.asarray(x)).dtype == jax.dtypes.float0
 
@@ -290,6 +273,6 @@ def test_isnan_is_not_differentiable():
     op = jaxderiv.op("isnan")
     assert op.differentiable_inputs == ()
     x = np.array([np.nan, 1.0, np.inf, -np.inf])
-    _close(op(x), aten.isnan.default(_torch(x)).numpy())
+    assert_same(op(x), aten.isnan.default(to_torch(x)).numpy())
     x = np.array([complex(np.nan, 0), complex(0, np.nan), 1j])
-    _close(op(x), aten.isnan.default(_torch(x)).numpy())
+    assert_same(op(x), aten.isnan.default(to_torch(x)).numpy())
