@@ -112,6 +112,13 @@ _FUNCTIONS = {
     "div_tensor_other_backward": lambda g, self, other: -g * self / other**2,
     "pow_backward_self": lambda g, self, e: g * e * self ** (e - 1),
     "pow_backward_exponent": lambda g, self, e, result: g * result * sp.log(self),
+    # FunctionsManual helpers of single-input ops, as the math they stand for (real inputs)
+    "deg2rad_backward": lambda g: g * sp.pi / 180,
+    "rad2deg_backward": lambda g: g * 180 / sp.pi,
+    "log1p_backward": lambda g, self: g / (1 + self),
+    "sigmoid_backward": lambda g, y: g * (1 - y) * y,
+    "tanh_backward": lambda g, y: g * (1 - y**2),
+    "lerp": lambda x, e, w: x + w * (e - x),
 }
 _CONSTANTS = {"M_PI": sp.pi, "M_LN2": sp.log(2), "M_LN10": sp.log(10), "M_SQRT2": sp.sqrt(2), "M_2_SQRTPI": 2 / sp.sqrt(sp.pi)}
 _DTYPE = object()  # what `x.scalar_type()` stands for: only ever passed to a helper that ignores it
