@@ -1,0 +1,151 @@
+"""Forward implementations of ATen's distance ops (pdist, cdist, the Euclidean matmul form)
+and of `_trilinear`, the product-and-sum kernel behind `bilinear`.
+
+A p-distance reduces |x_i - x_j| over the last dim: p = 0 counts nonzero differences, p = inf
+takes their maximum, any other p is (sum |d|^p)^(1/p). The `*_backward` ops are ATen's
+distance kernels' backward: per pair, the derivative of that reduction with respect to the
+difference, 0 where the distance is 0 (ATen's subgradient).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import impl
+
+
+def _check_float(name, *xs):
+    for x in xs:
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            raise RuntimeError(f"{name} only supports floating-point dtypes, got {x.dtype}")
+
+
+def _reduce(diff, p):
+    """The p-distance of differences `diff` over their last dim."""
+    a = jnp.abs(diff)
+    if p == 0:
+        return jnp.sum(a != 0, axis=-1).astype(diff.dtype)
+    if p == 1:
+        return jnp.sum(a, axis=-1)
+    if p == 2:
+        return jnp.sqrt(jnp.sum(a * a, axis=-1))
+    if math.isinf(p):
+        return jnp.max(a, axis=-1, initial=0.0)
+    return jnp.sum(a**p, axis=-1) ** (1.0 / p)
+
+
+def _pair_grad(diff, grad, dist, p):
+    """ATen's per-coordinate backward of one p-distance: d dist / d diff, times grad.
+
+    `grad` and `dist` broadcast against `diff` (they lack its last dim, given as size 1).
+    """
+    zero = dist == 0
+    safe = jnp.where(zero, 1.0, dist)
+    if p == 0:
+        return jnp.zeros_like(diff * grad)
+    if p == 1:
+        return grad * jnp.sign(diff)
+    if math.isinf(p):
+        return grad * jnp.sign(diff) * (jnp.abs(diff) == dist)
+    if p == 2:
+        return jnp.where(zero, 0.0, grad * diff / safe)
+    a = jnp.abs(diff)
+    if p < 2:  # |d|^(p-1) sign(d): 0 at d == 0 for p >= 1, ATen's 0 for p < 1
+        skip = zero | ((a == 0) & (p < 1))
+        value = jnp.sign(diff) * jnp.where(skip, 1.0, a) ** (p - 1) * grad / safe ** (p - 1)
+        return jnp.where(skip, 0.0, value)
+    return jnp.where(zero, 0.0, diff * a ** (p - 2) * grad / safe ** (p - 1))
+
+
+# -- pdist: the distances between the rows of one matrix, i < j in row-major order -------------
+
+
+def _pairs(n):
+    i, j = np.triu_indices(n, 1)
+    return jnp.asarray(i), jnp.asarray(j)
+
+
+@impl("_pdist_forward")
+def _pdist_forward(self, p=2):
+    _check_float("pdist", self)
+    if self.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = _pairs(self.shape[0])
+    return _reduce(self[i] - self[j], p)
+
+
+@impl("_pdist_backward")
+def _pdist_backward(grad, self, p, pdist):
+    i, j = _pairs(self.shape[0])
+    part = _pair_grad(self[i] - self[j], grad[:, None], pdist[:, None], p)
+    return jnp.zeros_like(self).at[i].add(part).at[j].add(-part)
+
+
+# -- cdist: the distances between the rows of x1 and those of x2, batched ----------------------
+
+
+def _expanded(x1, x2):
+    """x1 and x2 with their batch dims broadcast together (ATen's expand_batch_portion)."""
+    batch = jnp.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    return jnp.broadcast_to(x1, batch + x1.shape[-2:]), jnp.broadcast_to(x2, batch + x2.shape[-2:])
+
+
+def _uses_matmul(x1, x2, p, compute_mode):
+    """ATen's choice of the matmul form of the Euclidean distance (compute_mode 0/None: > 25 rows)."""
+    mode = 0 if compute_mode is None else compute_mode
+    return p == 2 and (mode == 1 or (mode == 0 and (x1.shape[-2] > 25 or x2.shape[-2] > 25)))
+
+
+@impl("_cdist_forward")
+def _cdist_forward(x1, x2, p, compute_mode):
+    _check_float("cdist", x1, x2)
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    x1, x2 = _expanded(x1, x2)
+    if _uses_matmul(x1, x2, p, compute_mode):
+        return _euclidean_dist(x1, x2)
+    return _reduce(x1[..., :, None, :] - x2[..., None, :, :], p)
+
+
+@impl("_cdist_backward")
+def _cdist_backward(grad, x1, x2, p, cdist):
+    """The gradient of x1, in x1's batch-expanded shape (the engine sums it back)."""
+    x1, x2 = _expanded(x1, x2)
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    return jnp.sum(_pair_grad(diff, grad[..., None], cdist[..., None], p), axis=-2)
+
+
+@impl("_euclidean_dist")
+def _euclidean_dist(x1, x2):
+    """sqrt(max(|x1|^2 - 2 x1.x2 + |x2|^2, 0)) by one matmul of padded rows, as ATen computes it."""
+    n1 = jnp.sum(x1 * x1, axis=-1, keepdims=True)
+    n2 = jnp.sum(x2 * x2, axis=-1, keepdims=True)
+    left = jnp.concatenate([x1 * -2, n1, jnp.ones_like(n1)], axis=-1)
+    right = jnp.concatenate([x2, jnp.ones_like(n2), n2], axis=-1)
+    return jnp.sqrt(jnp.maximum(left @ jnp.swapaxes(right, -1, -2), 0))
+
+
+# -- _trilinear: i1 * i2 * i3, each unsqueezed at its expand dims, summed over sumdim ----------
+
+
+def _unsqueezed(x, expand, total):
+    for d in range(total):
+        if d in expand:
+            x = jnp.expand_dims(x, d)
+    return x
+
+
+@impl("_trilinear")
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """ATen's _trilinear; `unroll_dim` only picks the order ATen loops in, not the value."""
+    total = i1.ndim + len(expand1)
+    e1, e2, e3 = ({d % total for d in e} for e in (expand1, expand2, expand3))
+    product = _unsqueezed(i1, e1, total) * _unsqueezed(i2, e2, total) * _unsqueezed(i3, e3, total)
+    return jnp.sum(product, axis=tuple(sorted({d % total for d in sumdim})))

@@ -1,0 +1,53 @@
+"""FunctionsManual's helpers of the distance entries and of `_trilinear`.
+
+`_pdist_backward` and `_cdist_backward` are ATen ops (forward/distance.py); here are the
+helpers that are not: the Euclidean matmul form's backward and the trilinear product's, which
+is the same product with the output's gradient put in place of the input it differentiates.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..forward.distance import _trilinear
+from ..namespace import helper, method
+
+
+@method("mT")
+def mT(x):
+    """The transpose of the last two dims."""
+    return jnp.swapaxes(x, -1, -2)
+
+
+@helper("wrap_opt_if")
+def wrap_opt_if(x, condition):
+    """`x` where the formula needs it, else an undefined optional (nothing is saved)."""
+    return x if condition else None
+
+
+@helper("_euclidean_dist_backward")
+def _euclidean_dist_backward(grad, x1, x2, res):
+    """d sqrt(|x1 - x2|^2): ratio = grad / res (0 where res is 0), then the two matmul terms."""
+    if grad is None:
+        return None, None
+    zero = res == 0
+    ratio = jnp.where(zero, 0.0, grad / jnp.where(zero, 1.0, res))
+    g1 = x1 * jnp.sum(ratio, axis=-1, keepdims=True) - ratio @ x2
+    g2 = x2 * jnp.sum(ratio, axis=-2)[..., None] - jnp.swapaxes(ratio, -1, -2) @ x1
+    return g1, g2
+
+
+@helper("_trilinear_backward")
+def _trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, *rest):
+    """Each input's gradient: the trilinear product of grad with the two others, grad standing
+    at the summed dims and the result summed over the input's own expanded dims.
+
+    `rest` is (unroll_dim, grad_input_mask) in PyTorch <= 1.x files, (grad_input_mask,) after.
+    """
+    mask = rest[-1]
+    if grad is None:
+        return None, None, None
+    g1 = _trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1) if mask[0] else None
+    g2 = _trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2) if mask[1] else None
+    g3 = _trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3) if mask[2] else None
+    return g1, g2, g3

@@ -1,0 +1,161 @@
+"""Fake quantization against PyTorch 2.13: outputs, masks and the spec's straight-through
+gradients, including inputs exactly at rounding ties (half to even), on the clamp bounds and
+beyond them. The 1.7-only `*_backward` ops, gone from torch 2.13, are compared with the
+cachemask ops that replaced them."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxderiv
+from jaxderiv.forward import implementation
+
+torch = pytest.importorskip("torch")
+aten = torch.ops.aten
+
+QMIN, QMAX = 0, 15
+
+
+def _inputs(rng, shape, scale, zero_point):
+    """Values on rounding ties, on the clamp bounds and past them, and generic ones."""
+    k = rng.integers(QMIN - 4, QMAX + 5, size=shape)
+    offset = rng.choice([-0.5, 0.5, 0.0, 0.3, -0.2], size=shape)
+    return (k - zero_point + offset) * scale
+
+
+def _close(a, b, tol=1e-12):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def _vjp(name, arrays, rest, ct):
+    op = jaxderiv.op(name)
+    first = lambda *xs: (lambda y: y[0] if isinstance(y, tuple) else y)(op(*xs, *rest))
+    y, pullback = jax.vjp(first, *map(jnp.asarray, arrays))
+    return y, pullback(jnp.asarray(ct))
+
+
+def _torch_vjp(fn, arrays, rest, ct, wrt):
+    ts = [torch.tensor(a, requires_grad=w) for a, w in zip(arrays, wrt)]
+    out = fn(*ts, *rest)
+    y = out[0] if isinstance(out, tuple) else out
+    grads = torch.autograd.grad(y, [t for t in ts if t.requires_grad], torch.tensor(ct))
+    return out, [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_per_tensor_matches_torch(dtype):
+    rng = np.random.default_rng(0)
+    x = _inputs(rng, (4, 5), 0.1, 3).astype(dtype)
+    ct = rng.normal(size=x.shape).astype(dtype)
+    args = (0.1, 3, QMIN, QMAX)  # 0.1 is inexact in float32: ATen's float32 scale matters
+    for name in ("fake_quantize_per_tensor_affine", "fake_quantize_per_tensor_affine_cachemask"):
+        y, (g,) = _vjp(name, [x], args, ct)
+        out, (t_g,) = _torch_vjp(getattr(aten, name), [x], args, ct, [True])
+        t_y = out[0] if isinstance(out, tuple) else out
+        assert y.dtype == dtype
+        _close(y, t_y.detach().numpy(), 1e-6 if dtype == np.float32 else 1e-12)
+        _close(g, t_g)
+    _, mask = jaxderiv.op("fake_quantize_per_tensor_affine_cachemask")(jnp.asarray(x), *args)
+    np.testing.assert_array_equal(mask, aten.fake_quantize_per_tensor_affine_cachemask(torch.tensor(x), *args)[1].numpy())
+    ours = implementation("fake_quantize_per_tensor_affine_backward")
+    np.testing.assert_array_equal(ours(jnp.asarray(ct), jnp.asarray(x), *args), ct * mask)  # 1.7's op: grad where not clamped
+
+
+@pytest.mark.parametrize("enabled", [1, 0])
+def test_tensor_qparams_matches_torch(enabled):
+    rng = np.random.default_rng(1)
+    x = _inputs(rng, (3, 4), 0.25, 2)
+    ct = rng.normal(size=x.shape)
+    qparams = [np.array([0.25], np.float32), np.array([2], np.int32), np.array([enabled], np.int64)]
+    name = "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams"
+    y, (g,) = _vjp(name, [x], qparams + [QMIN, QMAX], ct)
+    tq = [torch.tensor(q) for q in qparams]
+    tx = torch.tensor(x, requires_grad=True)
+    t_y, t_mask = getattr(aten, name)(tx, *tq, QMIN, QMAX)
+    (t_g,) = torch.autograd.grad(t_y, tx, torch.tensor(ct))
+    _close(y, t_y.detach().numpy())
+    _close(g, t_g.numpy())
+    np.testing.assert_array_equal(jaxderiv.op(name)(jnp.asarray(x), *qparams, QMIN, QMAX)[1], t_mask.numpy())
+
+
+@pytest.mark.parametrize("axis", [1, -1, 0])
+def test_per_channel_matches_torch(axis):
+    rng = np.random.default_rng(2)
+    shape = (3, 3, 3)
+    scale = np.array([0.1, 0.25, 0.3], np.float32)
+    zp = np.array([3, 0, 15], np.int32)
+    view = [1, 1, 1]
+    view[axis] = 3
+    x = _inputs(rng, shape, scale.reshape(view).astype(np.float64), zp.reshape(view))
+    ct = rng.normal(size=shape)
+    rest = (axis % 3, QMIN, QMAX)
+    for name in ("fake_quantize_per_channel_affine", "fake_quantize_per_channel_affine_cachemask"):
+        y, (g,) = _vjp(name, [x], [scale, zp, *rest], ct)
+        out, (t_g,) = _torch_vjp(lambda t: getattr(aten, name)(t, torch.tensor(scale), torch.tensor(zp), *rest), [x], [], ct, [True])
+        t_y = out[0] if isinstance(out, tuple) else out
+        _close(y, t_y.detach().numpy())
+        _close(g, t_g)
+    mask = aten.fake_quantize_per_channel_affine_cachemask(torch.tensor(x), torch.tensor(scale), torch.tensor(zp), *rest)[1].numpy()
+    ours = implementation("fake_quantize_per_channel_affine_backward")
+    np.testing.assert_array_equal(ours(jnp.asarray(ct), jnp.asarray(x), jnp.asarray(scale), jnp.asarray(zp), *rest), ct * mask)
+
+
+@pytest.mark.parametrize("zero_point", [3.0, 3.4, 2.5, -2.0, 17.6])
+@pytest.mark.parametrize("grad_factor", [1.0, 0.5])
+def test_learnable_per_tensor_matches_torch(zero_point, grad_factor):
+    """Zero points off the grid, on a half (forward and backward round it differently) and clamped."""
+    rng = np.random.default_rng(3)
+    x = _inputs(rng, (4, 5), 0.25, 3).astype(np.float32)  # ATen's learnable backward is float32 only
+    ct = rng.normal(size=x.shape).astype(np.float32)
+    arrays = [x, np.array([0.25], np.float32), np.array([zero_point], np.float32)]
+    rest = (QMIN, QMAX, grad_factor)
+    y, g = _vjp("_fake_quantize_learnable_per_tensor_affine", arrays, rest, ct)
+    t_y, t_g = _torch_vjp(aten._fake_quantize_learnable_per_tensor_affine, arrays, rest, ct, [True] * 3)
+    _close(y, t_y.detach().numpy())
+    for a, b in zip(g, t_g):
+        assert a.shape == b.shape
+        _close(a, b, 1e-5)
+
+
+@pytest.mark.parametrize("grad_factor", [1.0, 0.5])
+def test_learnable_per_channel_matches_torch(grad_factor):
+    rng = np.random.default_rng(4)
+    scale = np.array([0.125, 0.25, 0.5], np.float32)
+    zp = np.array([3.3, -1.0, 14.6], np.float32)
+    x = _inputs(rng, (2, 3, 4), scale[:, None], np.round(zp)[:, None]).astype(np.float32)
+    ct = rng.normal(size=x.shape).astype(np.float32)
+    rest = (1, QMIN, QMAX, grad_factor)
+    y, g = _vjp("_fake_quantize_learnable_per_channel_affine", [x, scale, zp], rest, ct)
+    t_y, t_g = _torch_vjp(aten._fake_quantize_learnable_per_channel_affine, [x, scale, zp], rest, ct, [True] * 3)
+    _close(y, t_y.detach().numpy())
+    for a, b in zip(g, t_g):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        _close(a, b, 1e-5)
+
+
+def test_learnable_backward_ops_match_torch():
+    rng = np.random.default_rng(5)
+    x = _inputs(rng, (3, 4), 0.25, 3).astype(np.float32)
+    ct = rng.normal(size=x.shape).astype(np.float32)
+    qparams = (np.array([0.25], np.float32), np.array([3.4], np.float32))
+    name = "_fake_quantize_learnable_per_tensor_affine_backward"
+    ours = implementation(name)(jnp.asarray(ct), jnp.asarray(x), *map(jnp.asarray, qparams), QMIN, QMAX, 0.5)
+    theirs = getattr(aten, name)(torch.tensor(ct), torch.tensor(x), *map(torch.tensor, qparams), QMIN, QMAX, 0.5)
+    for a, b in zip(ours, theirs):
+        _close(a, b.numpy(), 1e-5)
+
+
+def test_straight_through_gradient_under_jit():
+    """A quantization-aware loss: jit(grad) passes the gradient straight through rounding."""
+    rng = np.random.default_rng(6)
+    arrays = (_inputs(rng, (8,), 0.25, 3).astype(np.float32), np.array([0.25], np.float32), np.array([3.0], np.float32))
+    op = jaxderiv.op("_fake_quantize_learnable_per_tensor_affine")
+    loss = lambda x, s, z: jnp.sum(op(x, s, z, QMIN, QMAX, 1.0) ** 2)
+    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))(*arrays)
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    t_loss = (aten._fake_quantize_learnable_per_tensor_affine(*ts, QMIN, QMAX, 1.0) ** 2).sum()
+    for a, b in zip(grads, torch.autograd.grad(t_loss, ts)):
+        _close(a, b.numpy(), 1e-5)
