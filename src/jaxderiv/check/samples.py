@@ -11,7 +11,7 @@ import numpy as np
 
 from ..op import Op
 
-__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "samples_for", "checks_complex", "draw", "default_samples"]
+__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "known_failure", "not_applicable", "samples_for", "checks_complex", "draw", "default_samples"]
 
 
 @dataclasses.dataclass
@@ -35,6 +35,8 @@ DOMAINS: dict[str, tuple[float, float]] = {}  # the interval tensor inputs are d
 COMPLEX: set[str] = set()  # ops also checked on complex128 inputs
 # (op, mode) -> why its check is known to fail: a spec bug or a gap not closed yet.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+# op -> why it has no meaning in JAX (sparse layouts, packed int8 weights): reported, not run.
+NOT_APPLICABLE: dict[str, str] = {}
 # Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.
 DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
 
@@ -62,6 +64,18 @@ def known_failure(reason: str, *names: str, modes=("vjp", "jvp", "vjp_vjp")) -> 
     for n in names:
         for m in modes:
             KNOWN_FAILURES[(n, m)] = reason
+
+
+def not_applicable(reason: str, *names: str) -> None:
+    """Declare that these entries have no JAX meaning: the report lists them as
+    `not_applicable` with the reason instead of checking them."""
+    for n in names:
+        NOT_APPLICABLE[n] = reason
+
+
+def not_applicable_reason(name: str) -> str | None:
+    _load()
+    return NOT_APPLICABLE.get(name)
 
 
 def known_failure_reason(name: str, mode: str) -> str | None:
