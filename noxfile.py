@@ -7,7 +7,7 @@ nox.options.sessions = ["tests"]
 
 @nox.session
 def tests(session):
-    session.install("-e", ".[test]", "torch==2.13.0")
+    session.install("-e", ".[test,examples]", "torch==2.13.0")
     session.run("pytest", "-n", "2", "-q", *session.posargs)
 
 

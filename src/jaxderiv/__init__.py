@@ -1,6 +1,7 @@
 """jaxderiv: PyTorch's derivatives.yaml as JAX rules."""
 
 from .check import Report, Row, check, check_all
+from .check.function import check_function
 from .errors import FormulaError, JaxderivError, NotImplementedDerivative, SchemaError, SpecError, TranslationError
 from .expr import to_source
 from .grammar import parse_formula
@@ -30,6 +31,7 @@ __all__ = [
     "aten",
     "check",
     "check_all",
+    "check_function",
     "default_registry",
     "jvp_op",
     "load_spec",

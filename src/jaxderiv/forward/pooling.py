@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 
 from . import impl
 from .conv import _tuple
+
+
+def _long():
+    """ATen's int64 indices: int64 under x64, else JAX's int32 (no truncation warning)."""
+    return jax.dtypes.canonicalize_dtype(jnp.int64)
 
 
 def _output_size(size, k, s, p, d, ceil_mode):
@@ -86,7 +92,7 @@ def _max(x, windows):
     vals = jnp.reshape(vals, out_shape + (-1,))
     flat = jnp.reshape(flat, out_shape + (-1,))
     arg = jnp.argmax(jnp.where(jnp.isnan(vals), jnp.inf, vals), axis=-1)[..., None]
-    return jnp.take_along_axis(vals, arg, -1)[..., 0], jnp.take_along_axis(flat, arg, -1)[..., 0].astype(jnp.int64)
+    return jnp.take_along_axis(vals, arg, -1)[..., 0], jnp.take_along_axis(flat, arg, -1)[..., 0].astype(_long())
 
 
 def _at_indices(grad, indices, shape):
@@ -270,7 +276,7 @@ def _fractional(sample, size, out, k):
     """ATen's generate_intervals: window starts from one uniform sample per (N, C) plane."""
     alpha = (size - k) / (out - 1) if out > 1 else 0.0
     i = jnp.arange(out)
-    start = jnp.floor((i + sample[..., None]) * alpha).astype(jnp.int64) - jnp.floor(sample[..., None] * alpha).astype(jnp.int64)
+    start = jnp.floor((i + sample[..., None]) * alpha).astype(_long()) - jnp.floor(sample[..., None] * alpha).astype(_long())
     start = jnp.where(i == out - 1, size - k, start)
     idx = start[..., None] + jnp.arange(k)
     return idx, jnp.ones(idx.shape, bool)

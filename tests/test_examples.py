@@ -1,0 +1,53 @@
+"""Each example runs in its short mode and does what it claims: the CNN learns, the port agrees
+with torch where plain JAX does not, the custom layer's check passes and catches a wrong rule."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flax")
+pytest.importorskip("optax")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_train_digits_cnn_quick(tmp_path):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "loss.png"
+    result = _example("train_digits_cnn").main(["--quick", "--out", str(out)])
+    losses = result["losses"]
+    assert len(losses) >= 10 and np.all(np.isfinite(losses))
+    assert np.mean(losses[-5:]) < 0.8 * np.mean(losses[:5])
+    assert result["test_accuracy"] > 0.3  # ten classes: chance is 0.1
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_port_torch_model_quick():
+    pytest.importorskip("torch")
+    result = _example("port_torch_model").main(["--quick"])
+    assert result["smooth"]["jaxderiv"] < 1e-12 and result["smooth"]["plain_jax"] < 1e-12
+    assert result["kinks"]["jaxderiv"] < 1e-12
+    assert result["kinks"]["plain_jax"] > 1e-3  # pruned weights under L1, pooling ties
+    conventions = result["conventions"]
+    assert all(row["jaxderiv_matches"] for row in conventions.values())
+    assert not conventions["|x| at 0 (jnp.abs)"]["jax_matches"]
+    assert not conventions["2x2 max pool of a tie (reshape + max)"]["jax_matches"]
+    assert conventions["relu at 0 (jax.nn.relu)"]["jax_matches"]
+
+
+def test_custom_layer_quick():
+    result = _example("custom_layer").main(["--quick"])
+    assert bool(result["report"]) and {r.status for r in result["report"]} == {"passed"}
+    assert [r.status for r in result["fused_report"]] == ["failed"]
