@@ -41,6 +41,7 @@ class SpecDiff:
     unchanged: int
 
     def to_text(self) -> str:
+        """The diff for a terminal: counts, then each entry with its changed keys."""
         lines = [
             f"{self.old_file} -> {self.new_file}: {len(self.added)} added, {len(self.removed)} removed, "
             f"{len(self.changed)} changed, {self.unchanged} unchanged",
@@ -64,6 +65,7 @@ class SpecDiff:
         return "\n".join(lines)
 
     def to_json(self) -> dict:
+        """The diff as a JSON-ready dict."""
         return {
             "old": self.old_file,
             "new": self.new_file,

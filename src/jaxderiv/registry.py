@@ -34,6 +34,7 @@ class Registry:
             return found
 
     def names(self) -> list[str]:
+        """The ATen names of every entry of the spec, in file order."""
         return [e.name for e in self.spec]
 
     def __repr__(self) -> str:

@@ -33,6 +33,7 @@ class Formula:
 
     @property
     def key(self) -> str:
+        """The key as written: the input or output names joined by ', '."""
         return ", ".join(self.names)
 
 

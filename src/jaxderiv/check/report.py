@@ -25,6 +25,7 @@ class Row:
     spec: str = ""  # the spec file the entry's formulas came from
 
     def to_json(self) -> dict:
+        """The row as a JSON-ready dict."""
         return dataclasses.asdict(self)
 
 
@@ -45,6 +46,7 @@ class Report:
 
     @property
     def failures(self) -> list[Row]:
+        """The rows that failed or errored."""
         return [r for r in self.rows if r.status in ("failed", "error")]
 
     def counts(self) -> dict[str, Counter]:
@@ -55,6 +57,7 @@ class Report:
         return out
 
     def summary(self) -> str:
+        """A table of statuses per mode, then one line per failure."""
         lines = [f"{'mode':<8} " + " ".join(f"{s:>14}" for s in STATUSES)]
         for mode, c in self.counts().items():
             lines.append(f"{mode:<8} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
@@ -64,13 +67,16 @@ class Report:
         return "\n".join(lines)
 
     def to_json(self) -> list[dict]:
+        """Every row as a JSON-ready dict."""
         return [r.to_json() for r in self.rows]
 
     def write_json(self, path) -> None:
+        """Write `to_json()` to a file."""
         with open(path, "w") as f:
             json.dump(self.to_json(), f, indent=1)
 
     def to_markdown(self) -> str:
+        """Every row as a Markdown table."""
         out = ["| op | spec | mode | status | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|---|"]
         fmt = lambda v: "" if v is None else f"{v:.2e}"
         for r in self.rows:

@@ -34,10 +34,14 @@ class SiLU(_Pointwise):
 
 
 class Sigmoid(_Pointwise):
+    """torch.nn.Sigmoid."""
+
     fn = staticmethod(F.sigmoid)
 
 
 class Tanh(_Pointwise):
+    """torch.nn.Tanh."""
+
     fn = staticmethod(F.tanh)
 
 

@@ -104,6 +104,7 @@ def dropout(x, p, key):
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.nn.functional.max_pool2d on aten.max_pool2d_with_indices: ties route the gradient to the first maximum, as ATen does."""
     k = _tuple(kernel_size, 2)
     s = k if stride is None else _tuple(stride, 2)
     out, indices = _aten().max_pool2d_with_indices.default(x, k, s, _tuple(padding, 2), _tuple(dilation, 2), ceil_mode)
@@ -111,6 +112,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    """torch.nn.functional.avg_pool2d on aten.avg_pool2d."""
     k = _tuple(kernel_size, 2)
     s = k if stride is None else _tuple(stride, 2)
     return _aten().avg_pool2d.default(x, k, s, _tuple(padding, 2), ceil_mode, count_include_pad, divisor_override)
@@ -123,34 +125,42 @@ def adaptive_avg_pool2d(x, output_size):
 
 
 def relu(x):
+    """max(x, 0) with PyTorch's gradient 0 at x = 0 (aten.relu)."""
     return _aten().relu.default(x)
 
 
 def gelu(x):
+    """The exact (erf) GELU (aten.gelu)."""
     return _aten().gelu.default(x)
 
 
 def silu(x):
+    """x * sigmoid(x) (aten.silu)."""
     return _aten().silu.default(x)
 
 
 def sigmoid(x):
+    """aten.sigmoid; its gradient is computed from the result."""
     return _aten().sigmoid.default(x)
 
 
 def tanh(x):
+    """aten.tanh; its gradient is computed from the result."""
     return _aten().tanh.default(x)
 
 
 def softmax(x, dim):
+    """aten._softmax along `dim`."""
     return _aten()._softmax.default(x, dim, False)
 
 
 def log_softmax(x, dim):
+    """aten._log_softmax along `dim`."""
     return _aten()._log_softmax.default(x, dim, False)
 
 
 def flatten(x, start_dim=1, end_dim=-1):
+    """Dimensions start_dim..end_dim merged into one, as torch.flatten (a reshape: its gradient is a reshape)."""
     end = end_dim % x.ndim
     return jnp.reshape(x, x.shape[:start_dim] + (-1,) + x.shape[end + 1:])
 
@@ -169,4 +179,5 @@ def cross_entropy(logits, target, weight=None, ignore_index=-100, reduction="mea
 
 
 def mse_loss(x, target, reduction="mean"):
+    """aten.mse_loss with torch's reduction names ('none', 'mean', 'sum')."""
     return _aten().mse_loss.default(x, target, REDUCTIONS[reduction])
