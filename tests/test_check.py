@@ -172,16 +172,29 @@ def test_dropped_conj_is_invisible_to_real_inputs(write_spec, acos_real_only):
     assert statuses(report) == {("acos", "vjp"): "passed"}
 
 
-def test_wrong_formula_of_one_input_fails(write_spec):
+def test_missing_conj_of_a_complex_scalar_fails(write_spec):
+    """A complex alpha is among add.Tensor's complex samples: 1.7's `maybe_multiply(grad, alpha)`
+    (no `.conj()`) is wrong for it, and the check says so."""
     path = write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self: grad
           other: maybe_multiply(grad, alpha)
+    """)
+    report = check_all(path, ops=["add.Tensor"], modes=("vjp",))
+    assert statuses(report) == {("add.Tensor", "vjp"): "failed"}
+    assert "alpha=(0.5-1.5j)" in report.rows[0].reason
+
+
+def test_wrong_formula_of_one_input_fails(write_spec):
+    path = write_spec("""
+        - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+          self: grad
+          other: maybe_multiply(grad, alpha.conj())
           result: self_t + maybe_multiply(other_t, alpha)
     """)
     good = check_all(path, ops=["add.Tensor"], modes=("vjp",))
     assert statuses(good) == {("add.Tensor", "vjp"): "passed"}
-    path.write_text(path.read_text().replace("other: maybe_multiply(grad, alpha)", "other: maybe_multiply(grad, -alpha)"))
+    path.write_text(path.read_text().replace("other: maybe_multiply(grad, alpha.conj())", "other: maybe_multiply(grad, -alpha.conj())"))
     bad = check_all(path, ops=["add.Tensor"], modes=("vjp", "jvp"))
     assert statuses(bad) == {("add.Tensor", "vjp"): "failed", ("add.Tensor", "jvp"): "passed"}
     assert not bad

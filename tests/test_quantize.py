@@ -159,3 +159,37 @@ def test_straight_through_gradient_under_jit():
     t_loss = (aten._fake_quantize_learnable_per_tensor_affine(*ts, QMIN, QMAX, 1.0) ** 2).sum()
     for a, b in zip(grads, torch.autograd.grad(t_loss, ts)):
         _close(a, b.numpy(), 1e-5)
+
+
+# -- observer fused with fake quantization ------------------------------------------------------
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("observe,fake_quant,start", [(1, 1, "empty"), (1, 1, "running"), (0, 1, "running"), (1, 0, "running"), (1, 1, "tiny")])
+def test_fused_moving_avg_obs_fq_helper_as_torch(per_row, symmetric, observe, fake_quant, start):
+    """Outputs, masks and the straight-through gradient, from an empty running range (inf), a
+    running one, and a range so small that ATen raises the scale to its minimum."""
+    rng = np.random.default_rng(hash((per_row, symmetric, observe, fake_quant, start)) % 2**32)
+    x = (rng.normal(size=(3, 5)) * (1e-6 if start == "tiny" else 2.0)).astype(np.float32)
+    n = 3 if per_row else 1
+    empty = start != "running"
+    lo = np.full(n, np.inf if empty else -0.5, np.float32)
+    hi = np.full(n, -np.inf if empty else 0.7, np.float32)
+
+    def args(make):
+        return (make(np.array([observe])), make(np.array([fake_quant])), make(lo.copy()), make(hi.copy()),
+                make(np.ones(n, np.float32)), make(np.zeros(n, np.int32)), 0.01, 0, 255, 0, per_row, symmetric)
+
+    op = jaxderiv.op("_fused_moving_avg_obs_fq_helper")
+    ct = rng.normal(size=x.shape).astype(np.float32)
+    (out, mask), vjp = jax.vjp(lambda x: op(x, *args(jnp.asarray)), jnp.asarray(x))
+    tx = torch.from_numpy(x).requires_grad_()
+    tout, tmask = aten._fused_moving_avg_obs_fq_helper(tx, *args(torch.from_numpy))
+    (tg,) = torch.autograd.grad(tout, tx, torch.from_numpy(ct))
+    np.testing.assert_array_equal(np.asarray(out), tout.detach().numpy())
+    np.testing.assert_array_equal(np.asarray(mask), tmask.numpy())
+    g = vjp((jnp.asarray(ct), np.zeros(mask.shape, jax.dtypes.float0)))[0]
+    np.testing.assert_array_equal(np.asarray(g), tg.numpy())
+    if fake_quant and start == "running":
+        assert 0 < int(mask.sum()) < mask.size  # the clamp range is crossed

@@ -12,6 +12,7 @@ also give scale's and zero_point's gradients, summed over the elements each one 
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from . import impl
@@ -169,3 +170,72 @@ def _fake_quantize_learnable_per_channel_affine_backward(grad, self, scale, zero
     dx, ds, dz = _learnable_grads(grad, self, _along(scale, axis, n), _along(z, axis, n), quant_min, quant_max, grad_factor)
     others = tuple(d for d in range(n) if d != axis % n)
     return dx, jnp.sum(ds, axis=others).astype(scale.dtype), jnp.sum(dz, axis=others).astype(zero_point.dtype)
+
+
+# -- observer and fake quantization fused ---------------------------------------------------------
+
+SMALL_SCALE = 6.1e-5  # the smallest scale ATen's ChooseQuantizationParams returns (fp16's min normal)
+
+
+def _choose_qparams(lo, hi, qmin, qmax, symmetric):
+    """(scale, zero_point) covering [lo, hi] (float32 arrays) with qmin..qmax, as ATen's
+    ChooseQuantizationParams: the range widened to contain 0, a tiny scale raised to
+    SMALL_SCALE, the zero point from the bound that adds less rounding error, then an integer."""
+    wide = jnp.result_type(float)  # ATen's double intermediates, where x64 allows
+    f32 = jnp.float32
+    if symmetric:
+        sym_lo, sym_hi = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        straddles = (lo < 0) & (hi > 0)
+        m = jnp.maximum(jnp.abs(lo / f32(sym_lo)), jnp.abs(hi / f32(sym_hi))).astype(wide)
+        lo = jnp.where(straddles, (m * sym_lo).astype(f32), lo)
+        hi = jnp.where(straddles, (m * sym_hi).astype(f32), hi)
+    lo, hi = jnp.minimum(lo, f32(0)), jnp.maximum(hi, f32(0))
+    scale = (hi.astype(wide) - lo.astype(wide)) / (qmax - qmin)
+    s32 = scale.astype(f32)
+    scale = jnp.where((s32 == 0) | jnp.isinf(f32(1) / s32), 0.1, scale)
+    small = scale < f32(SMALL_SCALE)
+    amplifier = (f32(SMALL_SCALE) / scale.astype(f32)).astype(f32)
+    lo_small = jnp.where(lo == 0, lo, jnp.where(hi == 0, f32(-SMALL_SCALE * (qmax - qmin)), lo * amplifier))
+    hi_small = jnp.where(lo == 0, f32(SMALL_SCALE * (qmax - qmin)), jnp.where(hi == 0, hi, hi * amplifier))
+    lo, hi = jnp.where(small, lo_small, lo), jnp.where(small, hi_small, hi)
+    scale = jnp.where(small, jnp.asarray(SMALL_SCALE, f32).astype(wide), scale)
+    from_min, from_max = qmin - lo / scale, qmax - hi / scale
+    zp = jnp.where(abs(qmin) - jnp.abs(lo / scale) < abs(qmax) - jnp.abs(hi / scale), from_min, from_max)
+    if symmetric:
+        zp = jnp.where((lo < 0) & (hi > 0), (qmin + qmax) / 2, zp)
+    zp = jnp.clip(jnp.round(zp), qmin, qmax).astype(jnp.int32)
+    return scale.astype(f32), zp
+
+
+@impl("_fused_moving_avg_obs_fq_helper")
+def _fused_moving_avg_obs_fq_helper(self, observer_on, fake_quant_on, running_min, running_max, scale, zero_point,
+                                    averaging_const, quant_min, quant_max, ch_axis, per_row_fake_quant=False, symmetric_quant=False):
+    """(output, mask): when observer_on, a moving average of self's min and max (per row of a
+    2-d self when per_row_fake_quant) updates the running range; when fake_quant_on, self is
+    fake-quantized with the parameters that range gives, else returned with a full mask.
+
+    ATen writes the new running_min/max, scale and zero_point into its arguments; JAX cannot
+    write into inputs, so only the two outputs are returned. `scale` and `zero_point` give
+    only their shapes. The moving average runs in float32, as in ATen.
+    """
+    _check_range(quant_min, quant_max)
+    x32 = jnp.asarray(self).astype(jnp.float32)
+    if per_row_fake_quant:
+        if ch_axis != 0:
+            raise RuntimeError("Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0")
+        cur_lo, cur_hi = jnp.min(x32, axis=1), jnp.max(x32, axis=1)
+    else:
+        cur_lo, cur_hi = jnp.min(x32), jnp.max(x32)
+    run_lo = jnp.reshape(jnp.asarray(running_min, jnp.float32), jnp.shape(cur_lo))
+    run_hi = jnp.reshape(jnp.asarray(running_max, jnp.float32), jnp.shape(cur_hi))
+    c = jnp.float32(averaging_const)
+    observe = jnp.reshape(observer_on, (-1,))[0] != 0
+    lo = jnp.where(observe, jnp.where(jnp.isinf(run_lo), cur_lo, run_lo + c * (cur_lo - run_lo)), run_lo)
+    hi = jnp.where(observe, jnp.where(jnp.isinf(run_hi), cur_hi, run_hi + c * (cur_hi - run_hi)), run_hi)
+    s, z = _choose_qparams(lo, hi, quant_min, quant_max, symmetric_quant)
+    if per_row_fake_quant:
+        out, mask = _fake_quantize(self, _along(s, ch_axis, self.ndim), _along(z, ch_axis, self.ndim), quant_min, quant_max)
+    else:
+        out, mask = _fake_quantize(self, s, z.astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32), quant_min, quant_max, True)
+    on = jnp.reshape(fake_quant_on, (-1,))[0] != 0
+    return jnp.where(on, out, self), jnp.where(on, mask, True)

@@ -85,3 +85,21 @@ known_failure(
     modes=("vjp", "jvp"),
 )
 known_failure(_STE, "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine")
+
+
+@samples("_fused_moving_avg_obs_fq_helper")
+def _fused_observer(op, rng, dtype=np.float64):
+    """The observer off, its running range [0, 63.75] giving scale 0.25 and zero point 0 over
+    0..255: inputs keep clear of rounding boundaries. Fake quantization on, then off."""
+
+    def make(fake_quant):
+        kw = {"self": _values(rng, (3, 4), SCALE, 0), "observer_on": np.array([0]), "fake_quant_on": np.array([fake_quant]),
+              "running_min": np.array([0.0], np.float32), "running_max": np.array([255 * SCALE], np.float32),
+              "scale": np.ones(1, np.float32), "zero_point": np.zeros(1, np.int32), "averaging_const": 0.01,
+              "quant_min": 0, "quant_max": 255, "ch_axis": 0}
+        return Sample((), kw, f"fake_quant_on={fake_quant}")
+
+    return [make(1), make(0)]
+
+
+known_failure(_STE, "_fused_moving_avg_obs_fq_helper", modes=("vjp", "jvp"))

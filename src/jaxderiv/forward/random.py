@@ -1,0 +1,234 @@
+"""Forward implementations of ATen's random sampling ops (bernoulli, normal, uniform_, gamma...).
+
+ATen's `Generator? generator` argument is an explicit `jax.random` key here: the same key
+draws the same sample, and an op called without one raises. In-place samplers (`uniform_`,
+`normal_`...) return a new array shaped and typed like `self`; its values are not read, so
+their derivative is zero, as the formulas state. Samples are drawn in `self`'s dtype (float32
+unless x64 floats are given); integer and bool tensors take integer-valued draws.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import impl
+
+
+def _key(generator, name):
+    if generator is None:
+        raise ValueError(f"{name} needs an explicit jax.random key as its generator argument")
+    return generator
+
+
+def _float_dtype(x):
+    """The dtype draws are made in: x's if floating, else the default float."""
+    dtype = jnp.result_type(x)
+    return dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.result_type(float)
+
+
+def _like(x, values):
+    """`values` in x's shape and dtype (bool and integer tensors keep the integer part)."""
+    return jnp.broadcast_to(values, jnp.shape(x)).astype(jnp.result_type(x))
+
+
+def _require_floating(name, x):
+    if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
+        raise TypeError(f"{name} is only implemented for floating-point tensors, got {jnp.result_type(x)}")
+
+
+# -- bernoulli ----------------------------------------------------------------------------------
+
+
+@impl("bernoulli")
+def bernoulli(self, generator=None):
+    """1 with probability self (elementwise), else 0, in self's dtype."""
+    key = _key(generator, "bernoulli")
+    p = jnp.asarray(self)
+    return jax.random.bernoulli(key, p.astype(_float_dtype(p)), p.shape).astype(p.dtype)
+
+
+@impl("bernoulli_.Tensor")
+def bernoulli__Tensor(self, p, generator=None):
+    """Draws in self's shape with probabilities p broadcast to it."""
+    key = _key(generator, "bernoulli_")
+    probs = jnp.broadcast_to(jnp.asarray(p).astype(_float_dtype(self)), jnp.shape(self))
+    return _like(self, jax.random.bernoulli(key, probs, jnp.shape(self)))
+
+
+@impl("bernoulli_.float")
+def bernoulli__float(self, p=0.5, generator=None):
+    key = _key(generator, "bernoulli_")
+    return _like(self, jax.random.bernoulli(key, p, jnp.shape(self)))
+
+
+# -- continuous distributions filled into self ----------------------------------------------------
+
+
+@impl("uniform_")
+def uniform_(self, from_=0, to=1, generator=None):
+    """from + (to - from) * U[0, 1)."""
+    _require_floating("uniform_", self)
+    key = _key(generator, "uniform_")
+    x = jnp.asarray(self)
+    return from_ + (to - from_) * jax.random.uniform(key, x.shape, x.dtype)
+
+
+@impl("normal_")
+def normal_(self, mean=0, std=1, generator=None):
+    _require_floating("normal_", self)
+    key = _key(generator, "normal_")
+    x = jnp.asarray(self)
+    return mean + std * jax.random.normal(key, x.shape, x.dtype)
+
+
+@impl("log_normal_")
+def log_normal_(self, mean=1, std=2, generator=None):
+    """exp(mean + std * N(0, 1))."""
+    _require_floating("log_normal_", self)
+    key = _key(generator, "log_normal_")
+    x = jnp.asarray(self)
+    return jnp.exp(mean + std * jax.random.normal(key, x.shape, x.dtype))
+
+
+@impl("cauchy_")
+def cauchy_(self, median=0, sigma=1, generator=None):
+    _require_floating("cauchy_", self)
+    key = _key(generator, "cauchy_")
+    x = jnp.asarray(self)
+    return median + sigma * jax.random.cauchy(key, x.shape, x.dtype)
+
+
+@impl("exponential_")
+def exponential_(self, lambd=1, generator=None):
+    """Exp(lambd): mean 1 / lambd."""
+    _require_floating("exponential_", self)
+    key = _key(generator, "exponential_")
+    x = jnp.asarray(self)
+    return jax.random.exponential(key, x.shape, x.dtype) / lambd
+
+
+@impl("geometric_")
+def geometric_(self, p, generator=None):
+    """The number of Bernoulli(p) trials up to the first success: 1, 2, ..."""
+    key = _key(generator, "geometric_")
+    return _like(self, jax.random.geometric(key, p, jnp.shape(self)))
+
+
+# -- random_: integers ----------------------------------------------------------------------------
+
+
+def _default_upper(dtype):
+    """random_'s inclusive upper bound when none is given: 2**digits for floats, the max for ints."""
+    if dtype == jnp.bool_:
+        return 1
+    if jnp.issubdtype(dtype, jnp.floating):
+        return 2 ** (jnp.finfo(dtype).nmant + 1)
+    return int(jnp.iinfo(dtype).max)
+
+
+def _integers(self, low, high, generator, name):
+    """Integers in [low, high) in self's shape and dtype; `high` may be one past the dtype's max."""
+    key = _key(generator, name)
+    if high <= low:
+        raise ValueError(f"{name} expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    wide = high - low > 2**31 - 1 or low < -(2**31)
+    idtype = jnp.int64 if wide and jax.config.jax_enable_x64 else jnp.int32
+    values = jax.random.randint(key, jnp.shape(self), low, min(high, int(jnp.iinfo(idtype).max) + 1), idtype)
+    return _like(self, values)
+
+
+@impl("random_")
+def random_(self, generator=None):
+    """Integers in [0, 2**digits] for floats (every one exactly representable), [0, max] for ints."""
+    return _integers(self, 0, _default_upper(jnp.result_type(self)) + 1, generator, "random_")
+
+
+@impl("random_.to")
+def random__to(self, to, generator=None):
+    return _integers(self, 0, to, generator, "random_")
+
+
+@impl("random_.from")
+def random__from(self, from_, to, generator=None):
+    high = _default_upper(jnp.result_type(self)) + 1 if to is None else to
+    return _integers(self, from_, high, generator, "random_")
+
+
+# -- samplers with distribution parameters --------------------------------------------------------
+
+
+@impl("normal.Tensor_float")
+def normal_Tensor_float(mean, std=1, generator=None):
+    key = _key(generator, "normal")
+    m = jnp.asarray(mean)
+    return m + std * jax.random.normal(key, m.shape, _float_dtype(m))
+
+
+@impl("normal.float_Tensor")
+def normal_float_Tensor(mean, std, generator=None):
+    key = _key(generator, "normal")
+    s = jnp.asarray(std)
+    return mean + s * jax.random.normal(key, s.shape, _float_dtype(s))
+
+
+@impl("normal.Tensor_Tensor")
+def normal_Tensor_Tensor(mean, std, generator=None):
+    """mean + std * N(0, 1), in the broadcast shape of mean and std."""
+    key = _key(generator, "normal")
+    shape = jnp.broadcast_shapes(jnp.shape(mean), jnp.shape(std))
+    return mean + std * jax.random.normal(key, shape, jnp.result_type(mean, std))
+
+
+@impl("poisson")
+def poisson(self, generator=None):
+    """Poisson(rate = self) counts, in self's dtype."""
+    key = _key(generator, "poisson")
+    rate = jnp.asarray(self)
+    return jax.random.poisson(key, rate, rate.shape).astype(rate.dtype)
+
+
+@impl("_standard_gamma")
+def _standard_gamma(self, generator=None):
+    """Gamma(concentration = self, rate = 1) samples."""
+    _require_floating("_standard_gamma", self)
+    key = _key(generator, "_standard_gamma")
+    alpha = jnp.asarray(self)
+    return jax.random.gamma(key, alpha, alpha.shape, alpha.dtype)
+
+
+@impl("multinomial")
+def multinomial(self, num_samples, replacement=False, generator=None):
+    """Category indices drawn from the rows of self (unnormalized weights), int64 like ATen.
+
+    Without replacement, the Gumbel top-k trick: the k largest of log(w) + Gumbel noise are
+    distributed as k successive draws without replacement.
+    """
+    key = _key(generator, "multinomial")
+    w = jnp.asarray(self)
+    if w.ndim not in (1, 2):
+        raise ValueError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    if not replacement and num_samples > w.shape[-1]:
+        raise ValueError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    logits = jnp.log(w.astype(_float_dtype(w)))
+    if replacement:
+        out = jax.random.categorical(key, logits, axis=-1, shape=(num_samples,) + w.shape[:-1])
+        out = jnp.moveaxis(out, 0, -1)
+    else:
+        noisy = logits + jax.random.gumbel(key, w.shape, logits.dtype)
+        out = jax.lax.top_k(noisy, num_samples)[1]
+    return out.astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
+
+
+# -- implicit reparameterisation: d(sample) / d(concentration) ---------------------------------
+
+
+@impl("_standard_gamma_grad")
+def _standard_gamma_grad(self, output):
+    """d x / d alpha of a Gamma(alpha, 1) sample x, holding its CDF fixed (implicit
+    reparameterisation): -(dP(alpha, x)/dalpha) / pdf(x; alpha), P the regularized lower
+    incomplete gamma function. ATen approximates the same quantity by series and rational fits.
+    """
+    alpha, x = jnp.broadcast_arrays(jnp.asarray(self), jnp.asarray(output))
+    log_pdf = (alpha - 1) * jnp.log(x) - x - jax.lax.lgamma(alpha)
+    return -jax.lax.igamma_grad_a(alpha, x) * jnp.exp(-log_pdf)
