@@ -1,4 +1,4 @@
-"""Checker inputs of the spatial family: convolutions, pooling, upsampling, grid sampling.
+"""Checker inputs of the spatial family: convolutions, pooling, upsampling.
 
 Shapes are small (a few pixels, two channels) so every mode stays fast. Pooling inputs are a
 shuffled grid of well-separated values: max pooling has no ties and its argmax does not move
