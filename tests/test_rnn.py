@@ -139,3 +139,128 @@ def test_pack_padded_sequence_rejects_unsorted_lengths_as_torch():
         jaxderiv.op("_pack_padded_sequence")(x, np.array([1, 3]), False)
     with pytest.raises(RuntimeError, match="decreasing"):
         aten._pack_padded_sequence(torch.from_numpy(x), torch.tensor([1, 3]), False)
+
+
+# -- multi-layer networks: _cudnn_rnn / miopen_rnn against torch's CPU networks -------------------
+
+T, N, L = 4, 3, 2
+MODES = {0: ("rnn_relu", torch._VF.rnn_relu), 1: ("rnn_tanh", torch._VF.rnn_tanh), 2: ("lstm", torch._VF.lstm), 3: ("gru", torch._VF.gru)}
+
+
+def _network(mode, bias, batch_first, seed=0):
+    """Weights in cuDNN's list order (torch's _flat_weights: w_ih, w_hh, b_ih, b_hh per layer and
+    direction), input and initial states, as float64 torch tensors that require gradients."""
+    torch.manual_seed(seed)
+    cls = {2: torch.nn.LSTM, 3: torch.nn.GRU}.get(mode, torch.nn.RNN)
+    kw = {} if mode >= 2 else {"nonlinearity": "relu" if mode == 0 else "tanh"}
+    module = cls(I, H, num_layers=L, bidirectional=True, bias=bias, batch_first=batch_first, **kw).double()
+    t = {"x": torch.randn((N, T, I) if batch_first else (T, N, I), dtype=torch.float64), "hx": torch.randn(2 * L, N, H, dtype=torch.float64)}
+    if mode == 2:
+        t["cx"] = torch.randn(2 * L, N, H, dtype=torch.float64)
+    t = {k: v.requires_grad_() for k, v in t.items()}
+    return [w.detach().clone().requires_grad_() for w in module._flat_weights], t
+
+
+def _torch_network(mode, weights, t, bias, batch_first):
+    fn = MODES[mode][1]
+    if mode == 2:
+        out, hy, cy = fn(t["x"], (t["hx"], t["cx"]), weights, bias, L, 0.0, True, True, batch_first)
+        return [out, hy, cy]
+    out, hy = fn(t["x"], t["hx"], weights, bias, L, 0.0, True, True, batch_first)
+    return [out, hy]
+
+
+def _jnp(t):
+    return jnp.asarray(t.detach().numpy())
+
+
+@pytest.mark.parametrize("bias,batch_first", [(True, False), (False, True)])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3], ids=lambda m: MODES[m][0])
+def test_cudnn_rnn_two_layer_bidirectional_as_torch(mode, bias, batch_first):
+    weights, t = _network(mode, bias, batch_first)
+    expected = _torch_network(mode, weights, t, bias, batch_first)
+    cts = [torch.randn_like(e) for e in expected]
+    wrt = [t["x"], *weights, t["hx"]] + ([t["cx"]] if mode == 2 else [])
+    expected_grads = torch.autograd.grad(expected, wrt, cts)
+    op = jaxderiv.op("_cudnn_rnn")
+
+    def network(x, ws, hx, cx):
+        out = op(x, ws, 4 if bias else 2, None, hx, cx, mode, H, L, batch_first, 0.0, True, True, (), None)
+        return out[:3] if mode == 2 else out[:2]
+
+    cx = _jnp(t["cx"]) if mode == 2 else None
+    outs, vjp = jax.vjp(network, _jnp(t["x"]), [_jnp(w) for w in weights], _jnp(t["hx"]), cx)
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(np.asarray(o), e.detach().numpy(), rtol=1e-12, atol=1e-12)
+    gx, gw, ghx, gcx = vjp(tuple(_jnp(c) for c in cts))
+    got = [gx, *gw, ghx] + ([gcx] if mode == 2 else [])
+    assert len(got) == len(expected_grads)
+    for k, (g, e) in enumerate(zip(got, expected_grads)):
+        np.testing.assert_allclose(np.asarray(g), e.numpy(), rtol=1e-10, atol=1e-12, err_msg=f"gradient {k}")
+
+
+def test_cudnn_rnn_jit_and_miopen_rnn_agree():
+    """The LSTM under jit(grad), and MIOpen's schema (no weight_buf) giving the same network."""
+    weights, t = _network(2, True, False, seed=1)
+    expected = _torch_network(2, weights, t, True, False)
+    loss_t = sum(e.square().sum() for e in expected)
+    expected_grads = torch.autograd.grad(loss_t, weights)
+    for name in ("_cudnn_rnn", "miopen_rnn"):
+        op = jaxderiv.op(name)
+        buf = (None,) if name == "_cudnn_rnn" else ()
+
+        def loss(ws):
+            out = op(_jnp(t["x"]), ws, 4, *buf, _jnp(t["hx"]), _jnp(t["cx"]), 2, H, L, False, 0.0, True, True, (), None)
+            return sum(jnp.sum(jnp.square(o)) for o in out[:3])
+
+        value, grads = jax.jit(jax.value_and_grad(loss))([_jnp(w) for w in weights])
+        np.testing.assert_allclose(float(value), loss_t.item(), rtol=1e-12)
+        for g, e in zip(grads, expected_grads):
+            np.testing.assert_allclose(np.asarray(g), e.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cudnn_rnn_backward_undefined_grads_and_mask():
+    """The backward op reads an undefined grad_output as zeros and leaves masked entries undefined:
+    with only grad_hy, its input gradient is torch's gradient of <hy, grad_hy>."""
+    from jaxderiv.forward import implementation
+
+    weights, t = _network(3, True, False, seed=2)
+    _, hy = _torch_network(3, weights, t, True, False)
+    ct = torch.randn_like(hy)
+    gx, ghx = torch.autograd.grad(hy, [t["x"], t["hx"]], ct)
+    backward = implementation("_cudnn_rnn_backward")
+    dx, dhx, dcx, dw = backward(_jnp(t["x"]), [_jnp(w) for w in weights], 4, None, _jnp(t["hx"]), None, None, None, _jnp(ct), None,
+                                3, H, L, False, 0.0, True, True, (), None, None, (True, True, False, False))
+    assert dcx is None and dw is None
+    np.testing.assert_allclose(np.asarray(dx), gx.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(dhx), ghx.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cudnn_rnn_second_order_as_torch():
+    """The backward op's own derivative (JAX's, of the BPTT implementation) against torch's double backward."""
+    weights, t = _network(1, True, False, seed=3)
+    out, hy = _torch_network(1, weights, t, True, False)
+    (gx,) = torch.autograd.grad((out.square().sum() + hy.sum()), t["x"], create_graph=True)
+    (expected,) = torch.autograd.grad(gx.square().sum(), weights[0])
+    op = jaxderiv.op("_cudnn_rnn")
+
+    def input_grad(w0, x):
+        def loss(x):
+            out, hy = op(x, [w0] + [_jnp(w) for w in weights[1:]], 4, None, _jnp(t["hx"]), None, 1, H, L, False, 0.0, True, True, (), None)[:2]
+            return jnp.sum(jnp.square(out)) + jnp.sum(hy)
+        return jax.grad(loss)(x)
+
+    got = jax.grad(lambda w0: jnp.sum(jnp.square(input_grad(w0, _jnp(t["x"])))))(_jnp(weights[0]))
+    np.testing.assert_allclose(np.asarray(got), expected.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_cudnn_rnn_rejects_what_it_does_not_support():
+    weights, t = _network(1, True, False)
+    op = jaxderiv.op("_cudnn_rnn")
+    args = [_jnp(t["x"]), [_jnp(w) for w in weights], 4, None, _jnp(t["hx"]), None, 1, H, L, False, 0.0, True, True, (), None]
+    with pytest.raises(NotImplementedError, match="packed"):
+        op(*args[:13], (4, 4, 4), None)
+    with pytest.raises(NotImplementedError, match="dropout"):
+        op(*args[:10], 0.5, True, *args[12:])
+    with pytest.raises(ValueError, match="mode"):
+        op(*args[:6], 7, *args[7:])

@@ -1,16 +1,22 @@
-"""Forward implementations of ATen's fused recurrent cells and of packing padded sequences.
+"""Forward implementations of ATen's recurrent ops: fused cells, packing, multi-layer networks.
 
 The cells take the gate pre-activations already multiplied out (input @ W_ih.T and
 hx @ W_hh.T, one column block per gate) and apply the nonlinearities. Besides the new
 state they return a workspace, the values their fused backward reads: the LSTM's four
 activated gates, and the GRU's three activated gates with hx and the hidden `n` block.
+
+`_cudnn_rnn` / `miopen_rnn` run a multi-layer, optionally bidirectional RNN/LSTM/GRU over
+cuDNN's weight list with lax.scan; their `*_backward` ops are backpropagation through time,
+written out with the cells' gate-gradient helpers.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
+from ..helpers.rnn import _gru_gate_grads, _lstm_gate_grads
 from . import impl
 from .shapes import concrete
 
@@ -78,3 +84,159 @@ def _pack_padded_sequence_backward(grad, input_size, batch_sizes, batch_first):
         out = out.at[t, :b].set(grad[offset:offset + b])
         offset += b
     return jnp.swapaxes(out, 0, 1) if batch_first else out
+
+
+# -- multi-layer recurrent networks over cuDNN's (and MIOpen's) weight list -------------------
+
+RNN_RELU, RNN_TANH, LSTM, GRU = 0, 1, 2, 3  # cuDNN's and MIOpen's mode numbers
+_GATES = {RNN_RELU: 1, RNN_TANH: 1, LSTM: 4, GRU: 3}
+
+
+class _Stack:
+    """The static shape of a network: mode, layers, directions, and each layer-direction's
+    (w_ih, w_hh, b_ih, b_hh) from the weight list (weight_stride0 tensors each, biases optional)."""
+
+    def __init__(self, weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train):
+        if mode not in _GATES:
+            raise ValueError(f"unknown RNN mode {mode}: 0 RNN_RELU, 1 RNN_TANH, 2 LSTM, 3 GRU")
+        if batch_sizes:
+            raise NotImplementedError("packed input (non-empty batch_sizes) is not supported: pass the padded input")
+        if train and dropout > 0 and num_layers > 1:
+            raise NotImplementedError("dropout between layers needs a random key: not supported")
+        self.mode, self.hidden, self.layers = mode, hidden_size, num_layers
+        self.directions = 2 if bidirectional else 1
+        if weight_stride0 not in (2, 4) or len(weight) != weight_stride0 * num_layers * self.directions:
+            raise ValueError(f"expected {num_layers * self.directions} groups of weight_stride0={weight_stride0} weights, got {len(weight)} tensors")
+        self.stride = weight_stride0
+        self.groups = [tuple(weight[k * weight_stride0:(k + 1) * weight_stride0]) + (None, None)[:4 - weight_stride0]
+                       for k in range(num_layers * self.directions)]
+
+
+def _direction(mode, weights, x, h0, c0, reverse):
+    """One layer in one direction over (T, N, I) input: (outputs, h_T, c_T, per-step values the
+    backward reads: h_prev and, per mode, c_prev, the activated gates, c; r, z, n, hn; the output)."""
+    w_ih, w_hh, b_ih, b_hh = weights
+    projected = _biased(x @ w_ih.T, b_ih)
+
+    def step(carry, xw):
+        h, c = carry
+        hw = _biased(h @ w_hh.T, b_hh)
+        if mode == LSTM:
+            i, f, g, o = jnp.split(xw + hw, 4, axis=1)
+            i, f, g, o = jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o)
+            c_new = f * c + i * g
+            h_new = o * jnp.tanh(c_new)
+            return (h_new, c_new), (h_new, (h, c, i, f, g, o, c_new))
+        if mode == GRU:
+            ir, iz, in_ = jnp.split(xw, 3, axis=1)
+            hr, hz, hn = jnp.split(hw, 3, axis=1)
+            r, z = jax.nn.sigmoid(ir + hr), jax.nn.sigmoid(iz + hz)
+            n = jnp.tanh(in_ + r * hn)
+            h_new = n + z * (h - n)
+            return (h_new, c), (h_new, (h, r, z, n, hn))
+        pre = xw + hw
+        h_new = jnp.tanh(pre) if mode == RNN_TANH else jnp.maximum(pre, 0)
+        return (h_new, c), (h_new, (h, pre, h_new))
+
+    (h_t, c_t), (outputs, saved) = lax.scan(step, (h0, c0 if c0 is not None else h0), projected, reverse=reverse)
+    return outputs, h_t, c_t, saved
+
+
+def _time_major(x, batch_first):
+    return jnp.swapaxes(x, 0, 1) if batch_first else x
+
+
+def _run(stack: _Stack, input, hx, cx, batch_first):
+    """(output, hy, cy, layer inputs, saved values per layer-direction)."""
+    layer_input, hy, cy, inputs, saved = _time_major(input, batch_first), [], [], [], []
+    for layer in range(stack.layers):
+        inputs.append(layer_input)
+        outs = []
+        for d in range(stack.directions):
+            k = layer * stack.directions + d
+            out, h_t, c_t, s = _direction(stack.mode, stack.groups[k], layer_input, hx[k], cx[k] if stack.mode == LSTM else None, d == 1)
+            outs.append(out)
+            hy.append(h_t)
+            cy.append(c_t)
+            saved.append(s)
+        layer_input = jnp.concatenate(outs, axis=-1)
+    return _time_major(layer_input, batch_first), jnp.stack(hy), jnp.stack(cy), inputs, saved
+
+
+@impl("_cudnn_rnn")
+def _cudnn_rnn(input, weight, weight_stride0, weight_buf, hx, cx, mode, hidden_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state):
+    """(output, hy, cy, reserve, weight_buf). output is (T, N, D*H) (batch first if asked), the
+    directions' outputs side by side; hy, cy are (layers*D, N, H), cy empty unless LSTM. The
+    backward recomputes what it needs, so the reserve is empty; weight_buf is the weights flattened."""
+    stack = _Stack(weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train)
+    output, hy, cy, _, _ = _run(stack, input, hx, cx, batch_first)
+    cy = cy if mode == LSTM else jnp.zeros((0,), hx.dtype)
+    flat = jnp.concatenate([jnp.ravel(w) for w in weight]) if weight_buf is None else weight_buf
+    return output, hy, cy, jnp.zeros((0,), input.dtype), flat
+
+
+@impl("miopen_rnn")
+def miopen_rnn(input, weight, weight_stride0, hx, cx, mode, hidden_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state):
+    """The same network as `_cudnn_rnn` (MIOpen numbers the modes alike)."""
+    return _cudnn_rnn(input, weight, weight_stride0, None, hx, cx, mode, hidden_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state)
+
+
+def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
+    """Backpropagation through time for one layer-direction, walking time against its forward:
+    (d input, d h0, d c0, [d w_ih, d w_hh, d b_ih, d b_hh] with None for absent biases)."""
+    w_ih, w_hh, b_ih, b_hh = weights
+
+    def step(carry, xs):
+        dh_next, dc_next = carry
+        d_out_t, s = xs
+        dh_total = d_out_t + dh_next
+        if mode == LSTM:
+            h_prev, c_prev, i, f, g, o, c = s
+            d_gates, dc_prev = _lstm_gate_grads(dh_total, dc_next, i, f, g, o, c_prev, jnp.tanh(c))
+            return (d_gates @ w_hh, dc_prev), (d_gates, d_gates)
+        if mode == GRU:
+            h_prev, r, z, n, hn = s
+            d_input_gates, d_hidden_gates, dh_direct = _gru_gate_grads(dh_total, r, z, n, h_prev, hn)
+            return (dh_direct + d_hidden_gates @ w_hh, dc_next), (d_input_gates, d_hidden_gates)
+        h_prev, pre, h = s
+        d_pre = dh_total * ((1 - h * h) if mode == RNN_TANH else (pre > 0).astype(h.dtype))
+        return (d_pre @ w_hh, dc_next), (d_pre, d_pre)
+
+    (dh0, dc0), (d_in, d_hid) = lax.scan(step, (dh, dc), (d_out, saved), reverse=not reverse)
+    h_prev = saved[0]
+    grads = [jnp.einsum("tng,tni->gi", d_in, x), jnp.einsum("tng,tnh->gh", d_hid, h_prev)]
+    grads += [jnp.sum(d_in, axis=(0, 1)), jnp.sum(d_hid, axis=(0, 1))] if b_ih is not None else [None, None]
+    return d_in @ w_ih, dh0, dc0, grads
+
+
+@impl("_cudnn_rnn_backward")
+def _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, num_layers,
+                        batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask):
+    """(d input, d hx, d cx, d weights) by backpropagation through time, from the top layer down;
+    undefined gradients (None) read as zeros, entries output_mask leaves out are None."""
+    stack = _Stack(weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train)
+    _, _, _, inputs, saved = _run(stack, input, hx, cx, batch_first)
+    t_len, batch = inputs[0].shape[:2]
+    H, D = hidden_size, stack.directions
+    d_layer = _time_major(grad_output, batch_first) if grad_output is not None else jnp.zeros((t_len, batch, D * H), input.dtype)
+    grad_hy = grad_hy if grad_hy is not None else jnp.zeros_like(hx)
+    grad_cy = grad_cy if (grad_cy is not None and mode == LSTM) else jnp.zeros_like(hx)
+    dhx, dcx, dweights = [None] * len(stack.groups), [None] * len(stack.groups), [None] * len(weight)
+    for layer in reversed(range(stack.layers)):
+        d_input = 0
+        for d in range(D):
+            k = layer * D + d
+            dx, dhx[k], dcx[k], grads = _direction_backward(mode, stack.groups[k], inputs[layer], saved[k], d_layer[..., d * H:(d + 1) * H], grad_hy[k], grad_cy[k], d == 1)
+            dweights[k * stack.stride:(k + 1) * stack.stride] = grads[:stack.stride]
+            d_input = d_input + dx
+        d_layer = d_input
+    wanted = tuple(output_mask) + (True,) * (4 - len(output_mask))
+    return (_time_major(d_layer, batch_first) if wanted[0] else None, jnp.stack(dhx) if wanted[1] else None,
+            jnp.stack(dcx) if wanted[2] and mode == LSTM else None, dweights if wanted[3] else None)
+
+
+@impl("miopen_rnn_backward")
+def miopen_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, num_layers,
+                        batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask):
+    return _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, num_layers,
+                               batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask)

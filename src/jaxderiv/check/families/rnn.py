@@ -1,7 +1,8 @@
 """Checker samples of the fused recurrent cells and of packing padded sequences.
 
 Cells: batch 2, hidden size 3, with and without the two biases. Packing: lengths sorted
-in decreasing order (as ATen requires), time-major and batch-first.
+in decreasing order (as ATen requires), time-major and batch-first. Networks: each mode,
+one and two layers, one and two directions, with and without biases, batch-first or not.
 """
 
 from __future__ import annotations
@@ -35,3 +36,40 @@ def _pack(op, rng, dtype=np.float64):
     lengths = np.array([4, 2, 1])
     return [Sample((rng.normal(size=(4, 3, 2)), lengths, False), {}, "T=4 B=3 lengths 4,2,1"),
             Sample((rng.normal(size=(3, 4, 2)), lengths, True), {}, "batch_first")]
+
+
+# Multi-layer networks: T=3 steps, batch 2, input 3, hidden 2; weights per layer-direction in
+# cuDNN's list order (w_ih, w_hh, b_ih, b_hh). ReLU pre-activations are random, clear of 0.
+T, N, I, HIDDEN = 3, 2, 3, 2
+_NETWORKS = (  # (mode, layers, bidirectional, bias, batch_first)
+    (2, 2, True, True, False),
+    (3, 1, False, False, True),
+    (1, 2, False, True, False),
+    (0, 1, True, True, True),
+)
+
+
+def _network(rng, mode, layers, bidirectional, bias, batch_first, with_buf):
+    gates, d = {0: 1, 1: 1, 2: 4, 3: 3}[mode], 2 if bidirectional else 1
+    weight = []
+    for layer in range(layers):
+        for _ in range(d):
+            size = I if layer == 0 else d * HIDDEN
+            weight += [rng.normal(size=(gates * HIDDEN, size)) * 0.5, rng.normal(size=(gates * HIDDEN, HIDDEN)) * 0.5]
+            weight += [rng.normal(size=(gates * HIDDEN,)) * 0.5, rng.normal(size=(gates * HIDDEN,)) * 0.5] if bias else []
+    x = rng.normal(size=(N, T, I) if batch_first else (T, N, I))
+    hx = rng.normal(size=(layers * d, N, HIDDEN))
+    cx = rng.normal(size=(layers * d, N, HIDDEN)) if mode == 2 else None
+    head = (x, weight, 4 if bias else 2) + ((None,) if with_buf else ())
+    args = head + (hx, cx, mode, HIDDEN, layers, batch_first, 0.0, True, bidirectional, (), None)
+    return Sample(args, {}, f"mode={mode} layers={layers} bidirectional={bidirectional} bias={bias} batch_first={batch_first}")
+
+
+@samples("_cudnn_rnn")
+def _cudnn_rnn(op, rng, dtype=np.float64):
+    return [_network(rng, *net, with_buf=True) for net in _NETWORKS]
+
+
+@samples("miopen_rnn")
+def _miopen_rnn(op, rng, dtype=np.float64):
+    return [_network(rng, *net, with_buf=False) for net in _NETWORKS[:2]]
