@@ -14,7 +14,7 @@ from jaxderiv.check import MODES
 from jaxderiv.check import samples as samples_mod
 
 V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
-ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec"}
+ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof"}
 
 # acos as PyTorch writes it (1.10), with an explicit result formula so that each mode has its
 # own text: a mistake in one formula must fail that mode only.
@@ -257,3 +257,10 @@ def test_known_failures_are_run_and_reported_with_their_reason(write_spec, acos_
     assert rows["vjp"].status == "skipped" and rows["vjp"].reason.startswith("known failure: a spec bug [")
     assert rows["vjp"].max_abs_err > 1e-3  # the measured error is still reported
     assert rows["jvp"].status == "passed"  # a listed gap that no longer fails shows as passed
+
+
+def test_declared_not_applicable_entries_are_reported_with_their_reason():
+    report = check_all(ops=["_sparse_addmm", "fbgemm_linear_int8_weight"], modes=("vjp",))
+    assert statuses(report) == {("_sparse_addmm", "vjp"): "not_applicable", ("fbgemm_linear_int8_weight", "vjp"): "not_applicable"}
+    assert all(r.reason for r in report)
+    assert report  # not applicable is not a failure

@@ -39,3 +39,14 @@ def test_unknown_names_give_no_proof():
     proof = prove_formula(dataclasses.replace(entry, backward=(formula,)), formula)
     assert proof.status == "none" and "no sympy meaning" in proof.detail
     assert prove_entry(SPEC["atan2"])[0].status == "none"  # a tuple-returning helper
+
+
+def test_check_reports_proofs_beside_passed(write_spec):
+    """check_all marks the modes whose formulas sympy proved; a wrong formula is neither passed nor proved."""
+    from jaxderiv import check_all
+
+    good = check_all(write_spec("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"), ops=["sin"])
+    assert {r.mode: (r.status, r.proof) for r in good} == {"vjp": ("passed", "symbolic"), "jvp": ("passed", "symbolic"), "vjp_vjp": ("passed", "")}
+    assert "also proved with sympy" in good.summary()
+    bad = check_all(write_spec("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj() * 3\n"), ops=["sin"], modes=("vjp",))
+    assert [(r.status, r.proof) for r in bad] == [("failed", "")]

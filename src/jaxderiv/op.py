@@ -173,9 +173,7 @@ class Op:
                     if v is not None:
                         slots.append(_Slot(a.name, i))
                         xs.append(v)
-        call = _Call(self, bound, tuple(slots))
-        call.flags = call.out_differentiable(xs)
-        return call, xs
+        return _Call(self, bound, tuple(slots), xs), xs
 
     def output_differentiable(self, /, *args, **kwargs) -> tuple[bool, ...]:
         """Which outputs of this call carry derivatives (dtype and `output_differentiability`)."""
@@ -183,10 +181,9 @@ class Op:
 
     def __call__(self, /, *args, **kwargs):  # positional-only: ATen arguments are often named `self`
         call, xs = self._prepare(args, kwargs)
-        if not any(s.arg in self.differentiable_inputs for s in call.slots) or not any(call.flags):
+        if not any(s.arg in self.differentiable_inputs for s in call.slots):
             return call.pack([jax.lax.stop_gradient(y) if _inexact(y) else y for y in call.primal(*xs)])
-        rule = LinearRule(self.name, len(xs), call.flags, call.tangent_map, call.cotangent_map)
-        return call.pack(differentiable_call(rule, call.primal, xs))
+        return call.pack(differentiable_call(call.rule, call.primal, xs))
 
 
 def _inexact(x) -> bool:
@@ -204,8 +201,10 @@ class _TangentList(list):
 class _Call:
     """One application of an Op: the bound arguments and both linear maps over its arrays."""
 
-    def __init__(self, op: Op, bound: dict[str, Any], slots: tuple[_Slot, ...]):
+    def __init__(self, op: Op, bound: dict[str, Any], slots: tuple[_Slot, ...], xs: Sequence = ()):
         self.op, self.bound, self.slots = op, bound, slots
+        self._xs = xs  # the arrays, for `flags` before any output is known
+        self._flags: tuple[bool, ...] | None = None
         self.tuple_return = len(op.schema.returns) != 1
         self.list_return = len(op.schema.returns) == 1 and op.schema.returns[0].type.is_list
 
@@ -248,11 +247,24 @@ class _Call:
                 env[self.op._output_name(self.op.schema.returns[i].name)] = y
         return env
 
-    def out_differentiable(self, xs) -> tuple[bool, ...]:
-        try:
-            ys = jax.eval_shape(self.primal, *xs)
-        except jax.errors.ConcretizationTypeError:  # output shape depends on values (masked_select)
-            ys = self.primal(*xs)
+    @property
+    def flags(self) -> tuple[bool, ...]:
+        """Which outputs carry derivatives; from the traced outputs' types once `rule` has run."""
+        if self._flags is None:
+            try:
+                ys = jax.eval_shape(self.primal, *self._xs)
+            except jax.errors.ConcretizationTypeError:  # output shape depends on values (masked_select)
+                ys = self.primal(*self._xs)
+            self._flags = self.out_differentiable(ys)
+        return self._flags
+
+    def rule(self, ys) -> LinearRule:
+        """Both linear maps of this call, once its outputs (and so their dtypes) are known."""
+        self._flags = self.out_differentiable(ys)
+        return LinearRule(self.op.name, len(self.slots), self._flags, self.tangent_map, self.cotangent_map)
+
+    def out_differentiable(self, ys) -> tuple[bool, ...]:
+        """Which outputs carry derivatives: inexact dtype, and the entry's `output_differentiability`."""
         flags = []
         for i, y in enumerate(ys):
             ok = _inexact(y)
@@ -271,13 +283,21 @@ class _Call:
         if not op._backward:
             return self._transpose_tangent_map(xs, ys, cts, wanted)
         diff = iter(cts)
-        grads = []
-        for y, d in zip(ys, self.flags):
-            if d:
-                c = next(diff)
-                grads.append(_conj(c) if c is not None else _zeros_like(y))
-            else:
-                grads.append(None)
+        grads = [_conj(next(diff)) if d else None for d in self.flags]
+        if any(d and g is None for g, d in zip(grads, self.flags)):
+            # Like PyTorch's engine, first hand the formula an undefined grad for each output
+            # that received none: helpers such as svd_backward then skip that output's terms
+            # instead of computing them on zeros. A formula that needs every grad defined
+            # fails here and gets zeros, the same value.
+            try:
+                return self._backward_formulas(xs, ys, grads, wanted)
+            except Exception:  # noqa: BLE001 - evaluated again below, which raises what it raises
+                pass
+            grads = [_zeros_like(y) if d and g is None else g for g, d, y in zip(grads, self.flags, ys)]
+        return self._backward_formulas(xs, ys, grads, wanted)
+
+    def _backward_formulas(self, xs, ys, grads, wanted):
+        op = self.op
         static = op.entry.output_differentiability
         if static and all(isinstance(c, bool) for c in static):
             # PyTorch's autograd node holds only the outputs the spec marks differentiable:

@@ -22,7 +22,7 @@ from .expr import Attr, Binary, Call, Name, Node, Num, Unary
 from .grammar import parse_formula
 from .spec import Entry, Formula, load_spec
 
-__all__ = ["DEFINITIONS", "Proof", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
+__all__ = ["DEFINITIONS", "Proof", "mode_proofs", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
 
 S = sp.Symbol
 _x = S("self", real=True)
@@ -211,6 +211,27 @@ def prove_formula(entry: Entry, formula: Formula, points: int = 5, seed: int = 0
 def prove_entry(entry: Entry) -> list[Proof]:
     """Proofs of every formula of an entry (backward and forward)."""
     return [prove_formula(entry, f) for f in entry.backward + entry.forward if not f.text.startswith(("auto_", "not_implemented"))]
+
+
+def mode_proofs(entry: Entry) -> dict[str, str]:
+    """Which check modes of an entry rest on proved formulas: mode -> "symbolic" or "numerical".
+
+    vjp: every backward formula proved. jvp: every `result:` formula proved, or, where the
+    entry has none (auto_element_wise, or the transposed backward formula), the backward ones.
+    """
+    if entry.name not in DEFINITIONS:
+        return {}
+
+    def verdict(formulas) -> str:
+        proofs = [prove_formula(entry, f) for f in formulas]
+        if not proofs or any(p.status not in ("symbolic", "numerical") for p in proofs):
+            return ""
+        return "numerical" if any(p.status == "numerical" for p in proofs) else "symbolic"
+
+    backward = verdict([f for f in entry.backward if not f.text.startswith("not_implemented")])
+    written = [f for f in entry.forward if not f.text.startswith("auto_")]
+    out = {"vjp": backward, "jvp": verdict(written) if written else backward}
+    return {mode: v for mode, v in out.items() if v}
 
 
 def main(argv: list[str] | None = None) -> int:

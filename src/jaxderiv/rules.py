@@ -77,7 +77,7 @@ def _evaluate(*operands, rule: LinearRule, has_tangent, nbatch: int):
         ts, xs, ys = _split(ops, rule, has_tangent)
         outs = rule.tangent_map(xs, ys, ts)
         diff_ys = [y for y, d in zip(ys, rule.out_differentiable) if d]
-        return [_like(t, y) for t, y in zip(outs, diff_ys)]
+        return [_vary_like(_like(t, y), y) for t, y in zip(outs, diff_ys)]
 
     return _batched(tangent, nbatch)(*operands)
 
@@ -112,7 +112,20 @@ def sum_to(value, shape: tuple[int, ...]):
 
 def _abstract_eval(*avals, rule: LinearRule, has_tangent, nbatch: int):
     _, _, ys = _split(avals, rule, has_tangent)
-    return [jax_core.ShapedArray(y.shape, y.dtype) for y, d in zip(ys, rule.out_differentiable) if d]
+    # tangent types of the outputs: under shard_map they keep the mesh axes they vary over
+    return [y.to_tangent_aval() for y, d in zip(ys, rule.out_differentiable) if d]
+
+
+def _varying(x) -> frozenset:
+    aval = jax_core.typeof(x)
+    mat = getattr(aval, "mat", None)
+    return mat.varying if mat is not None else frozenset()
+
+
+def _vary_like(value, target):
+    """`value` marked as varying over the mesh axes `target` varies over (inside shard_map)."""
+    missing = _varying(target) - _varying(value)
+    return jax_core.pvary(value, tuple(missing)) if missing else value
 
 
 def _transpose(cts, *operands, rule: LinearRule, has_tangent, nbatch: int):
@@ -131,7 +144,7 @@ def _transpose(cts, *operands, rule: LinearRule, has_tangent, nbatch: int):
         for i, c in zip(present, given):
             full[i] = c
         grads = rule.cotangent_map(xs, ys, full, wanted)
-        return [_like(g, x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)]
+        return [_vary_like(_like(g, x), x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)]
 
     grads = _batched(cotangent, nbatch)(xs, ys, [cts[i] for i in present])
     out = [g if w else None for g, w, h in zip(grads, wanted, has_tangent) if h]
@@ -168,12 +181,16 @@ def _differentiable(x) -> bool:
 
 def _zero_tangent(y):
     if _differentiable(y):
-        return jnp.zeros(jnp.shape(y), jnp.result_type(y))
+        return jnp.zeros_like(y)
     return np.zeros(jnp.shape(y), jax.dtypes.float0)
 
 
-def differentiable_call(rule: LinearRule, primal_fn: Callable[..., Sequence], xs: Sequence) -> list:
-    """Apply `primal_fn(*xs) -> ys` with derivatives given by `rule`'s two linear maps."""
+def differentiable_call(rule: LinearRule | Callable[[Sequence], LinearRule], primal_fn: Callable[..., Sequence], xs: Sequence) -> list:
+    """Apply `primal_fn(*xs) -> ys` with derivatives given by `rule`'s two linear maps.
+
+    `rule` may be a function of the outputs `ys` giving the LinearRule: it is then built only
+    when a derivative is taken, from outputs already traced (no extra trace for their types).
+    """
 
     @jax.custom_jvp
     def op(*xs):
@@ -182,11 +199,15 @@ def differentiable_call(rule: LinearRule, primal_fn: Callable[..., Sequence], xs
     def op_jvp(primals, tangents):
         ys = op(*primals)
         has_tangent = tuple(not isinstance(t, SymbolicZero) and _differentiable(x) for t, x in zip(tangents, primals))
-        if not any(has_tangent):
+        linear = rule if isinstance(rule, LinearRule) else rule(ys)
+        if not any(has_tangent) or not any(linear.out_differentiable):
             return ys, tuple(_zero_tangent(y) for y in ys)
         given = [t for t, h in zip(tangents, has_tangent) if h]
-        diff_ts = iter(linear_p.bind(*given, *primals, *ys, rule=rule, has_tangent=has_tangent, nbatch=0))
-        return ys, tuple(next(diff_ts) if d else _zero_tangent(y) for y, d in zip(ys, rule.out_differentiable))
+        # Inside shard_map, operands that vary over fewer mesh axes are cast up (pvary, whose
+        # transpose is a psum): the linear map sees one type, as JAX's own primitives do.
+        operands = jax_core.auto_insert_reshard(*given, *primals, *ys)
+        diff_ts = iter(linear_p.bind(*operands, rule=linear, has_tangent=has_tangent, nbatch=0))
+        return ys, tuple(next(diff_ts) if d else _zero_tangent(y) for y, d in zip(ys, linear.out_differentiable))
 
     op.defjvp(op_jvp, symbolic_zeros=True)
     return list(op(*xs))

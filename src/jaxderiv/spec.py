@@ -15,6 +15,8 @@ from .schema import FunctionSchema
 
 __all__ = ["Formula", "Entry", "Spec", "load_spec", "read_spec_text", "shipped_spec_files", "torch_spec_file"]
 
+# libyaml's parser when PyYAML has it (same nodes and marks, several times faster), else PyYAML's own.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Keys of an entry that are not formulas.
 _META_KEYS = {"name", "output_differentiability", "non_differentiable", "dispatch", "autogen"}
 # Forward formulas are keyed by the outputs: `result`, `result0`..`resultN`, or return names.
@@ -204,7 +206,7 @@ def read_spec_text(text: str, file: str | None = None) -> Spec:
     if _is_flattened(lines):
         lines = _unflatten(lines)
     try:
-        root = yaml.compose("\n".join(lines), Loader=yaml.SafeLoader)
+        root = yaml.compose("\n".join(lines), Loader=_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -20,7 +20,7 @@ from ..op import Op
 from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec, shipped_spec_files
 from .report import Report, Row
-from .samples import Sample, checks_complex, known_failure_reason, samples_for
+from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, samples_for
 
 __all__ = ["MODES", "check", "check_all", "plan", "Tolerance"]
 
@@ -138,11 +138,12 @@ def _to_jax(v):
 
 
 def _random_like(rng, x):
-    x = np.asarray(x)
-    r = rng.normal(size=x.shape)
-    if np.iscomplexobj(x):
-        r = r + 1j * rng.normal(size=x.shape)
-    return jnp.asarray(r.astype(x.dtype))
+    """Standard normal entries (real and imaginary) of x's shape and dtype; x may be abstract."""
+    shape, dtype = np.shape(x), np.dtype(x.dtype)
+    r = rng.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        r = r + 1j * rng.normal(size=shape)
+    return jnp.asarray(r.astype(dtype))
 
 
 def _pair(a: Sequence, b: Sequence) -> float:
@@ -156,56 +157,144 @@ def _fd_jvp(fn: Callable, xs, vs, h: float):
     return [(p - m) / (2 * h) for p, m in zip(plus, minus)]
 
 
+# A check runs each program once or twice: XLA's backend optimizations (LLVM -O) cost more
+# compile time than they save (results agree to rounding: no fast-math either way).
+_CHECK_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+class _Compiled:
+    """`fn` as one jitted XLA program, or eager where it cannot be traced (value-dependent shapes).
+
+    Eager evaluation compiles one small program per primitive and shape; a check runs
+    hundreds of them. One program per function and sample compiles several times less.
+    The eager result (value or exception) is the authority: any failure under jit falls back.
+    """
+
+    def __init__(self, fn: Callable):
+        self.fn, self.jitted = fn, jax.jit(fn, compiler_options=_CHECK_COMPILE)
+
+    def __call__(self, *args):
+        if self.jitted is not None:
+            try:
+                return self.jitted(*args)
+            except Exception:  # noqa: BLE001 - evaluated eagerly below, which raises what it raises
+                self.jitted = None
+        return self.fn(*args)
+
+
 def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance):
-    xs = p.xs
-    vs = p.project([_random_like(rng, x) for x in xs])
+    state = rng.bit_generator.state
+    try:
+        v = _evaluate_together(mode, p, rng, tol)
+    except Exception:  # noqa: BLE001 - evaluated function by function below, which raises what it raises
+        rng.bit_generator.state = state  # the same random directions
+        v = _evaluate_apart(mode, p, rng, tol)
     if mode == "jvp":
-        _, ours = jax.jvp(p.rule_fn, tuple(xs), tuple(vs))
-        try:
-            _, ref = jax.jvp(p.native_fn, tuple(xs), tuple(vs))
-        except Exception:  # noqa: BLE001 - a forward JAX cannot differentiate: finite differences only
-            ref = None
-        if ref is not None:
-            for k, (o, r) in enumerate(zip(ours, ref)):
+        if v["ref"] is not None:
+            for k, (o, r) in enumerate(zip(v["ours"], v["ref"])):
                 acc.compare(f"jvp output {k} vs JAX autodiff of the forward", o, r, tol.ref_rtol, tol.ref_atol)
-        fd = _fd_jvp(p.rule_fn, xs, vs, tol.fd_step)
-        for k, (o, f) in enumerate(zip(ours, fd)):
+        fd = _differences(v["plus"], v["minus"], tol.fd_step)
+        for k, (o, f) in enumerate(zip(v["ours"], fd)):
             acc.compare(f"jvp output {k} vs finite differences", o, f, tol.fd_rtol, tol.fd_atol)
         return
-    ys = p.rule_fn(*xs)
-    cts = [_random_like(rng, y) for y in ys]
+    ours, ref = p.project(v["ours"]), None if v["ref"] is None else p.project(v["ref"])
     if mode == "vjp":
-        ours = p.project(jax.vjp(p.rule_fn, *xs)[1](cts))
-        try:
-            ref = p.project(jax.vjp(p.native_fn, *xs)[1](cts))
-        except Exception:  # noqa: BLE001
-            ref = None
         if ref is not None:
             for k, (o, r) in enumerate(zip(ours, ref)):
                 acc.compare(f"vjp input {k} vs JAX autodiff of the forward", o, r, tol.ref_rtol, tol.ref_atol)
-        lhs = _pair(ours, vs)
-        rhs = _pair(cts, _fd_jvp(p.rule_fn, xs, vs, tol.fd_step))
+        lhs = _pair(ours, v["vs"])
+        rhs = _pair(v["cts"], _differences(v["plus"], v["minus"], tol.fd_step))
         acc.compare("<vjp(ct), v> vs <ct, finite-difference jvp(v)>", np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
         return
-    # vjp_vjp: the gradient of <vjp(ct), w>, i.e. differentiating the backward formula.
-    ws = p.project([_random_like(rng, x) for x in xs])
-
-    def h(fn):
-        return lambda *xs: sum(jnp.real(jnp.sum(g * w)) for g, w in zip(jax.vjp(fn, *xs)[1](cts), ws))
-
-    ours = p.project(jax.grad(h(p.rule_fn), argnums=tuple(range(len(xs))))(*xs))
-    try:
-        ref = p.project(jax.grad(h(p.native_fn), argnums=tuple(range(len(xs))))(*xs))
-    except Exception:  # noqa: BLE001
-        ref = None
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
             acc.compare(f"second-order gradient, input {k}, vs JAX autodiff of the forward", o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
-    hv = h(p.rule_fn)
-    step = tol.fd_step * 10
-    fd = (hv(*[x + step * v for x, v in zip(xs, vs)]) - hv(*[x - step * v for x, v in zip(xs, vs)])) / (2 * step)
-    lhs = _pair(ours, vs)
+    fd = (v["plus"] - v["minus"]) / (2 * tol.fd_step * 10)
+    lhs = _pair(ours, v["vs"])
     acc.compare("<second-order gradient, v> vs finite differences", np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
+
+
+def _differences(plus, minus, h):
+    return [(a - b) / (2 * h) for a, b in zip(plus, minus)]
+
+
+def _second_order(fn, cts, ws):
+    """<vjp(fn)(ct), w> as a function of the inputs: its gradient differentiates the backward formula."""
+    return lambda *xs: sum(jnp.real(jnp.sum(g * w)) for g, w in zip(jax.vjp(fn, *xs)[1](cts), ws))
+
+
+def _shifted(xs, vs, h):
+    return [x + h * v for x, v in zip(xs, vs)], [x - h * v for x, v in zip(xs, vs)]
+
+
+def _evaluate_together(mode: str, p: _Problem, rng, tol) -> dict:
+    """Everything a sample's check compares, from one jitted program: one XLA compile."""
+    xs = p.xs
+    vs = p.project([_random_like(rng, x) for x in xs])
+    step = tol.fd_step if mode != "vjp_vjp" else tol.fd_step * 10
+    if mode == "jvp":
+
+        def program(xs, vs):
+            plus, minus = _shifted(xs, vs, step)
+            return jax.jvp(p.rule_fn, xs, vs)[1], jax.jvp(p.native_fn, xs, vs)[1], p.rule_fn(*plus), p.rule_fn(*minus)
+
+        ours, ref, plus, minus = jax.jit(program, compiler_options=_CHECK_COMPILE)(tuple(xs), tuple(vs))
+        return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
+    cts = [_random_like(rng, y) for y in jax.eval_shape(p.rule_fn, *xs)]
+    if mode == "vjp":
+
+        def program(xs, vs, cts):
+            plus, minus = _shifted(xs, vs, step)
+            return jax.vjp(p.rule_fn, *xs)[1](cts), jax.vjp(p.native_fn, *xs)[1](cts), p.rule_fn(*plus), p.rule_fn(*minus)
+
+        ours, ref, plus, minus = jax.jit(program, compiler_options=_CHECK_COMPILE)(list(xs), list(vs), list(cts))
+        return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
+    ws = p.project([_random_like(rng, x) for x in xs])
+    argnums = tuple(range(len(xs)))
+
+    def program(xs, vs, cts, ws):
+        plus, minus = _shifted(xs, vs, step)
+        ours, ref = (jax.grad(_second_order(fn, cts, ws), argnums=argnums)(*xs) for fn in (p.rule_fn, p.native_fn))
+        hv = _second_order(p.rule_fn, cts, ws)
+        return ours, ref, hv(*plus), hv(*minus)
+
+    ours, ref, plus, minus = jax.jit(program, compiler_options=_CHECK_COMPILE)(list(xs), list(vs), list(cts), list(ws))
+    return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
+
+
+def _evaluate_apart(mode: str, p: _Problem, rng, tol) -> dict:
+    """The same values function by function, for a sample whose reference or shapes defeat one program."""
+    xs = p.xs
+    vs = p.project([_random_like(rng, x) for x in xs])
+    rule_fn = _Compiled(p.rule_fn)
+    if mode == "jvp":
+        _, ours = _Compiled(lambda xs, vs: jax.jvp(p.rule_fn, xs, vs))(tuple(xs), tuple(vs))
+        try:
+            _, ref = _Compiled(lambda xs, vs: jax.jvp(p.native_fn, xs, vs))(tuple(xs), tuple(vs))
+        except Exception:  # noqa: BLE001 - a forward JAX cannot differentiate: finite differences only
+            ref = None
+        plus, minus = _shifted(xs, vs, tol.fd_step)
+        return {"vs": vs, "ours": ours, "ref": ref, "plus": rule_fn(*plus), "minus": rule_fn(*minus)}
+    ys = rule_fn(*xs)
+    cts = [_random_like(rng, y) for y in ys]
+    if mode == "vjp":
+        ours = _Compiled(lambda xs, cts: jax.vjp(p.rule_fn, *xs)[1](cts))(list(xs), list(cts))
+        try:
+            ref = _Compiled(lambda xs, cts: jax.vjp(p.native_fn, *xs)[1](cts))(list(xs), list(cts))
+        except Exception:  # noqa: BLE001
+            ref = None
+        plus, minus = _shifted(xs, vs, tol.fd_step)
+        return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": rule_fn(*plus), "minus": rule_fn(*minus)}
+    ws = p.project([_random_like(rng, x) for x in xs])
+    argnums = tuple(range(len(xs)))
+    ours = _Compiled(jax.grad(_second_order(p.rule_fn, cts, ws), argnums=argnums))(*xs)
+    try:
+        ref = _Compiled(jax.grad(_second_order(p.native_fn, cts, ws), argnums=argnums))(*xs)
+    except Exception:  # noqa: BLE001
+        ref = None
+    hv = _Compiled(_second_order(p.rule_fn, cts, ws))
+    plus, minus = _shifted(xs, vs, tol.fd_step * 10)
+    return {"vs": vs, "ours": ours, "ref": ref, "plus": hv(*plus), "minus": hv(*minus)}
 
 
 def _check_op(op: Op, modes: Sequence[str], seed: int, complex_: bool = True) -> list[Row]:
@@ -330,7 +419,10 @@ def _check_named(registry: Registry, name: str, modes: Sequence[str], seed: int,
     except KeyError as e:
         return [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
     source = os.path.basename(entry.location.file or "")
-    if implementation(name) is None:
+    why_not = not_applicable_reason(name)
+    if why_not is not None:
+        rows = [Row(name, m, "not_applicable", reason=why_not) for m in modes]
+    elif implementation(name) is None:
         # Ops of families not implemented yet: their helpers may be missing too.
         rows = [Row(name, m, "skipped", reason="no forward implementation yet") for m in modes]
     else:
@@ -338,6 +430,16 @@ def _check_named(registry: Registry, name: str, modes: Sequence[str], seed: int,
             rows = _check_op(registry.op(name), modes, seed, complex_)
         except JaxderivError as e:
             rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}") for m in modes]
+    proofs = _mode_proofs(entry)
     for r in rows:
         r.spec = source
+        if r.status == "passed":
+            r.proof = proofs.get(r.mode, "")
     return rows
+
+
+def _mode_proofs(entry) -> dict[str, str]:
+    """sympy proofs of the elementwise entries' formulas, reported beside `passed`."""
+    from ..proofs import mode_proofs
+
+    return mode_proofs(entry)

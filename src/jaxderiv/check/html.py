@@ -63,6 +63,10 @@ def _status(s: str) -> str:
     return f'<span class="status" style="color:{_COLORS.get(s, "#000")}">{escape(s)}</span>'
 
 
+def _proof(row: Row) -> str:
+    return f'<br><small title="sympy proof over the reals">proved ({escape(row.proof)})</small>' if row.proof else ""
+
+
 def _err(v) -> str:
     return "" if v is None else f"{v:.1e}"
 
@@ -126,7 +130,7 @@ def to_html(
         entry = entries.get((r.op, r.spec))
         parts.append(
             f"<tr><td><code>{escape(r.op)}</code></td><td>{escape(family[r.op])}</td><td>{escape(_where(entry, r))}</td><td>{escape(r.mode)}</td>"
-            f'<td>{_status(r.status)}</td><td class="num">{_err(r.max_abs_err)}</td><td class="num">{_err(r.max_rel_err)}</td>'
+            f'<td>{_status(r.status)}{_proof(r)}</td><td class="num">{_err(r.max_abs_err)}</td><td class="num">{_err(r.max_rel_err)}</td>'
             f'<td class="num">{r.seconds:.2f}</td><td>{_formula_cell(entry, r)}</td><td><code>{escape(r.reason)}</code></td></tr>'
         )
     parts.append("</table></section></body></html>")

@@ -23,6 +23,7 @@ class Row:
     seconds: float = 0.0  # wall time of this check
     formula: str = ""  # which formula the mode evaluated
     spec: str = ""  # the spec file the entry's formulas came from
+    proof: str = ""  # "symbolic" or "numerical" when sympy proved the mode's formulas (real inputs)
 
     def to_json(self) -> dict:
         """The row as a JSON-ready dict."""
@@ -61,6 +62,9 @@ class Report:
         lines = [f"{'mode':<8} " + " ".join(f"{s:>14}" for s in STATUSES)]
         for mode, c in self.counts().items():
             lines.append(f"{mode:<8} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
+        proved = Counter(r.mode for r in self.rows if r.proof and r.status == "passed")
+        if proved:
+            lines.append("also proved with sympy, over the reals: " + ", ".join(f"{m} {n}" for m, n in proved.items()))
         for r in self.failures:
             where = f" ({r.spec})" if r.spec else ""
             lines.append(f"{r.status.upper()}: {r.op}{where} [{r.mode}] {r.reason}")
@@ -77,11 +81,11 @@ class Report:
 
     def to_markdown(self) -> str:
         """Every row as a Markdown table."""
-        out = ["| op | spec | mode | status | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|---|"]
+        out = ["| op | spec | mode | status | proof | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|---|---|"]
         fmt = lambda v: "" if v is None else f"{v:.2e}"
         for r in self.rows:
             reason = r.reason.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {fmt(r.max_abs_err)} | {fmt(r.max_rel_err)} | {r.formula} | {reason} |")
+            out.append(f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {r.proof} | {fmt(r.max_abs_err)} | {fmt(r.max_rel_err)} | {r.formula} | {reason} |")
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:
