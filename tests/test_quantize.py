@@ -193,3 +193,25 @@ def test_fused_moving_avg_obs_fq_helper_as_torch(per_row, symmetric, observe, fa
     np.testing.assert_array_equal(np.asarray(g), tg.numpy())
     if fake_quant and start == "running":
         assert 0 < int(mask.sum()) < mask.size  # the clamp range is crossed
+
+
+@pytest.mark.parametrize(
+    "formula, status",
+    [
+        ("fake_quantize_per_tensor_affine_backward(grad, self, scale, zero_point, quant_min, quant_max)", "passed"),
+        ("grad", "failed"),  # the mask dropped: the clamped range gets a gradient
+        ("fake_quantize_per_tensor_affine_backward(grad, self, scale, zero_point, quant_min + 1, quant_max)", "failed"),
+        ("2 * fake_quantize_per_tensor_affine_backward(grad, self, scale, zero_point, quant_min, quant_max)", "failed"),
+    ],
+)
+def test_checker_judges_the_straight_through_estimator(write_spec, formula, status):
+    """The check differentiates the estimator's surrogate (identity inside the range, constant
+    outside), so a wrong mask or factor fails while PyTorch's formula passes."""
+    from jaxderiv import check_all
+
+    path = write_spec(
+        "- name: fake_quantize_per_tensor_affine(Tensor self, float scale, int zero_point, int quant_min, int quant_max) -> Tensor\n"
+        f"  self: {formula}\n"
+    )
+    report = check_all(path, ops=["fake_quantize_per_tensor_affine"], modes=("vjp", "jvp"))
+    assert {r.status for r in report} == {status}, report.summary()

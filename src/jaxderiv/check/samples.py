@@ -28,6 +28,11 @@ class Sample:
     # perturbations for an op that reads one triangle); gradients are compared after it.
     outputs: Callable[[list], list] | None = None
     tangents: Callable[[list], list] | None = None
+    # Where the spec defines a gradient that is not the forward's derivative by design (a
+    # straight-through estimator), the function it is the derivative of: called like the
+    # forward implementation, it replaces the forward as the reference (JAX autodiff and
+    # finite differences) of the first-order checks.
+    reference: Callable | None = None
 
 
 SAMPLES: dict[str, Callable[[Op, np.random.Generator], list[Sample]]] = {}
