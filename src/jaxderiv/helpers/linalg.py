@@ -122,7 +122,9 @@ def _svd_factors(A):
 
 @helper("det_backward")
 def det_backward(grad, self, det):
-    """grad conj(det) A⁻ᴴ; for a singular A the adjugate's transpose, from its SVD."""
+    """grad conj(det) A⁻ᴴ; for a singular A (det == 0) the cofactor matrix, from the SVD:
+    conj(det U det Vᴴ) U diag(prod_{j!=i} s_j) Vᴴ. PyTorch 1.7's SVD branch omitted the
+    det U det Vᴴ factor (a sign error when it is -1); this is torch 2.13's singular branch."""
     g = grad * jnp.conj(det)
     safe = _batched_where(det == 0, _eye_like(self), self)
     regular = g[..., None, None] * _mH(jnp.linalg.inv(safe))
@@ -176,11 +178,15 @@ def solve_backward_A(grad, self, A, solution):
 
 @helper("triangular_solve_backward")
 def triangular_solve_backward(grad_x, grad_m, b, a, x, upper, transpose, unitriangular, output_mask):
+    """X = op(A)⁻¹ B: B_grad = op(A)⁻ᴴ X_grad, A_grad = -B_grad Xᴴ (or -conj(X) B_gradᵀ when
+    op(A) = Aᵀ), kept to A's read triangle; cloned_coefficient's gradient passes to A."""
     grad_b = grad_a = None
     if grad_x is not None:
-        grad_b = jsl.solve_triangular(a, grad_x, lower=not upper, trans="N" if transpose else "C", unit_diagonal=unitriangular)
+        # op(A)⁻ᴴ grad_x, op(A) = Aᵀ (not Aᴴ) when transpose: op(A)ᴴ is then conj(A)
+        a_h = jnp.conj(a) if transpose else a
+        grad_b = jsl.solve_triangular(a_h, grad_x, lower=not upper, trans="N" if transpose else "C", unit_diagonal=unitriangular)
         if output_mask[1]:
-            grad_a = -(x @ _mH(grad_b)) if transpose else -(grad_b @ _mH(x))
+            grad_a = -(jnp.conj(x) @ jnp.swapaxes(grad_b, -1, -2)) if transpose else -(grad_b @ _mH(x))
             grad_a = jnp.triu(grad_a, int(unitriangular)) if upper else jnp.tril(grad_a, -int(unitriangular))
     if grad_x is None and grad_m is None:
         return None, None
@@ -199,25 +205,77 @@ def _square(name, LU):
         raise NotImplementedDerivative(f"{name}: jaxderiv differentiates square LU factorizations only")
 
 
+def _lu_blocks(LU, pivots):
+    """P, the k x k unit lower L1 and upper U1 of A = P L U (k = min(m, n)), and the rest:
+    L2 below L1 for a tall A, U2 right of U1 for a wide one (empty when A is square)."""
+    P, L, U = fl.unpack(LU, pivots)
+    k = min(LU.shape[-2:])
+    L1, U1 = L[..., :k, :], U[..., :, :k]
+    return P, L1, U1, L[..., k:, :], U[..., :, k:]
+
+
+def _solve_lower_unit(L, B):
+    """L⁻¹ B, L unit lower triangular."""
+    return jsl.solve_triangular(L, B, lower=True, unit_diagonal=True)
+
+
+def _solve_lower_unit_h(L, B):
+    """L⁻ᴴ B, L unit lower triangular."""
+    return jsl.solve_triangular(L, B, lower=True, trans="C", unit_diagonal=True)
+
+
+def _right_solve_upper(B, U):
+    """B U⁻¹ = (U⁻ᴴ Bᴴ)ᴴ."""
+    return _mH(jsl.solve_triangular(U, _mH(B), lower=False, trans="C"))
+
+
+def _right_solve_upper_h(B, U):
+    """B U⁻ᴴ = (U⁻¹ Bᴴ)ᴴ."""
+    return _mH(jsl.solve_triangular(U, _mH(B), lower=False))
+
+
 @helper("_lu_with_info_backward")
 def _lu_with_info_backward(grad, self, LU, pivots):
-    """A_grad = P L⁻ᴴ (tril₋₁(Lᴴ L_grad) + triu(U_grad Uᴴ)) U⁻ᴴ, with L_grad, U_grad read from grad."""
-    _square("_lu_with_info_backward", LU)
-    P, L, U = fl.unpack(LU, pivots)
-    phi = jnp.tril(_mH(L) @ grad, -1) + jnp.triu(grad @ _mH(U))
-    x = jsl.solve_triangular(_mH(U), _mH(phi), lower=True, trans="C")  # phi U⁻ᴴ = (U⁻¹ phiᴴ)ᴴ
-    x = jsl.solve_triangular(_mH(L), _mH(x), lower=False, unit_diagonal=True)
-    return P @ x
+    """A_grad = P [L1⁻ᴴ Φ U1⁻ᴴ, with the rest], A = P L U, grad read as both L_grad and U_grad.
+
+    Square: Φ = tril₋₁(L1ᴴ G) + triu(G U1ᴴ). Wide A = P L1 [U1 U2], G = [G1 G2]:
+    Φ = tril₋₁(L1ᴴ G1 - G2 U2ᴴ) + triu(G1 U1ᴴ), and the right block is L1⁻ᴴ G2.
+    Tall A = P [L1; L2] U1, G = [G1; G2]: Φ = tril₋₁(L1ᴴ G1) + triu(G1 U1ᴴ - L2ᴴ G2), and the
+    bottom block is G2 U1⁻ᴴ."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    P, L1, U1, L2, U2 = _lu_blocks(LU, pivots)
+    G1 = grad[..., :k, :k]
+    lower, upper = _mH(L1) @ G1, G1 @ _mH(U1)
+    if n > m:
+        lower = lower - grad[..., :, k:] @ _mH(U2)
+    if m > n:
+        upper = upper - _mH(L2) @ grad[..., k:, :]
+    phi = jnp.tril(lower, -1) + jnp.triu(upper)
+    principal = _right_solve_upper_h(_solve_lower_unit_h(L1, phi), U1)
+    if n > m:
+        principal = jnp.concatenate([principal, _solve_lower_unit_h(L1, grad[..., :, k:])], -1)
+    if m > n:
+        principal = jnp.concatenate([principal, _right_solve_upper_h(grad[..., k:, :], U1)], -2)
+    return P @ principal
 
 
 @helper("_lu_with_info_jvp")
 def _lu_with_info_jvp(dA, LU, pivots):
-    """dLU = L tril₋₁(φ) + triu(φ) U, φ = L⁻¹ Pᵀ dA U⁻¹."""
-    _square("_lu_with_info_jvp", LU)
-    P, L, U = fl.unpack(LU, pivots)
-    y = jsl.solve_triangular(L, _mH(P) @ dA, lower=True, unit_diagonal=True)
-    phi = _mH(jsl.solve_triangular(U, _mH(y), lower=False, trans="C"))
-    return L @ jnp.tril(phi, -1) + jnp.triu(phi) @ U
+    """dLU of A = P L U: φ = L1⁻¹ (Pᵀ dA)₁ U1⁻¹, dL1 = L1 tril₋₁(φ), dU1 = triu(φ) U1; a wide A's
+    dU2 = L1⁻¹ ((Pᵀ dA)₂ - dL1 U2), a tall A's dL2 = ((Pᵀ dA)₂ - L2 dU1) U1⁻¹."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    P, L1, U1, L2, U2 = _lu_blocks(LU, pivots)
+    B = _mH(P) @ dA
+    phi = _right_solve_upper(_solve_lower_unit(L1, B[..., :k, :k]), U1)
+    dL1, dU1 = L1 @ jnp.tril(phi, -1), jnp.triu(phi) @ U1
+    dLU = dL1 + dU1
+    if n > m:
+        dLU = jnp.concatenate([dLU, _solve_lower_unit(L1, B[..., :, k:] - dL1 @ U2)], -1)
+    if m > n:
+        dLU = jnp.concatenate([dLU, _right_solve_upper(B[..., k:, :] - L2 @ dU1, U1)], -2)
+    return dLU
 
 
 @helper("lu_solve_backward")
@@ -291,8 +349,8 @@ def svd_backward(grads, self, some, compute_uv, raw_u, sigma, raw_v):
         u_term = u @ ((F * (uhgu - _mH(uhgu))) * s[..., None, :])
         if m > k:
             u_term = u_term + (gu - u @ uhgu) / s[..., None, :]
-        if jnp.iscomplexobj(self):  # the phase gauge: only Im diag(Uᴴ gU) contributes
-            u_term = u_term + u * (1j * jnp.imag(_diag(uhgu)) / (2 * s))[..., None, :]
+        if jnp.iscomplexobj(self):  # the phase gauge: U diag(i Im diag(Uᴴ gU) / s) Vᴴ
+            u_term = u_term + u * (1j * jnp.imag(_diag(uhgu)) / s)[..., None, :]
         total = total + u_term @ vh
     if gv is not None:
         vhgv = vh @ gv
