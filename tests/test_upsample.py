@@ -15,7 +15,8 @@ aten = torch.ops.aten
 
 SHAPES = {1: (2, 2, 5), 2: (1, 2, 4, 5), 3: (1, 2, 3, 3, 4)}
 MODES = [("nearest1d", 1, False), ("linear1d", 1, True), ("nearest2d", 2, False), ("bilinear2d", 2, True), ("bicubic2d", 2, True), ("nearest3d", 3, False), ("trilinear3d", 3, True)]
-SIZES = {1: [(8,), (3,), (10,)], 2: [(7, 9), (3, 2), (8, 10)], 3: [(5, 4, 6), (2, 2, 3)]}
+# integer factors (x3, x2, x1, /2) as well as fractional ones: nearest has a path for each
+SIZES = {1: [(8,), (3,), (10,), (15,)], 2: [(7, 9), (3, 2), (8, 10), (12, 5), (2, 15)], 3: [(5, 4, 6), (2, 2, 3), (6, 3, 8)]}
 
 
 def _cases():
@@ -24,6 +25,7 @@ def _cases():
             for size in SIZES[n]:
                 yield mode, n, ac, size, None
             yield mode, n, ac, None, (1.7,) * n
+            yield mode, n, ac, None, (3.0,) * n
 
 
 @pytest.mark.parametrize("mode,n,ac,size,scales", list(_cases()), ids=str)

@@ -9,8 +9,6 @@ output their output_mask does not ask for, as ATen returns an undefined tensor.
 
 from __future__ import annotations
 
-import math
-
 import jax.numpy as jnp
 from jax import lax
 
@@ -60,18 +58,21 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
 
 
 def _weight_grad(x, grad, wshape, stride, padding, dilation, groups):
-    """d<grad, conv(x, w)>/dw: every window of x (as im2col) against the grad at its output."""
+    """d<grad, conv(x, w)>/dw as one convolution: gw[o, i, k] = sum over n, l of
+    x[n, i, l*stride + k*dilation - padding] * grad[n, o, l], so the batch is the contracted
+    feature dim, grad the kernel, the stride its dilation and the dilation the window stride;
+    each group of output channels reads its own group of input channels (batch groups)."""
     n = x.ndim - 2
+    s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))
     k = tuple(wshape[2:])
-    patches = lax.conv_general_dilated_patches(
-        x, k, _tuple(stride, n), [(p, p) for p in _tuple(padding, n)], rhs_dilation=_tuple(dilation, n),
-        dimension_numbers=_dims(x), precision=lax.Precision.HIGHEST,
+    # the high padding that ends the last window at kernel tap k - 1 (may drop input at the end)
+    pads = [(pp, dd * (kk - 1) + ss * (l - 1) + 1 - i - pp) for i, l, kk, ss, pp, dd in zip(x.shape[2:], grad.shape[2:], k, s, p, d)]
+    spatial = "DHW"[3 - n:]
+    gw = lax.conv_general_dilated(
+        x, grad, d, pads, rhs_dilation=s,
+        dimension_numbers=(f"CN{spatial}", f"IO{spatial}", f"CN{spatial}"),
+        batch_group_count=groups, precision=lax.Precision.HIGHEST,
     )
-    patches = patches[(slice(None), slice(None)) + tuple(slice(0, s) for s in grad.shape[2:])]
-    b, cin = x.shape[:2]
-    patches = jnp.reshape(patches, (b, groups, cin // groups, -1, g_len := math.prod(grad.shape[2:])))
-    g = jnp.reshape(grad, (b, groups, grad.shape[1] // groups, g_len))
-    gw = jnp.einsum("bgikl,bgol->goik", patches, g, precision=lax.Precision.HIGHEST)
     return jnp.reshape(gw, wshape)
 
 

@@ -1,10 +1,12 @@
 """Forward implementations of ATen's pooling ops (avg, max, adaptive, fractional, unpool) and their `*_backward` ops.
 
-Every pooling here reads windows of the input by index: per spatial dim, each output
-position o reads input positions idx[o, k] (valid where `valid[o, k]`). Gathering those
-windows gives the forwards; adding values back at the same indices gives the backwards,
-linear and exactly ATen's arithmetic. Max pooling returns ATen's indices: flat positions
-within each (N, C) plane, the first maximum of a window in scan order.
+Average pooling is a padded, strided windowed sum (`lax.reduce_window`) over ATen's divide
+factor, and its backward the adjoint sum: what XLA compiles best. The other poolings read
+windows of the input by index: per spatial dim, each output position o reads input positions
+idx[o, k] (valid where `valid[o, k]`). Gathering those windows gives the forwards; adding
+values back at the same indices gives the backwards, linear and exactly ATen's arithmetic.
+Max pooling returns ATen's indices: flat positions within each (N, C) plane, the first
+maximum of a window in scan order.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
 from . import impl
 from .conv import _tuple
@@ -103,41 +107,56 @@ def _at_indices(grad, indices, shape):
 # -- average pooling ----------------------------------------------------------------------------
 
 
-def _avg_windows(self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _avg_geometry(self, n, kernel_size, stride, padding, ceil_mode):
+    """(kernel, stride, padding, output sizes) per spatial dim; the stride defaults to the kernel."""
     k, p = _tuple(kernel_size, n), _tuple(padding, n)
     s = _tuple(stride, n) if stride not in ((), [], None) else k
-    sizes = self.shape[-n:]
-    windows = [_strided(sizes[d], k[d], s[d], p[d], 1, ceil_mode) for d in range(n)]
+    out = tuple(_output_size(self.shape[self.ndim - n + d], k[d], s[d], p[d], 1, ceil_mode) for d in range(n))
+    return k, s, p, out
+
+
+def _avg_divisor(sizes, k, s, p, out, count_include_pad, divisor_override):
+    """ATen's divide factor per output: the override, else the window clipped to the padded
+    input (count_include_pad) or to the input itself, a product over the dims."""
     if divisor_override:
-        return windows, divisor_override
-    divisor = 1
-    for d in range(n):  # windows clipped to the padded input, or to the input itself
-        o = jnp.arange(windows[d][0].shape[0]) * s[d] - p[d]
+        return divisor_override
+    n, divisor = len(sizes), 1
+    for d in range(n):
+        o = np.arange(out[d]) * s[d] - p[d]
         if count_include_pad:
-            count = jnp.minimum(o + k[d], sizes[d] + p[d]) - o
+            count = np.minimum(o + k[d], sizes[d] + p[d]) - o
         else:
-            count = jnp.minimum(o + k[d], sizes[d]) - jnp.maximum(o, 0)
-        divisor = divisor * jnp.reshape(count, (-1,) + (1,) * (n - 1 - d))
-    return windows, divisor
+            count = np.minimum(o + k[d], sizes[d]) - np.maximum(o, 0)
+        divisor = divisor * np.reshape(count, (-1,) + (1,) * (n - 1 - d))
+    return jnp.asarray(divisor)
+
+
+def _window_sum(x, n, pads, window, strides):
+    """Sums over windows of the last n dims of x, zero-padded by (low, high, interior) per dim."""
+    lead = x.ndim - n
+    x = lax.pad(x, np.zeros((), x.dtype), [(0, 0, 0)] * lead + list(pads))
+    return lax.reduce_window(x, np.zeros((), x.dtype), lax.add, (1,) * lead + tuple(window), (1,) * lead + tuple(strides), "VALID")
 
 
 def avg_pool(self, n, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
-    x = self if self.ndim == n + 2 else self[None]
-    windows, divisor = _avg_windows(x, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    vals, _ = _gather(x, windows, 0)
-    out = jnp.sum(vals, axis=tuple(range(vals.ndim - n, vals.ndim))) / divisor
-    return out if self.ndim == n + 2 else out[0]
+    """Zero padding (on the high side up to the last window's end, which ceil_mode may place past
+    the padding) and a strided windowed sum, over ATen's divide factor."""
+    k, s, p, out = _avg_geometry(self, n, kernel_size, stride, padding, ceil_mode)
+    sizes = self.shape[self.ndim - n:]
+    pads = [(p[d], (out[d] - 1) * s[d] + k[d] - p[d] - sizes[d], 0) for d in range(n)]
+    total = _window_sum(self, n, pads, k, s)
+    return total / _avg_divisor(sizes, k, s, p, out, count_include_pad, divisor_override)
 
 
 def avg_pool_backward(grad_output, self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    """The adjoint of avg_pool: grad / divisor added into every position of its window."""
-    squeeze = self.ndim == n + 1
-    x, g = (self[None], grad_output[None]) if squeeze else (self, grad_output)
-    windows, divisor = _avg_windows(x, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    flat, valid = _flat(windows, x.shape[2:])
-    share = (g / divisor).reshape(g.shape + (1,) * n)
-    out = _scatter(jnp.where(valid, share, 0), flat, x.shape)
-    return out[0] if squeeze else out
+    """The adjoint of avg_pool: each output's grad / divisor added into every input position of its
+    window. Input position i receives the outputs o with o*s - p <= i < o*s - p + k: spreading the
+    shares by the stride (interior padding) and summing k neighbours at stride 1 gathers exactly those."""
+    k, s, p, out = _avg_geometry(self, n, kernel_size, stride, padding, ceil_mode)
+    sizes = self.shape[self.ndim - n:]
+    share = grad_output / _avg_divisor(sizes, k, s, p, out, count_include_pad, divisor_override)
+    pads = [(k[d] - 1 - p[d], sizes[d] + p[d] - (out[d] - 1) * s[d] - 1, s[d] - 1) for d in range(n)]
+    return _window_sum(share, n, pads, k, (1,) * n)
 
 
 @impl("avg_pool2d")

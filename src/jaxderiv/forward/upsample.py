@@ -1,9 +1,11 @@
 """Forward implementations of ATen's upsampling (nearest, linear, bilinear, trilinear, bicubic) and their backwards.
 
-Upsampling is separable and linear: along each spatial dim the output is a fixed
-(out x in) matrix times the input. The matrices are built in NumPy from ATen's exact
-source-index formulas (area_pixel_compute_source_index, nearest_idx in float32, the cubic
-convolution with A = -0.75 and clamped taps); the backward applies their transposes.
+Upsampling is separable and linear, one spatial dim at a time, from ATen's exact
+source-index formulas computed in NumPy. Nearest reads one input position per output
+(nearest_idx in float32): a repeat for an integer factor, a strided slice for an integer
+downsampling, a gather otherwise, and its backward the adjoint sum. The interpolating modes
+multiply by a fixed (out x in) matrix (area_pixel_compute_source_index, the cubic convolution
+with A = -0.75 and clamped taps); their backward applies its transpose.
 The default overloads also take a `.vec` call's arguments (output_size None, a list of
 scale factors), as the `.vec` entries' formulas pass them.
 """
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from . import impl
 
@@ -47,17 +51,63 @@ def _source(scale, dst, align_corners, cubic):
     return np.maximum(src, 0.0) if not cubic else src
 
 
-def _nearest_matrix(i, o, scale):
+def _nearest_source(i, o, scale):
+    """nearest_idx: the input position each output reads, floor(dst * scale) in float32 with
+    scale = 1/scales when given, else in/out (ATen's exact shortcuts for o == i and o == 2i)."""
     if o == i:
-        src = np.arange(o)
-    elif o == 2 * i:
-        src = np.arange(o) >> 1
-    else:
-        s = np.float32(1.0 / scale if scale is not None and scale > 0 else i / o)
-        src = np.minimum(np.floor(np.arange(o, dtype=np.float32) * s).astype(np.int64), i - 1)
-    m = np.zeros((o, i))
-    m[np.arange(o), src] = 1.0
-    return m
+        return np.arange(o)
+    if o == 2 * i:
+        return np.arange(o) >> 1
+    s = np.float32(1.0 / scale if scale is not None and scale > 0 else i / o)
+    return np.minimum(np.floor(np.arange(o, dtype=np.float32) * s).astype(np.int64), i - 1)
+
+
+def _nearest_pattern(src, i):
+    """("repeat", f) where the positions are each input f times in order (an integer factor),
+    ("stride", f) where they are every f-th input, else ("gather", None)."""
+    o = len(src)
+    if o % i == 0 and np.array_equal(src, np.arange(o) // (o // i)):
+        return "repeat", o // i
+    f = int(src[1]) if o > 1 else 1
+    if f > 0 and np.array_equal(src, np.arange(o) * f):
+        return "stride", f
+    return "gather", None
+
+
+def _nearest_axis(x, axis, src, i):
+    """x read at the source positions along axis."""
+    kind, f = _nearest_pattern(src, i)
+    if kind == "repeat":
+        if f == 1:
+            return x
+        wide = jnp.broadcast_to(jnp.expand_dims(x, axis + 1), x.shape[: axis + 1] + (f,) + x.shape[axis + 1:])
+        return jnp.reshape(wide, x.shape[:axis] + (i * f,) + x.shape[axis + 1:])
+    if kind == "stride":
+        return lax.slice_in_dim(x, 0, (len(src) - 1) * f + 1, f, axis)
+    return jnp.take(x, jnp.asarray(src), axis=axis)
+
+
+def _nearest_axis_backward(g, axis, src, i):
+    """The adjoint: each output's grad added into its source position along axis."""
+    kind, f = _nearest_pattern(src, i)
+    if kind == "repeat":
+        return g if f == 1 else jnp.sum(jnp.reshape(g, g.shape[:axis] + (i, f) + g.shape[axis + 1:]), axis=axis + 1)
+    if kind == "stride":
+        pads = [(0, 0, 0)] * g.ndim
+        pads[axis] = (0, i - ((len(src) - 1) * f + 1), f - 1)
+        return lax.pad(g, np.zeros((), g.dtype), pads)
+    moved = jnp.moveaxis(g, axis, 0)
+    return jnp.moveaxis(jax.ops.segment_sum(moved, jnp.asarray(src), num_segments=i, indices_are_sorted=True), 0, axis)
+
+
+def _nearest(x, input_size, output_size, scales, adjoint):
+    """Nearest upsampling (or its adjoint) one spatial dim at a time, by index."""
+    n = len(output_size)
+    for d, (i, o, s) in enumerate(zip(tuple(input_size)[-n:], output_size, scales)):
+        axis = x.ndim - n + d
+        step = _nearest_axis_backward if adjoint else _nearest_axis
+        x = step(x, axis, _nearest_source(i, o, s), i)
+    return x
 
 
 def _linear_matrix(i, o, align_corners, scale):
@@ -96,8 +146,6 @@ def _cubic_matrix(i, o, align_corners, scale):
 def _matrices(mode, input_size, output_size, align_corners, scales):
     n = len(output_size)
     ins = tuple(input_size[-n:])
-    if mode == "nearest":
-        return [_nearest_matrix(i, o, s) for i, o, s in zip(ins, output_size, scales)]
     build = _cubic_matrix if mode == "cubic" else _linear_matrix
     return [build(i, o, align_corners, s) for i, o, s in zip(ins, output_size, scales)]
 
@@ -114,12 +162,16 @@ def _apply(x, matrices):
 def upsample(x, n, mode, output_size, align_corners, scales):
     scales = _scales(scales, n)
     size = _sizes(x.shape, output_size, scales, n)
+    if mode == "nearest":
+        return _nearest(x, x.shape, size, scales, adjoint=False)
     return _apply(x, _matrices(mode, x.shape, size, align_corners, scales))
 
 
 def upsample_backward(grad, n, mode, output_size, input_size, align_corners, scales):
     scales = _scales(scales, n)
     size = _sizes(input_size, output_size, scales, n)
+    if mode == "nearest":
+        return _nearest(grad, input_size, size, scales, adjoint=True)
     return _apply(grad, [m.T for m in _matrices(mode, tuple(input_size), size, align_corners, scales)])
 
 
