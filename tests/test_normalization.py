@@ -56,10 +56,9 @@ def test_batch_norm_backward_matches_torch():
         np.testing.assert_allclose(np.asarray(o), t.numpy(), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="second derivative of native_batch_norm in training: the formula's call "
-                   "native_batch_norm_backward(..., result1, result2, ...) sees save_mean/save_invstd as outputs without "
-                   "tangents (the entry differentiates output 0 only), so their dependence on input is lost")
 def test_batch_norm_double_backward_matches_torch():
+    """Training mode: the backward formula calls native_batch_norm_backward, whose own entry's
+    double-backward formula applies (save_mean/save_invstd depend on the input there)."""
     x, ct, v = RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 3, 2))
     w, b = RNG.uniform(0.5, 1.5, 3), RNG.normal(size=3)
     op = jaxderiv.op("native_batch_norm")

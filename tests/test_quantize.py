@@ -5,6 +5,8 @@ cachemask ops that replaced them."""
 
 from __future__ import annotations
 
+import zlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -170,7 +172,7 @@ def test_straight_through_gradient_under_jit():
 def test_fused_moving_avg_obs_fq_helper_as_torch(per_row, symmetric, observe, fake_quant, start):
     """Outputs, masks and the straight-through gradient, from an empty running range (inf), a
     running one, and a range so small that ATen raises the scale to its minimum."""
-    rng = np.random.default_rng(hash((per_row, symmetric, observe, fake_quant, start)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((per_row, symmetric, observe, fake_quant, start)).encode()))  # not hash(): str hashes vary per process
     x = (rng.normal(size=(3, 5)) * (1e-6 if start == "tiny" else 2.0)).astype(np.float32)
     n = 3 if per_row else 1
     empty = start != "running"
@@ -187,7 +189,9 @@ def test_fused_moving_avg_obs_fq_helper_as_torch(per_row, symmetric, observe, fa
     tx = torch.from_numpy(x).requires_grad_()
     tout, tmask = aten._fused_moving_avg_obs_fq_helper(tx, *args(torch.from_numpy))
     (tg,) = torch.autograd.grad(tout, tx, torch.from_numpy(ct))
-    np.testing.assert_array_equal(np.asarray(out), tout.detach().numpy())
+    # Bit-exact but for per-row symmetric scales, whose float32 arithmetic ATen orders
+    # differently: there one value in ~50 calls differs by one unit in the last place.
+    np.testing.assert_array_max_ulp(np.asarray(out), tout.detach().numpy(), maxulp=1)
     np.testing.assert_array_equal(np.asarray(mask), tmask.numpy())
     g = vjp((jnp.asarray(ct), np.zeros(mask.shape, jax.dtypes.float0)))[0]
     np.testing.assert_array_equal(np.asarray(g), tg.numpy())

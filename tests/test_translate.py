@@ -76,6 +76,13 @@ def test_tensor_operators_broadcast():
     np.testing.assert_allclose(out, np.ones((2, 3)) * np.arange(3.0) + 1)
 
 
+@pytest.mark.parametrize("text", ["2 * xs", "xs * 2", "xs + xs", "xs - 1"])
+def test_arithmetic_on_a_tensor_list_is_an_error(text):
+    """Python would repeat or join the list (`2 * [a, b]` is four tensors); C++ has no such operator."""
+    with pytest.raises(JaxderivError, match="list of 2 values"):
+        ev(text, xs=[jnp.ones(2), jnp.ones(2)])
+
+
 # -- control flow ----------------------------------------------------------------------------
 
 

@@ -31,9 +31,17 @@ def _check_defined(op: str, *values):
             raise ValueError(f"operator {op!r} applied to an undefined Tensor")
 
 
+def _check_operands(op: str, *values):
+    """C++ arithmetic takes numbers and tensors; Python's would repeat or join a tensor list."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            raise TypeError(f"operator {op!r} applied to a list of {len(v)} values (a TensorList or tuple), not a number or a Tensor")
+
+
 def _arith(py_op, jnp_op, symbol):
     def fn(a, b):
         _check_defined(symbol, a, b)
+        _check_operands(symbol, a, b)
         if is_tensor(a) or is_tensor(b):
             return jnp_op(a, b)
         return py_op(a, b)

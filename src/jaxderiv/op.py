@@ -20,14 +20,15 @@ from .translate import Compiled, translate
 __all__ = ["Op", "compile_formula"]
 
 
-def compile_formula(formula: Formula | str, variables: Sequence[str], location: Location | None = None) -> Compiled:
-    """Parse and translate one formula, with errors located at its file, line, entry and key."""
+def compile_formula(formula: Formula | str, variables: Sequence[str], location: Location | None = None, calls=None) -> Compiled:
+    """Parse and translate one formula, with errors located at its file, line, entry and key.
+    `calls`: see `translate`."""
     if isinstance(formula, Formula):
         text, location = formula.text, formula.location
     else:
         text = formula
     try:
-        return translate(parse_formula(text), variables, location)
+        return translate(parse_formula(text), variables, location, calls)
     except JaxderivError as e:
         raise e.located(location or Location()) from None
 
@@ -66,7 +67,7 @@ class Op:
     formulas and `jax.jvp` the `result:` formulas. `formulas` says which text each mode uses.
     """
 
-    def __init__(self, entry: Entry, impl: Callable | None):
+    def __init__(self, entry: Entry, impl: Callable | None, calls=None):
         self.entry = entry
         self.schema: FunctionSchema = entry.schema
         self.name = entry.name
@@ -80,12 +81,13 @@ class Op:
         tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
         self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors]
         self.non_differentiable = set(entry.non_differentiable)
-        self._backward = [(f, compile_formula(f, self._bwd_vars)) for f in entry.backward]
+        # `calls`: a formula's call of another entry's op runs that op (see `translate`).
+        self._backward = [(f, compile_formula(f, self._bwd_vars, calls=calls)) for f in entry.backward]
         for f in entry.backward:
             _check_grads_indices(f, n_out)
         self._forward = {}
         for f in entry.forward:
-            self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars))
+            self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars, calls=calls))
         self._out_conditions = [
             compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability")) if isinstance(c, str) else c
             for c in (entry.output_differentiability or ())

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import threading
+
+import jax
 
 from . import forward as _forward
 from . import helpers as _helpers
@@ -30,8 +33,40 @@ class Registry:
             found = self._ops.get(name)
             if found is None:
                 entry = self.spec[name]
-                found = self._ops[name] = Op(entry, _forward.implementation(name))
+                found = self._ops[name] = Op(entry, _forward.implementation(name), calls=self._entry_call)
             return found
+
+    def _entry_call(self, name: str):
+        """What a formula's call of the backward op `name` runs when this spec has an entry
+        for it with formulas: that op, resolved when called (an entry may call itself), so
+        that differentiating a backward formula applies the called entry's double-backward
+        formulas, as PyTorch does (batch norm's, softmax's, the losses' and poolings').
+        Other calls (`exp`, `.rsqrt()`) stay plain JAX code of the formula: their derivatives
+        are the elementary ones, which 1.7's real-only formulas would get wrong on complex."""
+        impl = _forward.implementation(name)
+        if impl is None or name not in self.spec or "_backward" not in name:
+            return None
+        if not any(f.text.strip() and not f.text.startswith("not_implemented") for f in self.spec[name].backward):
+            return None  # no double-backward formula: differentiating the call is all there is
+
+        arguments = self.spec[name].schema.arguments
+
+        @functools.wraps(impl)  # the forward's signature: the translator checks arities against it
+        def call(*args):
+            op = self.op(name)
+            # An input the entry gives no formula for is not part of PyTorch's graph there: no
+            # gradient flows through it (softmax's double backward reaches `self`, not `output`).
+            args = [v if a.name in op.differentiable_inputs or not a.is_tensor or v is None else jax.lax.stop_gradient(v) for a, v in zip(arguments, args)]
+            # An output a mask left undefined (None, as ATen's backward ops return) has no
+            # array to differentiate: such a call runs the forward itself.
+            if any(y is None for y in jax.tree.leaves(_output_shapes(impl, arguments, args), is_leaf=lambda y: y is None)):
+                return impl(*args)
+            # C++ passes every argument by position; the op takes kwarg-only ones by name.
+            positional = [v for a, v in zip(arguments, args) if not a.kwarg_only]
+            named = {a.name: v for a, v in zip(arguments, args) if a.kwarg_only}
+            return op(*positional, **named)
+
+        return call
 
     def names(self) -> list[str]:
         """The ATen names of every entry of the spec, in file order."""
@@ -39,6 +74,19 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"Registry({len(self.spec)} entries from {', '.join(self.spec.files)})"
+
+
+def _output_shapes(impl, arguments, args):
+    """The forward's outputs as shapes, tracing only its Tensor arguments (masks stay static)."""
+    traced = [i for i, a in enumerate(arguments[: len(args)]) if a.is_tensor or a.is_tensor_list]
+
+    def run(*xs):
+        full = list(args)
+        for i, x in zip(traced, xs):
+            full[i] = x
+        return impl(*full)
+
+    return jax.eval_shape(run, *[args[i] for i in traced])
 
 
 class _AtenNamespace:

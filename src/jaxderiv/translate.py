@@ -22,9 +22,18 @@ __all__ = ["translate", "Compiled", "names_called"]
 Compiled = Callable[[Mapping[str, Any]], Any]
 
 
-def translate(tree: E.Node, variables: Iterable[str], location: Location | None = None) -> Compiled:
-    """Compile `tree` into `fn(env)`; `variables` are the names `env` will provide."""
-    return _Translator(frozenset(variables), location or Location()).compile(tree)
+# calls(name) -> the callable a formula's call of the ATen op `name` should run, or None.
+OpCalls = Callable[[str], "Callable | None"]
+
+
+def translate(tree: E.Node, variables: Iterable[str], location: Location | None = None, calls: OpCalls | None = None) -> Compiled:
+    """Compile `tree` into `fn(env)`; `variables` are the names `env` will provide.
+
+    `calls` resolves a call of an op that has its own entry in the spec being built (a registry
+    passes its ops): differentiating the formula then applies that entry's formulas, as
+    PyTorch's double backward does, instead of differentiating the op's forward implementation.
+    """
+    return _Translator(frozenset(variables), location or Location(), calls).compile(tree)
 
 
 def names_called(tree: E.Node) -> set[str]:
@@ -59,9 +68,20 @@ def _arity_error(fn: Callable, n: int) -> str | None:
 
 
 class _Translator:
-    def __init__(self, variables: frozenset[str], location: Location):
+    def __init__(self, variables: frozenset[str], location: Location, calls: OpCalls | None = None):
         self.variables = variables
         self.location = location
+        self.calls = calls
+
+    def _entry_op(self, name: str) -> Callable | None:
+        """The spec's own op for a call `name(...)`, if the registry provides one."""
+        if self.calls is None:
+            return None
+        for candidate in dict.fromkeys((unqualified(name), plain(unqualified(name)))):
+            fn = self.calls(candidate)
+            if fn is not None:
+                return fn
+        return None
 
     def error(self, node, message: str) -> TranslationError:
         return TranslationError(message, self.location, getattr(node, "col", None) or None)
@@ -149,7 +169,7 @@ class _Translator:
 
     def _lambda(self, node: E.Lambda):
         names = tuple(name for _, name in node.params)
-        body = _Translator(self.variables | set(names), self.location).compile(node.body)
+        body = _Translator(self.variables | set(names), self.location, self.calls).compile(node.body)
 
         def make(env):
             return lambda *args: body({**env, **dict(zip(names, args))})
@@ -168,8 +188,8 @@ class _Translator:
         """The Python callable a call's function expression names (resolved now)."""
         if isinstance(func, E.Name):
             fn = lookup_helper(HELPERS, func.name)
-            if fn is None:  # `at::sin(x)`: an ATen op's own forward implementation
-                fn = _forward_named(func.name)
+            if fn is None:  # `at::sin(x)`: the ATen op, as the spec's op or its forward implementation
+                fn = self._entry_op(func.name) or _forward_named(func.name)
             if fn is None:
                 raise self.error(func, f"unknown helper {func.name!r}: no function of that name is registered in jaxderiv.helpers")
             what = f"helper {func.name!r}"
@@ -195,7 +215,7 @@ class _Translator:
         args = [self.compile(a) for a in node.args]
         if isinstance(node.func, E.Attr):
             obj = self.compile(node.func.obj)
-            fn = _method(node.func.name)
+            fn = METHODS.get(node.func.name) or METHODS.get(plain(node.func.name)) or self._entry_op(node.func.name) or _method(node.func.name)
             if fn is None:
                 raise self.error(node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered")
             problem = _arity_error(fn, len(args) + 1)

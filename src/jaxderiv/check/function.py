@@ -59,6 +59,11 @@ class _FunctionProblem:
             raise _NoReference
         return self._call(self.reference, xs)
 
+    @property
+    def fd_fn(self):
+        """Finite differences judge the user's function itself."""
+        return self.rule_fn
+
     def project(self, vs) -> list:
         return list(vs)
 

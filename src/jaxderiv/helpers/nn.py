@@ -17,7 +17,7 @@ from ..namespace import helper
 @helper("softmax_double_backward")
 def softmax_double_backward(grad, grad_output, dim, output):
     """Gradient of <grad, output * (gO - sum(gO * output))> for softmax's input, through output."""
-    d = _axis(dim, jnp.ndim(output))
+    d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None  # a 0-d tensor is its own softmax dim
     gO, ggI = grad_output, grad
     ggI_output = ggI * output
     ggI_out_sum = jnp.sum(ggI_output, axis=d, keepdims=True)
@@ -32,7 +32,7 @@ def softmax_double_backward(grad, grad_output, dim, output):
 @helper("log_softmax_double_backward")
 def log_softmax_double_backward(grad, grad_output, dim, output):
     """Gradient of <grad, gO - exp(output) sum(gO)> for log_softmax's input, through output."""
-    d = _axis(dim, jnp.ndim(output))
+    d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
     z = jnp.exp(output)
     return z * jnp.sum(grad_output, axis=d, keepdims=True) * (jnp.sum(grad * z, axis=d, keepdims=True) - grad)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, domain, samples
+from ..samples import Sample, complex_ok, domain, known_failure, samples
 
 GAP = 0.1
 SHAPES = ((2, 3), (4,), ())
@@ -55,6 +55,15 @@ def _backward(kinks, *scalars, lo=-2.0, hi=2.0):
 # Smooth everywhere, or kinked only at 0 (which the default samples avoid).
 domain(-4.0, 4.0, "silu", "gelu", "log_sigmoid_forward", "sigmoid", "tanh")
 complex_ok("sigmoid", "tanh")
+# Their second derivative applies the 1.7 entries of sigmoid_backward / tanh_backward, whose
+# formulas for `output` lack the `.conj()` of the complex form.
+known_failure(
+    "spec (PyTorch 1.7): the double-backward formulas of sigmoid_backward and tanh_backward for "
+    "`output` have no .conj(), so complex second derivatives are wrong; real ones pass",
+    "sigmoid",
+    "tanh",
+    modes=("vjp_vjp",),
+)
 
 samples("hardshrink")(_unary((-0.7, 0.7), 0.7))
 samples("softshrink")(_unary((-0.7, 0.7), 0.7))

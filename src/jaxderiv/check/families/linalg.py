@@ -108,22 +108,30 @@ _register("cross", cases=lambda r, d: [
     _s("3x2 bcast dim=0", self=_rand(r, (3, 2), d), other=_rand(r, (3, 1), d), dim=0),
 ])
 _SCALARS = ({}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0})
+# Complex inputs also get complex beta and alpha: a formula missing their `.conj()` must fail.
+_COMPLEX_SCALARS = {"beta": 0.5 - 1.0j, "alpha": 1.5 + 0.5j}
+
+
+def _scalars(d, n=3):
+    return _SCALARS[:n] + ((_COMPLEX_SCALARS,) if np.issubdtype(d, np.complexfloating) else ())
+
+
 _register("addmm", cases=lambda r, d: [
     _s(f"3x2 {s}", self=_rand(r, shape, d), mat1=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d), **s)
-    for s, shape in zip(_SCALARS, [(3, 2), (2,), (3, 2)])
+    for s, shape in zip(_scalars(d), [(3, 2), (2,), (3, 2), (3, 2)])
 ])
 _register("addbmm", cases=lambda r, d: [
-    _s(f"3x2 {s}", self=_rand(r, (3, 2), d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s) for s in _SCALARS[:2]
+    _s(f"3x2 {s}", self=_rand(r, (3, 2), d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s) for s in _scalars(d, 2)
 ])
 _register("baddbmm", cases=lambda r, d: [
     _s(f"2x3x2 {s}", self=_rand(r, shape, d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s)
-    for s, shape in zip(_SCALARS[:2], [(2, 3, 2), (3, 1)])
+    for s, shape in zip(_scalars(d, 2), [(2, 3, 2), (3, 1), (2, 3, 2)])
 ])
 _register("addmv", cases=lambda r, d: [
-    _s(f"3 {s}", self=_rand(r, (3,), d), mat=_rand(r, (3, 4), d), vec=_rand(r, (4,), d), **s) for s in _SCALARS[:2]
+    _s(f"3 {s}", self=_rand(r, (3,), d), mat=_rand(r, (3, 4), d), vec=_rand(r, (4,), d), **s) for s in _scalars(d, 2)
 ])
 _register("addr", cases=lambda r, d: [
-    _s(f"3x4 {s}", self=_rand(r, (3, 4), d), vec1=_rand(r, (3,), d), vec2=_rand(r, (4,), d), **s) for s in _SCALARS[:2]
+    _s(f"3x4 {s}", self=_rand(r, (3, 4), d), vec1=_rand(r, (3,), d), vec2=_rand(r, (4,), d), **s) for s in _scalars(d, 2)
 ])
 
 # -- Cholesky -------------------------------------------------------------------------------------

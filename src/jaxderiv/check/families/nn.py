@@ -348,11 +348,8 @@ known_failure(
 )
 known_failure("spec bug: the formula for `target` is zeros_like(grad), but the op depends on target", "kl_div_backward")
 known_failure(
-    "gap: in training mode the second derivative loses how save_mean/save_invstd depend on input "
-    "(the entry differentiates output 0 only); to close it, route the backward through the "
-    "native_batch_norm_backward op so that its own double-backward formula applies",
-    "native_batch_norm",
-    "cudnn_batch_norm",
-    "miopen_batch_norm",
+    "spec bug (PyTorch 1.7): kl_div's second derivative goes through kl_div_backward, whose formula "
+    "for `target` is zeros_like(grad), though the op depends on target",
+    "kl_div",
     modes=("vjp_vjp",),
 )
