@@ -51,3 +51,13 @@ def test_custom_layer_quick():
     result = _example("custom_layer").main(["--quick"])
     assert bool(result["report"]) and {r.status for r in result["report"]} == {"passed"}
     assert [r.status for r in result["fused_report"]] == ["failed"]
+
+
+def test_verify_a_spec_quick(tmp_path):
+    """The hand-edited formula fails, the untouched entries pass, the HTML report is written."""
+    out = tmp_path / "report.html"
+    result = _example("verify_a_spec").main(["--quick", "--out", str(out)])
+    statuses = {(r.op, r.mode): r.status for r in result["report"]}
+    assert statuses.pop(("mul.Tensor", "vjp")) == "failed"
+    assert set(statuses.values()) == {"passed"}
+    assert "1 checks failed" in out.read_text()
