@@ -353,3 +353,48 @@ def test_check_function_argument_handling():
     assert {r.status for r in report} == {"not_applicable"}
     with pytest.raises(ValueError, match="unknown mode"):
         jaxderiv.check_function(jnp.sin, jnp.ones(2), modes=("hvp",))
+
+
+# -- recurrent layers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cls, torch_cls, kwargs",
+    [(jnn.LSTM, torch.nn.LSTM, {}), (jnn.GRU, torch.nn.GRU, {}), (jnn.RNN, torch.nn.RNN, {"nonlinearity": "tanh"}), (jnn.RNN, torch.nn.RNN, {"nonlinearity": "relu"})],
+    ids=["LSTM", "GRU", "RNN-tanh", "RNN-relu"],
+)
+@pytest.mark.parametrize("batch_first, bias", [(True, True), (False, False)])
+def test_recurrent_layers_match_torch(cls, torch_cls, kwargs, batch_first, bias):
+    """Two bidirectional layers with torch's weights: outputs, final states and every gradient."""
+    m = cls(3, 4, num_layers=2, bias=bias, batch_first=batch_first, bidirectional=True, param_dtype=jnp.float64, rngs=_rngs(), **kwargs)
+    t = torch_cls(3, 4, num_layers=2, bias=bias, batch_first=batch_first, bidirectional=True, **kwargs).double()
+    jnn.load_torch_state_dict(m, {k: v.detach().numpy() for k, v in t.state_dict().items()})
+    x = np.random.default_rng(3).normal(size=(2, 5, 3) if batch_first else (5, 2, 3))
+
+    def loss(m, x):
+        out, state = m(x)
+        states = state if isinstance(state, tuple) else (state,)
+        return jnp.sum(out * jnp.cos(out)) + sum(jnp.sum(s**2) for s in states)
+
+    value, (g_model, g_x) = nnx.value_and_grad(loss, argnums=(0, 1))(m, jnp.asarray(x))
+    tx = torch.from_numpy(x).requires_grad_()
+    tout, tstate = t(tx)
+    tstates = tstate if isinstance(tstate, tuple) else (tstate,)
+    tloss = (tout * tout.cos()).sum() + sum((s**2).sum() for s in tstates)
+    names = [n for n, _ in t.named_parameters()]
+    tgrads = torch.autograd.grad(tloss, [tx, *t.parameters()])
+    np.testing.assert_allclose(float(value), float(tloss.detach()), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g_x), tgrads[0].numpy(), rtol=1e-10, atol=1e-12)
+    for name, tg in zip(names, tgrads[1:]):
+        np.testing.assert_allclose(np.asarray(getattr(g_model, name)[...]), tg.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_lstm_unbatched_input_and_initial_state():
+    m = jnn.LSTM(3, 4, param_dtype=jnp.float64, rngs=_rngs())
+    t = torch.nn.LSTM(3, 4).double()
+    jnn.load_torch_state_dict(m, {k: v.detach().numpy() for k, v in t.state_dict().items()})
+    x, h0, c0 = (np.random.default_rng(k).normal(size=s) for k, s in enumerate([(5, 3), (1, 4), (1, 4)]))
+    out, (h, c) = m(jnp.asarray(x), (jnp.asarray(h0), jnp.asarray(c0)))
+    tout, (th, tc) = t(torch.from_numpy(x), (torch.from_numpy(h0), torch.from_numpy(c0)))
+    for a, b in ((out, tout), (h, th), (c, tc)):
+        np.testing.assert_allclose(np.asarray(a), b.detach().numpy(), rtol=1e-12, atol=1e-14)

@@ -11,6 +11,7 @@ from .dropout import Dropout
 from .linear import Embedding, Linear
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .recurrent import GRU, LSTM, RNN
 from .state_dict import load_torch_state_dict, torch_state_dict
 
 __all__ = [
@@ -25,11 +26,14 @@ __all__ = [
     "Embedding",
     "Flatten",
     "GELU",
+    "GRU",
     "GroupNorm",
+    "LSTM",
     "LayerNorm",
     "Linear",
     "LogSoftmax",
     "MaxPool2d",
+    "RNN",
     "ReLU",
     "SiLU",
     "Sigmoid",
