@@ -398,3 +398,31 @@ def test_lstm_unbatched_input_and_initial_state():
     tout, (th, tc) = t(torch.from_numpy(x), (torch.from_numpy(h0), torch.from_numpy(c0)))
     for a, b in ((out, tout), (h, th), (c, tc)):
         np.testing.assert_allclose(np.asarray(a), b.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("batch_first, padded, average", [(False, False, True), (True, True, False)])
+def test_multihead_attention_matches_torch(batch_first, padded, average):
+    """Output, attention weights and every gradient against torch.nn.MultiheadAttention."""
+    m = jnn.MultiheadAttention(8, 2, batch_first=batch_first, param_dtype=jnp.float64, rngs=_rngs())
+    t = torch.nn.MultiheadAttention(8, 2, batch_first=batch_first).double()
+    jnn.load_torch_state_dict(m, {k: v.detach().numpy() for k, v in t.state_dict().items()})
+    rng = np.random.default_rng(5)
+    shape = (3, 4, 8) if batch_first else (4, 3, 8)
+    q, k, v = (rng.normal(size=shape) for _ in range(3))
+    mask = np.array([[False, False, False, True], [False, True, False, False], [False] * 4]) if padded else None
+
+    def loss(m, q, k, v):
+        out, w = m(q, k, v, key_padding_mask=mask, average_attn_weights=average)
+        return jnp.sum(jnp.sin(out)) + jnp.sum(w**2)
+
+    value, (g_m, *g_in) = nnx.value_and_grad(loss, argnums=(0, 1, 2, 3))(m, *(jnp.asarray(a) for a in (q, k, v)))
+    tq, tk, tv = (torch.from_numpy(a).requires_grad_() for a in (q, k, v))
+    tout, tw = t(tq, tk, tv, key_padding_mask=None if mask is None else torch.from_numpy(mask), average_attn_weights=average)
+    tloss = tout.sin().sum() + (tw**2).sum()
+    tgrads = torch.autograd.grad(tloss, [tq, tk, tv, *t.parameters()])
+    np.testing.assert_allclose(float(value), float(tloss.detach()), rtol=1e-12)
+    for g, tg in zip(g_in, tgrads[:3]):
+        np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-10, atol=1e-12)
+    grads = {"in_proj_weight": g_m.in_proj_weight, "in_proj_bias": g_m.in_proj_bias, "out_proj.weight": g_m.out_proj.weight, "out_proj.bias": g_m.out_proj.bias}
+    for (name, _), tg in zip(t.named_parameters(), tgrads[3:]):
+        np.testing.assert_allclose(np.asarray(grads[name][...]), tg.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)

@@ -5,6 +5,7 @@ Needs the optional `flax` extra (`pip install jaxderiv[flax]`).
 """
 
 from . import functional
+from .attention import MultiheadAttention
 from .activation import GELU, Flatten, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout
@@ -33,6 +34,7 @@ __all__ = [
     "Linear",
     "LogSoftmax",
     "MaxPool2d",
+    "MultiheadAttention",
     "RNN",
     "ReLU",
     "SiLU",
