@@ -215,7 +215,7 @@ class _Translator:
         args = [self.compile(a) for a in node.args]
         if isinstance(node.func, E.Attr):
             obj = self.compile(node.func.obj)
-            fn = METHODS.get(node.func.name) or METHODS.get(plain(node.func.name)) or self._entry_op(node.func.name) or _method(node.func.name)
+            fn = _method(node.func.name, self._entry_op)
             if fn is None:
                 raise self.error(node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered")
             problem = _arity_error(fn, len(args) + 1)
@@ -233,10 +233,11 @@ class _Translator:
         return lambda env: run(env, *(a(env) for a in args))
 
 
-def _method(name: str) -> Callable | None:
-    """`x.name(...)`: a registered method, else the forward named `name`; `_symint` spellings as plain."""
+def _method(name: str, entry_op: Callable[[str], Callable | None] = lambda _: None) -> Callable | None:
+    """`x.name(...)`: a registered method, else the spec's own op `name` (see `translate`), else
+    the forward named `name`; `_symint` spellings as plain."""
     for candidate in dict.fromkeys((name, plain(name))):
-        fn = METHODS.get(candidate) or callable_named(candidate)
+        fn = METHODS.get(candidate) or entry_op(candidate) or callable_named(candidate)
         if fn is not None:
             return fn
     return None
