@@ -301,3 +301,15 @@ def test_inplace_leaky_relu_backward_rejects_negative_slope():
 def test_prelu_rejects_weight_not_matching_channels():
     with pytest.raises(ValueError, match="channel size"):
         jaxderiv.op("prelu")(jnp.ones((2, 3)), jnp.ones(4))
+
+
+def test_sigmoid_tanh_second_order_checked_on_real_inputs_only():
+    """Their second derivative runs 1.7's sigmoid_backward / tanh_backward formulas, written
+    for real tensors: that mode is checked on real inputs, and the row says so."""
+    from jaxderiv.check import check_all
+
+    rows = check_all(ops=["sigmoid", "tanh"], modes=["vjp", "vjp_vjp"]).rows
+    assert [(r.op, r.mode, r.status) for r in rows if r.status != "passed"] == []
+    second = [r for r in rows if r.mode == "vjp_vjp"]
+    assert all("real inputs only" in r.reason for r in second)
+    assert not any("real inputs only" in r.reason for r in rows if r.mode == "vjp")

@@ -127,3 +127,21 @@ def test_small_classifier_end_to_end_matches_torch():
     np.testing.assert_allclose(float(loss), float(tloss), rtol=1e-12)
     for g, tg in zip(grads, tgrads):
         np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["_softmax_backward_data", "_log_softmax_backward_data"])
+def test_softmax_backward_data_checked_through_output_of_self(tmp_path, name):
+    """The 1.7 entries key the derivative through `output` to `self`; the checker's reference
+    ties output = softmax(self). The shipped formulas pass; a scaled `self` formula fails."""
+    from jaxderiv.check import check_all
+    from jaxderiv.mutate import entry_yaml
+    from jaxderiv.spec import load_spec, shipped_spec_files
+
+    entry = load_spec(shipped_spec_files()[0])[name]
+    self_formula = next(f for f in entry.backward if f.key == "self")
+    right, wrong = tmp_path / "right.yaml", tmp_path / "wrong.yaml"
+    right.write_text(entry_yaml(entry))
+    wrong.write_text(entry_yaml(entry, {"self": f"2 * {self_formula.text}"}))
+    rows = check_all(str(right), ops=[name]).rows
+    assert [(r.mode, r.status) for r in rows] == [("vjp", "passed"), ("jvp", "passed"), ("vjp_vjp", "not_applicable")]
+    assert [r.status for r in check_all(str(wrong), ops=[name], modes=["vjp", "jvp"]).rows] == ["failed", "failed"]

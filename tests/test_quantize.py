@@ -5,6 +5,7 @@ cachemask ops that replaced them."""
 
 from __future__ import annotations
 
+import os
 import zlib
 
 import jax
@@ -218,4 +219,61 @@ def test_checker_judges_the_straight_through_estimator(write_spec, formula, stat
         f"  self: {formula}\n"
     )
     report = check_all(path, ops=["fake_quantize_per_tensor_affine"], modes=("vjp", "jvp"))
+    assert {r.status for r in report} == {status}, report.summary()
+
+
+def _shipped(version):
+    """The shipped spec file derivatives_<version>*.yaml, loaded."""
+    from jaxderiv.spec import load_spec, shipped_spec_files
+
+    return load_spec(next(p for p in shipped_spec_files() if os.path.basename(p).startswith(f"derivatives_{version}")))
+
+
+def _backward_call(formula):
+    """The `*_backward(...)` call of a learnable entry's formula `grad.defined() ? call : empty`."""
+    return formula.split(" ? ")[1].split(" : ")[0]
+
+
+def _per_input(call, scale="{}", zero_point="{}"):
+    """The formula split into one formula per input, each taking its element of the call's tuple."""
+    parts = {"self": "{}", "scale": scale, "zero_point": zero_point}
+    return {k: f.format(f"std::get<{i}>({call})") for i, (k, f) in enumerate(parts.items())}
+
+
+PER_TENSOR, PER_CHANNEL = "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine"
+_LEARNABLE_MUTANTS = [
+    # (spec file, entry, formulas of the temporary entry from the shipped call, expected status)
+    ("v1_10", PER_TENSOR, lambda c: {"self, scale, zero_point": c}, "passed"),
+    ("v1_10", PER_TENSOR, lambda c: _per_input(c), "passed"),
+    ("v1_10", PER_TENSOR, lambda c: {"self, scale, zero_point": c.replace(", grad_factor)", ")")}, "failed"),
+    ("v1_10", PER_TENSOR, lambda c: _per_input(c, scale="2 * {}"), "failed"),
+    ("v1_10", PER_TENSOR, lambda c: _per_input(c, zero_point="zeros_like(zero_point)"), "failed"),
+    ("v1_10", PER_CHANNEL, lambda c: {"self, scale, zero_point": c}, "passed"),
+    ("v1_10", PER_CHANNEL, lambda c: {"self, scale, zero_point": c.replace(", grad_factor)", ", 2 * grad_factor)")}, "failed"),
+    ("v1_7", PER_CHANNEL, lambda c: _per_input(c, scale="2 * {}"), "failed"),
+    ("v1_7", PER_TENSOR, lambda c: _per_input(c, zero_point="-{}"), "failed"),
+]
+
+
+@pytest.mark.parametrize("spec, name, mutate, status", _LEARNABLE_MUTANTS, ids=[f"{m[0]}-{m[1][15:]}-{i}-{m[3]}" for i, m in enumerate(_LEARNABLE_MUTANTS)])
+def test_checker_judges_the_learned_step_estimator(write_spec, spec, name, mutate, status):
+    """The learnable entries' checks differentiate LSQ's straight-through forward: PyTorch's
+    formula passes (also split per input), a doubled scale gradient, a dropped or doubled
+    grad_factor, a dropped or negated zero point gradient fail, in every mode."""
+    from jaxderiv import check_all
+
+    entry = _shipped(spec)[name]
+    lines = [f"- name: {entry.schema}"] + [f'  {k}: "{f}"' for k, f in mutate(_backward_call(entry.backward[0].text)).items()]
+    report = check_all(write_spec("\n".join(lines) + "\n"), ops=[name])
+    assert {r.status for r in report} == {status}, report.summary()
+
+
+@pytest.mark.parametrize("formula, status", [("fake_quantize_per_tensor_affine_cachemask_backward(grad, mask)", "passed"), ("grad", "failed")])
+def test_checker_judges_the_fused_observer_estimator(write_spec, formula, status):
+    """With fake quantization on, a gradient that ignores the mask (clamped inputs) fails."""
+    from jaxderiv import check_all
+
+    name = "_fused_moving_avg_obs_fq_helper"
+    path = write_spec(f"- name: {_shipped('v1_10')[name].schema}\n  self: {formula}\n")
+    report = check_all(path, ops=[name], modes=("vjp", "jvp"))
     assert {r.status for r in report} == {status}, report.summary()

@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 import jaxderiv
+from jaxderiv.check import check_all
+from jaxderiv.mutate import entry_yaml
+from jaxderiv.spec import load_spec, shipped_spec_files
 
 torch = pytest.importorskip("torch")
 aten = torch.ops.aten
@@ -187,3 +190,23 @@ def test_keys_under_vmap_give_independent_draws():
     keys = jax.random.split(jax.random.key(10), 4)
     draws = jax.vmap(lambda k: _op("normal_")(jnp.zeros(3), generator=k))(keys)
     assert draws.shape == (4, 3) and len({tuple(np.asarray(r)) for r in draws}) == 4
+
+
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("normal.Tensor_Tensor", "mean", "grad"),
+        ("normal.float_Tensor", "std", "grad * 0.5"),
+        ("_standard_gamma", "self", "grad * 2 * _standard_gamma_grad(self, result)"),
+        ("_standard_gamma", "self", "grad * _standard_gamma_grad(self + 0.1, result)"),
+    ],
+)
+def test_the_estimator_references_catch_a_wrong_formula(tmp_path, name, key, wrong):
+    """The checker judges these entries against the estimator's reference: the spec's formula
+    passes (the entry as shipped), an edited one fails in both first-order modes."""
+    entry = load_spec(shipped_spec_files()[0])[name]
+    right, bad = tmp_path / "right.yaml", tmp_path / "wrong.yaml"
+    right.write_text(entry_yaml(entry))
+    bad.write_text(entry_yaml(entry, {key: wrong}))
+    assert {r.status for r in check_all(str(right), ops=[name], modes=["vjp", "jvp"]).rows} == {"passed"}
+    assert [r.status for r in check_all(str(bad), ops=[name], modes=["vjp", "jvp"]).rows] == ["failed", "failed"]

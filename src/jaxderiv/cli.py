@@ -24,6 +24,17 @@ def _spec_arg(value):
     return load_spec(_spec_path(value)) if value else None
 
 
+def _transforms(value: str) -> tuple[str, ...]:
+    """`--transforms jit,vmap` as a tuple; an unknown name is a usage error, not a traceback."""
+    from .check.transforms import TRANSFORMS
+
+    names = tuple(t.strip() for t in value.split(",") if t.strip())
+    unknown = [t for t in names if t not in TRANSFORMS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown transform(s) {', '.join(unknown)}; choose from {', '.join(TRANSFORMS)}")
+    return names
+
+
 def _check(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -37,7 +48,11 @@ def _check(args) -> int:
     columns = (TextColumn("[bold]checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
     with Progress(*columns, disable=args.quiet or not sys.stderr.isatty(), transient=True) as bar:
         task = bar.add_task("", total=len(names))
-        report = check_all(spec, ops=ops, modes=modes, progress=lambda n: bar.update(task, advance=1, description=n))
+        report = check_all(
+            spec, ops=ops, modes=modes, seed=args.seed, sample=args.sample, per_element=args.per_element, thorough=args.thorough,
+            transforms=args.transforms,
+            progress=lambda n: bar.update(task, advance=1, description=n),
+        )
     elapsed = time.perf_counter() - start
     print(report.summary())
     print(f"{len(names)} entries, {len(report)} checks in {elapsed:.1f} s: {'OK' if report else f'{len(report.failures)} FAILED'}")
@@ -128,6 +143,11 @@ def main(argv=None) -> int:
     p.add_argument("--markdown", help="write the rows as a Markdown table to this file")
     p.add_argument("--html", help="write a self-contained HTML report to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--sample", type=int, default=None, help="check only the sample of this index (the random directions of the full run)")
+    p.add_argument("--per-element", action="store_true", help="also compare full Jacobians element by element (slow)")
+    p.add_argument("--thorough", action="store_true", help="also differentiate each output alone (vjp) and hold each input fixed (jvp)")
+    p.add_argument("--transforms", type=_transforms, default="jit", help="comma-separated: jit (always), nojit, vmap")
+    p.add_argument("--seed", type=int, default=0, help="seed of the samples and random directions")
     p.set_defaults(run=_check)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)")

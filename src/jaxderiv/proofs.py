@@ -1,11 +1,14 @@
 """Symbolic proofs that elementwise formulas are the derivatives of their ops, over the reals.
 
 An entry's formula is translated into sympy by a small translator of its own (the names
-elementwise formulas use; any other name means no proof), and compared with the derivative
-of the op's definition in DEFINITIONS: `grad * d op / d input` for a backward formula,
-`sum_i d op / d input_i * input_i_t` for a `result:` formula. When `simplify` does not reach
-zero, the difference is evaluated with mpmath at 50 digits at random points of the op's
-domain: "numerical" rather than "symbolic". `python -m jaxderiv.proofs` prints a table.
+elementwise formulas use, proof_definitions.FUNCTIONS and METHODS; any other name means no proof), and
+compared with the derivative of the op's definition in DEFINITIONS: `sum_j grads[j] *
+d out_j / d input` for a backward formula (each component of a tuple-returning one against its
+input), `sum_i d out / d input_i * input_i_t` for a `result:` formula. Comparisons, masks and
+`where` become sympy Piecewise, so an op with kinks is compared piece by piece. When the
+residual is not plainly zero it is evaluated with mpmath at 50 digits at random points of the
+op's domain (on each side of its kinks); where it vanishes there and `simplify` reaches zero
+the proof is "symbolic", else "numerical". `python -m jaxderiv.proofs [FILE]` prints a table.
 """
 
 from __future__ import annotations
@@ -13,138 +16,83 @@ from __future__ import annotations
 import dataclasses
 import random
 import sys
-from typing import Callable
 
 import mpmath
 import sympy as sp
 
-from .expr import Attr, Binary, Call, Name, Node, Num, Unary
+from .expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, to_source
 from .grammar import parse_formula
+from .proof_definitions import CONSTANTS, DEFINITIONS, FUNCTIONS, METHODS, OPAQUE, WITHOUT_MEANING, Definition, as_condition, as_number
 from .spec import Entry, Formula, load_spec
 
-__all__ = ["DEFINITIONS", "Proof", "mode_proofs", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
+__all__ = ["DEFINITIONS", "Proof", "elementwise_entries", "mode_proofs", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
 
-S = sp.Symbol
-_x = S("self", real=True)
-
-
-def _def(fn: Callable, *args: str, lo: float = -2.0, hi: float = 2.0):
-    return fn, args, (lo, hi)
-
-
-# op -> (definition as a function of its arguments' symbols, argument names, domain of the inputs)
-DEFINITIONS: dict[str, tuple[Callable, tuple[str, ...], tuple[float, float]]] = {
-    "abs": _def(sp.Abs, "self"),
-    "acos": _def(sp.acos, "self", lo=-0.9, hi=0.9),
-    "asin": _def(sp.asin, "self", lo=-0.9, hi=0.9),
-    "atan": _def(sp.atan, "self"),
-    "acosh": _def(sp.acosh, "self", lo=1.1, hi=3.0),
-    "asinh": _def(sp.asinh, "self"),
-    "atanh": _def(sp.atanh, "self", lo=-0.9, hi=0.9),
-    "cos": _def(sp.cos, "self"),
-    "sin": _def(sp.sin, "self"),
-    "tan": _def(sp.tan, "self", lo=-1.2, hi=1.2),
-    "cosh": _def(sp.cosh, "self"),
-    "sinh": _def(sp.sinh, "self"),
-    "tanh": _def(sp.tanh, "self"),
-    "exp": _def(sp.exp, "self"),
-    "exp2": _def(lambda x: 2**x, "self"),
-    "expm1": _def(lambda x: sp.exp(x) - 1, "self"),
-    "log": _def(sp.log, "self", lo=0.1, hi=3.0),
-    "log2": _def(lambda x: sp.log(x, 2), "self", lo=0.1, hi=3.0),
-    "log10": _def(lambda x: sp.log(x, 10), "self", lo=0.1, hi=3.0),
-    "log1p": _def(lambda x: sp.log(1 + x), "self", lo=-0.9, hi=3.0),
-    "sqrt": _def(sp.sqrt, "self", lo=0.1, hi=3.0),
-    "rsqrt": _def(lambda x: 1 / sp.sqrt(x), "self", lo=0.1, hi=3.0),
-    "reciprocal": _def(lambda x: 1 / x, "self"),
-    "neg": _def(lambda x: -x, "self"),
-    "sigmoid": _def(lambda x: 1 / (1 + sp.exp(-x)), "self"),
-    "erf": _def(sp.erf, "self"),
-    "erfc": _def(sp.erfc, "self"),
-    "erfinv": _def(sp.erfinv, "self", lo=-0.9, hi=0.9),
-    "lgamma": _def(sp.loggamma, "self", lo=0.1, hi=3.0),
-    "digamma": _def(sp.digamma, "self", lo=0.1, hi=3.0),
-    "deg2rad": _def(lambda x: x * sp.pi / 180, "self"),
-    "rad2deg": _def(lambda x: x * 180 / sp.pi, "self"),
-    "sinc": _def(lambda x: sp.sin(sp.pi * x) / (sp.pi * x), "self"),
-    "add.Tensor": _def(lambda x, y, a: x + a * y, "self", "other", "alpha"),
-    "sub.Tensor": _def(lambda x, y, a: x - a * y, "self", "other", "alpha"),
-    "rsub.Tensor": _def(lambda x, y, a: y - a * x, "self", "other", "alpha"),
-    "mul.Tensor": _def(lambda x, y: x * y, "self", "other"),
-    "div.Tensor": _def(lambda x, y: x / y, "self", "other"),
-    "atan2": _def(sp.atan2, "self", "other"),
-    "hypot": _def(lambda x, y: sp.sqrt(x**2 + y**2), "self", "other"),
-    "pow.Tensor_Tensor": _def(lambda x, y: x**y, "self", "exponent", lo=0.1, hi=2.0),
-    "xlogy.Tensor": _def(lambda x, y: x * sp.log(y), "self", "other", lo=0.1, hi=2.0),
-    "logaddexp": _def(lambda x, y: sp.log(sp.exp(x) + sp.exp(y)), "self", "other"),
-    "logaddexp2": _def(lambda x, y: sp.log(2**x + 2**y, 2), "self", "other"),
-    "lerp.Tensor": _def(lambda x, e, w: x + w * (e - x), "self", "end", "weight"),
-    "addcmul": _def(lambda x, a, b, v: x + v * a * b, "self", "tensor1", "tensor2", "value"),
-    "addcdiv": _def(lambda x, a, b, v: x + v * a / b, "self", "tensor1", "tensor2", "value", lo=0.5, hi=2.0),
-}
+_GRAD_MODE = "GradMode::is_enabled"
+# Formula texts that state no derivative: nothing to prove.
+_NOT_FORMULAS = ("auto_", "not_implemented", "non_differentiable")
 
 
 class Unsupported(Exception):
     """The formula uses something this translator does not model: no proof is attempted."""
 
 
-# Methods and functions of elementwise formulas, as sympy (arguments already translated).
-_UNARY = {
-    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh,
-    "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt,
-    "rsqrt": lambda x: 1 / sp.sqrt(x), "reciprocal": lambda x: 1 / x, "neg": lambda x: -x,
-    "sgn": sp.sign, "sign": sp.sign, "abs": sp.Abs, "erf": sp.erf, "erfinv": sp.erfinv, "exp2": lambda x: 2**x,
-    "digamma": sp.digamma, "lgamma": sp.loggamma, "sigmoid": lambda x: 1 / (1 + sp.exp(-x)),
-    "square": lambda x: x**2, "conj": lambda x: x, "zeros_like": lambda x: sp.Integer(0), "log1p": lambda x: sp.log(1 + x),
-}  # fmt: skip
-_FUNCTIONS = {
-    **_UNARY,
-    "pow": lambda x, e: x**e,
-    "div": lambda x, y: x / y,
-    "mul": lambda x, y: x * y,
-    "sub": lambda x, y: x - y,
-    "add": lambda x, y: x + y,
-    "polygamma": lambda n, x: sp.polygamma(n, x),
-    "handle_r_to_c": lambda _type, x: x,
-    "maybe_multiply": lambda x, s: x * s,
-    "mul_tensor_backward": lambda g, other, _type: g * other,
-    "div_tensor_self_backward": lambda g, other, _type: g / other,
-    "div_tensor_other_backward": lambda g, self, other: -g * self / other**2,
-    "pow_backward_self": lambda g, self, e: g * e * self ** (e - 1),
-    "pow_backward_exponent": lambda g, self, e, result: g * result * sp.log(self),
-    # FunctionsManual helpers of single-input ops, as the math they stand for (real inputs)
-    "deg2rad_backward": lambda g: g * sp.pi / 180,
-    "rad2deg_backward": lambda g: g * 180 / sp.pi,
-    "log1p_backward": lambda g, self: g / (1 + self),
-    "sigmoid_backward": lambda g, y: g * (1 - y) * y,
-    "tanh_backward": lambda g, y: g * (1 - y**2),
-    "lerp": lambda x, e, w: x + w * (e - x),
-}
-_CONSTANTS = {"M_PI": sp.pi, "M_LN2": sp.log(2), "M_LN10": sp.log(10), "M_SQRT2": sp.sqrt(2), "M_2_SQRTPI": 2 / sp.sqrt(sp.pi)}
-_DTYPE = object()  # what `x.scalar_type()` stands for: only ever passed to a helper that ignores it
-_BINARY = {"+": sp.Add, "-": lambda a, b: a - b, "*": sp.Mul, "/": lambda a, b: a / b}
+_ARITHMETIC = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b}
+_COMPARISONS = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "!=": sp.Ne}
+_LOGIC = {"|": sp.Or, "||": sp.Or, "&": sp.And, "&&": sp.And}
 
 
-def to_sympy(node: Node, env: dict[str, sp.Expr]) -> sp.Expr:
-    """The sympy expression of an elementwise formula tree; Unsupported for anything else."""
+def _number(text: str) -> sp.Rational:
+    """A literal as written, exactly (`2.3025850929940456`, `1.`, `0.5f`)."""
+    text = text.rstrip("fF")
+    return sp.Rational(text + "0" if text.endswith(".") else text)
+
+
+def _pick(cond, then, other, env):
+    """C++'s `?:`: a known condition picks its branch (only that one is translated)."""
+    c = as_condition(to_sympy(cond, env))
+    if c is sp.true:
+        return to_sympy(then, env)
+    if c is sp.false:
+        return to_sympy(other, env)
+    return sp.Piecewise((as_number(to_sympy(then, env)), c), (as_number(to_sympy(other, env)), True))
+
+
+def to_sympy(node: Node, env: dict):
+    """The sympy value of an elementwise formula tree (an expression, a condition or a tuple
+    of expressions); Unsupported for anything else."""
     match node:
         case Num():
-            return sp.Rational(node.text.rstrip("fF")) if isinstance(node.value, float) else sp.Integer(node.value)
+            return _number(node.text) if isinstance(node.value, float) else sp.Integer(node.value)
+        case Bool(value=v):
+            return sp.true if v else sp.false
+        case Str(value=v):
+            return v
         case Name(name=n) if n in env:
             return env[n]
-        case Name(name=n) if n.removeprefix("at::") in _CONSTANTS:
-            return _CONSTANTS[n.removeprefix("at::")]
+        case Name(name=n) if n.removeprefix("at::") in CONSTANTS:
+            return CONSTANTS[n.removeprefix("at::")]
         case Unary(op="-"):
-            return -to_sympy(node.operand, env)
-        case Binary(op=op) if op in _BINARY:
-            return _BINARY[op](to_sympy(node.left, env), to_sympy(node.right, env))
-        case Call(func=Attr(name="scalar_type"), args=()):
-            return _DTYPE
-        case Call(func=Attr(obj=obj, name=name)) if name in _FUNCTIONS:
-            return _FUNCTIONS[name](to_sympy(obj, env), *[to_sympy(a, env) for a in node.args])
-        case Call(func=Name(name=name)) if name.removeprefix("at::") in _FUNCTIONS:
-            return _FUNCTIONS[name.removeprefix("at::")](*[to_sympy(a, env) for a in node.args])
-    raise Unsupported(f"no sympy meaning for {type(node).__name__} at column {node.col}")
+            return -as_number(to_sympy(node.operand, env))
+        case Unary(op="!"):
+            return sp.Not(as_condition(to_sympy(node.operand, env)))
+        case Binary(op=op) if op in _ARITHMETIC:
+            return _ARITHMETIC[op](as_number(to_sympy(node.left, env)), as_number(to_sympy(node.right, env)))
+        case Binary(op=op) if op in _COMPARISONS:
+            return _COMPARISONS[op](as_number(to_sympy(node.left, env)), as_number(to_sympy(node.right, env)))
+        case Binary(op=op) if op in _LOGIC:
+            return _LOGIC[op](as_condition(to_sympy(node.left, env)), as_condition(to_sympy(node.right, env)))
+        case Ternary():
+            return _pick(node.cond, node.then, node.other, env)
+        case Index(obj=Name(name="grads"), index=Num(value=int(i))) if i < len(env["grads"]):
+            return env["grads"][i]
+        case Call(func=Name(name=n), args=()) if n == _GRAD_MODE and n in env:
+            return env[n]
+        case Call(func=Attr(obj=obj, name=name)) if name in METHODS or name in FUNCTIONS:
+            fn = METHODS.get(name) or FUNCTIONS[name]
+            return fn(to_sympy(obj, env), *[to_sympy(a, env) for a in node.args])
+        case Call(func=Name(name=name)) if name.removeprefix("at::") in FUNCTIONS:
+            return FUNCTIONS[name.removeprefix("at::")](*[to_sympy(a, env) for a in node.args])
+    raise Unsupported(f"no sympy meaning for `{to_source(node)[:60]}` at column {node.col}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,62 +103,218 @@ class Proof:
     detail: str = ""  # why none, or the residual's size
 
 
-def _symbols(names) -> dict[str, sp.Symbol]:
-    return {n: S(n, real=True) for n in names}
+_ORDER = ("symbolic", "numerical", "none", "disproved")  # a formula's status is its worst part's
 
 
-def _expected(op: str, formula: Formula, entry: Entry, env: dict) -> sp.Expr:
-    fn, args, _ = DEFINITIONS[op]
-    value = fn(*[env[a] for a in args])
-    tensors = [a.name for a in entry.schema.arguments if a.is_tensor and a.name in args]
-    if formula in entry.forward:
-        return sum(sp.diff(value, env[t]) * env[f"{t}_t"] for t in tensors)
-    (name,) = formula.names
-    return env["grad"] * sp.diff(value, env[name])
+def _real(name: str) -> sp.Symbol:
+    return sp.Symbol(name, real=True)
 
 
-def prove_formula(entry: Entry, formula: Formula, points: int = 5, seed: int = 0) -> Proof:
-    """Prove one formula of an entry in DEFINITIONS (real inputs, away from kinks)."""
-    op, key = entry.name, formula.key
-    if op not in DEFINITIONS:
-        return Proof(op, key, "none", "no definition in DEFINITIONS")
-    if len(formula.names) != 1 and formula in entry.backward:
-        return Proof(op, key, "none", "one formula for several inputs returns a tuple")
-    fn, args, (lo, hi) = DEFINITIONS[op]
-    names = [a.name for a in entry.schema.arguments]
-    env = _symbols(names + ["grad"] + [f"{n}_t" for n in names])
-    env |= {f"{n}_p": env[n] for n in names}
-    env["result"] = fn(*[env[a] for a in args])
+def _default(arg):
     try:
-        got = to_sympy(parse_formula(formula.text), env)
-    except Unsupported as e:
-        return Proof(op, key, "none", str(e))
-    residual = got - _expected(op, formula, entry, env)
+        return arg.default_value()
+    except Exception:  # noqa: BLE001 - no default, or one this model does not need
+        return None
+
+
+def _environment(entry: Entry, definition: Definition) -> dict:
+    """Symbols for the entry's names: inputs, tangents, grads, results, GradMode."""
+    fixed = dict(definition.fixed)
+    env: dict = {}
+    for a in entry.schema.arguments:
+        if a.name in fixed:
+            v = fixed[a.name]
+            env[a.name] = sp.Integer(v) if isinstance(v, int) and not isinstance(v, bool) else v
+        elif a.name in definition.booleans:
+            env[a.name] = sp.Symbol(a.name)
+        elif a.type.is_list:
+            env[a.name] = _default(a)
+        elif a.is_tensor or a.type.base in ("Scalar", "float", "int", "SymInt"):
+            env[a.name] = _real(a.name)
+        elif a.type.base == "bool":
+            env[a.name] = bool(_default(a))
+        else:
+            env[a.name] = _default(a)
+    for name in definition.args:
+        env.setdefault(name, _real(name))  # a return used as a constant (frexp's exponent)
+    for name, fn, args in definition.derived:
+        env[name] = fn(*[env[a] for a in args])
+    env["grad_input_mask"] = OPAQUE  # every input wanted
+    for n, v in list(env.items()):
+        if isinstance(v, sp.Symbol):
+            env[f"{n}_p"] = v
+            env[f"{n}_t"] = _real(f"{n}_t")
+    env["original_self_p"] = env.get("self")
+    value = definition.fn(*[env[a] for a in definition.args])
+    outputs = value if isinstance(value, tuple) else (value,)
+    env["grads"] = [_real("grad")] + [_real(f"grads_{i}") for i in range(1, max(len(outputs), len(entry.schema.returns)))]
+    env["grad"] = env["grads"][0]
+    env["result"] = outputs[0]
+    for i, out in enumerate(outputs):
+        env[f"result{i}"] = out
+    for i, r in enumerate(entry.schema.returns):
+        if r.name:  # an output the definition leaves out (log_sigmoid_forward's buffer): a constant
+            env.setdefault(r.name, outputs[i] if i < len(outputs) else _real(r.name))
+    env["__outputs__"] = outputs
+    return env
+
+
+_JUMPS = (sp.floor, sp.ceiling, sp.sign, sp.frac)  # piecewise constant: derivative 0 off the jumps
+
+
+def _smooth(expr: sp.Expr) -> sp.Expr:
+    """Derivatives of floor, sign and the like, and Dirac deltas at jumps, are 0 away from the jumps."""
+
+    def at_jump(e) -> bool:
+        if isinstance(e, sp.Subs):
+            e = e.expr
+        return isinstance(e, sp.DiracDelta) or (isinstance(e, sp.Derivative) and isinstance(e.expr, _JUMPS))
+
+    return expr.replace(at_jump, lambda *_: sp.Integer(0))
+
+
+def _moving_inputs(entry: Entry, env: dict) -> list[str]:
+    """Tensor inputs a tangent moves: real symbols (not masks, not fixed values)."""
+    return [a.name for a in entry.schema.arguments if a.is_tensor and isinstance(env.get(a.name), sp.Symbol) and env[a.name].is_real]
+
+
+def _expected(entry: Entry, formula: Formula, env: dict, name: str, forward: bool) -> sp.Expr:
+    outputs = env["__outputs__"]
+    if forward:
+        returns = [r.name for r in entry.schema.returns]
+        k = int(name.removeprefix("result") or 0) if name.startswith("result") and name not in returns else returns.index(name)
+        return _smooth(sum(sp.diff(outputs[k], env[t]) * env[f"{t}_t"] for t in _moving_inputs(entry, env)))
+    return _smooth(sum(g * sp.diff(out, env[name]) for g, out in zip(env["grads"], outputs)))
+
+
+def _sample(symbol: sp.Symbol, definition: Definition, tensors: set[str], rng: random.Random):
+    if not symbol.is_real:
+        return rng.random() < 0.5
+    ranges = {n: (lo, hi) for n, lo, hi in definition.ranges}
+    lo, hi = ranges.get(symbol.name) or (definition.domain if symbol.name in tensors else (0.5, 1.5))
+    p = mpmath.mpf(rng.uniform(lo, hi))
+    return p + mpmath.mpf("0.1") * mpmath.sign(p) if abs(p) < 0.1 and symbol.name not in ranges else p  # away from 0
+
+
+def _judge(residual, definition: Definition, tensors: set[str], points: int, seed: int) -> tuple[str, str]:
+    """(status, detail) of one residual: plainly zero, zero at 50 digits (then simplified), or not."""
     if residual == 0:
-        return Proof(op, key, "symbolic")
+        return "symbolic", ""
     free = sorted(residual.free_symbols, key=str)
     try:
         f = sp.lambdify(free, residual, modules="mpmath")
     except Exception as e:  # noqa: BLE001 - sympy cannot print every function for mpmath
-        return Proof(op, key, "none", f"residual mpmath cannot evaluate: {type(e).__name__}")
+        return "none", f"residual mpmath cannot evaluate: {type(e).__name__}"
+    if residual.has(sp.Piecewise):
+        points *= 4  # every piece gets points
     rng = random.Random(seed)
     worst = mpmath.mpf(0)
     with mpmath.workdps(50):
         for _ in range(points):
-            point = [mpmath.mpf(rng.uniform(lo, hi)) if s.name in args else mpmath.mpf(rng.uniform(0.5, 1.5)) for s in free]
-            point = [p + mpmath.mpf("0.1") * mpmath.sign(p) if abs(p) < 0.1 else p for p in point]  # away from 0
-            worst = max(worst, abs(f(*point)))
-    # Evaluated first, so simplify (slow when it fails) only runs on residuals that vanish.
-    if worst < mpmath.mpf(10) ** -40 and sp.simplify(residual) == 0:
-        return Proof(op, key, "symbolic")
+            try:
+                value = f(*[_sample(s, definition, tensors, rng) for s in free])
+            except (TypeError, ValueError, ZeroDivisionError) as e:
+                return "none", f"residual mpmath cannot evaluate: {type(e).__name__}"
+            worst = max(worst, abs(value))
     detail = f"max |residual| {mpmath.nstr(worst, 3)} at {points} points, 50 digits"
+    # Evaluated first, so simplify (slow when it fails) only runs on residuals that vanish.
+    if worst < mpmath.mpf(10) ** -40 and _simplifies_to_zero(residual):
+        return "symbolic", ""
     # 1e-12: a formula may spell a constant as a double literal (log10: 2.3025850929940456).
-    return Proof(op, key, "numerical" if worst < 1e-12 else "disproved", detail)
+    return ("numerical" if worst < 1e-12 else "disproved"), detail
+
+
+def _simplifies_to_zero(residual) -> bool:
+    """simplify reaches zero; with kinks, on every case of the conditions' truth values."""
+    if not residual.has(sp.Piecewise):
+        return sp.simplify(residual) == 0
+    cases = _cases(residual)
+    return cases is not None and all(c == 0 or sp.simplify(c) == 0 for c in cases)
+
+
+def _cases(residual, most: int = 6):
+    """The residual under every truth assignment of its conditions (None past `most` atoms).
+
+    Each comparison a < b, a <= b, a > b, a >= b is the sign of a - b (ties, a kink, left
+    out: equality is false), so `x > t` and `x <= t` are one atom. Impossible assignments
+    are kept; a non-zero residual there only costs the symbolic verdict, never a false one.
+    """
+    signs: dict = {}  # difference -> the atom "difference < 0"
+    table = {}
+    for rel in residual.atoms(sp.core.relational.Relational):
+        if isinstance(rel, (sp.Eq, sp.Ne)):
+            table[rel] = sp.false if isinstance(rel, sp.Eq) else sp.true
+            continue
+        d = sp.expand(rel.lhs - rel.rhs)
+        below = isinstance(rel, (sp.StrictLessThan, sp.LessThan))
+        if d.could_extract_minus_sign():
+            d, below = -d, not below
+        atom = signs.setdefault(d, sp.Dummy())
+        table[rel] = atom if below else sp.Not(atom)
+    masks = [s for s in residual.free_symbols if not s.is_real]
+    atoms = list(signs.values()) + masks
+    if len(atoms) > most:
+        return None
+    general = residual.xreplace(table)
+    out = []
+    for bits in range(2 ** len(atoms)):
+        values = {a: sp.true if bits >> i & 1 else sp.false for i, a in enumerate(atoms)}
+        out.append(sp.piecewise_fold(general.xreplace(values)))
+    return out
+
+
+_CACHE: dict[tuple, Proof] = {}
+
+
+def prove_formula(entry: Entry, formula: Formula, points: int = 5, seed: int = 0) -> Proof:
+    """Prove one formula of an entry in DEFINITIONS (real inputs, away from kinks)."""
+    forward = formula in entry.forward
+    key = (entry.name, str(entry.schema), formula.names, formula.text, forward, points, seed)
+    if key not in _CACHE:
+        _CACHE[key] = _prove(entry, formula, forward, points, seed)
+    return _CACHE[key]
+
+
+def _prove(entry: Entry, formula: Formula, forward: bool, points: int, seed: int) -> Proof:
+    op, key = entry.name, formula.key
+    if op not in DEFINITIONS:
+        return Proof(op, key, "none", WITHOUT_MEANING.get(op, "no definition in DEFINITIONS"))
+    definition = DEFINITIONS[op]
+    try:
+        tree = parse_formula(formula.text)
+    except Exception as e:  # noqa: BLE001 - the checker reports parse errors; here: no proof
+        return Proof(op, key, "none", f"does not parse: {e}")
+    modes = (sp.true, sp.false) if _GRAD_MODE in formula.text else (None,)
+    results = []
+    for mode in modes:
+        try:
+            env = _environment(entry, definition)
+            env[_GRAD_MODE] = mode
+            got = to_sympy(tree, env)
+        except Unsupported as e:
+            return Proof(op, key, "none", str(e))
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError) as e:
+            return Proof(op, key, "none", f"no sympy meaning: {type(e).__name__}: {e}")
+        parts = got if isinstance(got, tuple) else (got,)
+        if len(parts) < len(formula.names) or (isinstance(got, tuple) and len(formula.names) == 1):
+            return Proof(op, key, "none", f"{len(parts)} values for {len(formula.names)} keys")
+        tensors = set(_moving_inputs(entry, env))
+        for name, part in zip(formula.names, parts):
+            residual = as_number(part) - _expected(entry, formula, env, name, forward)
+            status, detail = _judge(residual, definition, tensors, points, seed)
+            where = (f"{name}: " if len(formula.names) > 1 else "") + (f"GradMode {mode}: " if mode is not None else "")
+            results.append((status, where + detail if detail else ""))
+    status = max((s for s, _ in results), key=_ORDER.index)
+    return Proof(op, key, status, "; ".join(d for s, d in results if s == status and d))
+
+
+def _formulas(entry: Entry) -> list[Formula]:
+    return [f for f in entry.backward + entry.forward if not f.text.startswith(_NOT_FORMULAS)]
 
 
 def prove_entry(entry: Entry) -> list[Proof]:
     """Proofs of every formula of an entry (backward and forward)."""
-    return [prove_formula(entry, f) for f in entry.backward + entry.forward if not f.text.startswith(("auto_", "not_implemented"))]
+    return [prove_formula(entry, f) for f in _formulas(entry)]
 
 
 def mode_proofs(entry: Entry) -> dict[str, str]:
@@ -228,19 +332,50 @@ def mode_proofs(entry: Entry) -> dict[str, str]:
             return ""
         return "numerical" if any(p.status == "numerical" for p in proofs) else "symbolic"
 
-    backward = verdict([f for f in entry.backward if not f.text.startswith("not_implemented")])
+    backward = verdict([f for f in entry.backward if not f.text.startswith(_NOT_FORMULAS)])
     written = [f for f in entry.forward if not f.text.startswith("auto_")]
     out = {"vjp": backward, "jvp": verdict(written) if written else backward}
     return {mode: v for mode, v in out.items() if v}
 
 
+_FAMILIES = ("unary", "binary", "activation", "special")
+
+
+def elementwise_entries(spec) -> list[Entry]:
+    """The spec's elementwise entries: those with a definition or a reason for none, and every
+    entry whose forward implementation is in an elementwise family."""
+    from .forward import implementation  # JAX: only for this listing
+
+    def family(name):
+        fn = implementation(name)
+        return fn.__module__.rsplit(".", 1)[-1] if fn is not None else ""
+
+    return [e for e in spec if e.name in DEFINITIONS or e.name in WITHOUT_MEANING or family(e.name) in _FAMILIES]
+
+
 def main(argv: list[str] | None = None) -> int:
     spec = load_spec(argv[0] if argv else None)
-    proofs = [p for e in spec if e.name in DEFINITIONS for p in prove_entry(e)]
+    entries = elementwise_entries(spec)
+    proofs = []
+    unproved = []  # elementwise entries without any formula to prove
+    for e in entries:
+        found = prove_entry(e)
+        if not found:
+            why = WITHOUT_MEANING.get(e.name) or ("no formula: " + (", ".join(f.text.split("(")[0] for f in e.backward + e.forward) or "not differentiable"))
+            unproved.append((e.name, why))
+        proofs += found
     for p in proofs:
         print(f"{p.status:10} {p.op} [{p.key}] {p.detail}")
+    for name, why in unproved:
+        print(f"{'none':10} {name} [-] {why}")
     counts = {s: sum(p.status == s for p in proofs) for s in ("symbolic", "numerical", "none", "disproved")}
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    by_entry = {}
+    for p in proofs:
+        by_entry[p.op] = max(by_entry.get(p.op, "symbolic"), p.status, key=_ORDER.index)
+    entry_counts = {s: sum(v == s for v in by_entry.values()) for s in _ORDER}
+    entry_counts["none"] += len(unproved)
+    print(f"elementwise entries {len(entries)}: " + ", ".join(f"{k} {v}" for k, v in entry_counts.items()))
     return 1 if counts["disproved"] else 0
 
 

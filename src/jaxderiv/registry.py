@@ -41,12 +41,20 @@ class Registry:
         for it with formulas: that op, resolved when called (an entry may call itself), so
         that differentiating a backward formula applies the called entry's double-backward
         formulas, as PyTorch does (batch norm's, softmax's, the losses' and poolings').
+        A call of an entry whose every formula is `not_implemented` runs that op too, so that
+        differentiating it raises the spec's NotImplementedDerivative.
         Other calls (`exp`, `.rsqrt()`) stay plain JAX code of the formula: their derivatives
         are the elementary ones, which 1.7's real-only formulas would get wrong on complex."""
         impl = _forward.implementation(name)
-        if impl is None or name not in self.spec or "_backward" not in name:
+        if impl is None or name not in self.spec:
             return None
-        if not any(f.text.strip() and not f.text.startswith("not_implemented") for f in self.spec[name].backward):
+        stated = any(f.text.strip() and not f.text.startswith("not_implemented") for f in self.spec[name].backward)
+        if "_backward" not in name:
+            # A helper op whose own derivative the spec declares not implemented
+            # (`_standard_gamma_grad`): differentiating the call says so, as PyTorch does.
+            if stated or not self.spec[name].backward:
+                return None
+        elif not stated:
             return None  # no double-backward formula: differentiating the call is all there is
 
         arguments = self.spec[name].schema.arguments

@@ -2,11 +2,19 @@
 
 This is the one place where JAX differentiates forward implementations: as the reference
 the YAML-derived rules are judged against, never as a source of rules.
+
+The default run compares along random directions and cotangents (fast). Slower checks are
+opt-in: full Jacobians element by element (`per_element`, elements.py; also re-run by itself
+on a failed sample when small), derivatives with one output's cotangent or one input's tangent
+undefined (`thorough`, here: they share the default comparison's program), and the same
+comparisons without jit and under vmap (`transforms`, transforms.py). This module draws the
+samples and directions, runs the comparisons and turns their outcome into report rows.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from typing import Callable, Iterable, Sequence
 
@@ -19,10 +27,13 @@ from ..forward import implementation
 from ..op import Op
 from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec, shipped_spec_files
+from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
+from .elements import _per_element, _rerun
 from .report import Report, Row
-from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, samples_for
+from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, real_only_reason, samples_for
+from .transforms import TRANSFORMS, _compare_batched, _unjitted
 
-__all__ = ["MODES", "check", "check_all", "plan", "Tolerance"]
+__all__ = ["MODES", "TRANSFORMS", "check", "check_all", "plan", "Tolerance"]
 
 MODES = ("vjp", "jvp", "vjp_vjp")
 
@@ -35,42 +46,10 @@ class Tolerance:
     fd_step = 1e-6  # central differences
     fd_rtol = 1e-5
     fd_atol = 1e-6
-
-
-class _Mismatch(Exception):
-    def __init__(self, message, abs_err, rel_err):
-        super().__init__(message)
-        self.abs_err, self.rel_err = abs_err, rel_err
-
-
-def _errors(actual, expected):
-    a, e = np.asarray(actual), np.asarray(expected)
-    both_nan = np.isnan(a) & np.isnan(e)
-    diff = np.where(both_nan, 0.0, np.abs(a - e))
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    abs_err = float(np.max(diff, initial=0.0))
-    rel_err = abs_err / max(float(np.max(np.abs(np.where(np.isnan(e), 0, e)), initial=0.0)), 1e-300)
-    return abs_err, rel_err, diff, np.abs(np.where(np.isnan(e), 0, e))
-
-
-class _Accumulator:
-    """Worst errors seen over the samples of one op and mode."""
-
-    def __init__(self):
-        self.abs_err, self.rel_err = 0.0, 0.0
-
-    def compare(self, what: str, actual, expected, rtol, atol):
-        abs_err, rel_err, diff, scale = _errors(actual, expected)
-        self.abs_err, self.rel_err = max(self.abs_err, abs_err), max(self.rel_err, min(rel_err, abs_err))
-        bad = diff > atol + rtol * scale
-        if np.any(bad):
-            where = np.unravel_index(int(np.argmax(diff - rtol * scale)), diff.shape) if diff.ndim else ()
-            raise _Mismatch(
-                f"{what}: max |difference| {abs_err:.3e} at index {tuple(int(i) for i in where)} "
-                f"(rule {np.asarray(actual)[where]!r}, reference {np.asarray(expected)[where]!r}, tolerance rtol={rtol} atol={atol})",
-                abs_err,
-                rel_err,
-            )
+    # Per-element Jacobians: at most this many real input coordinates (a complex entry counts
+    # twice) and Jacobian entries. The automatic re-run of a failed sample has the small caps.
+    element_inputs, element_entries = 4096, 4_000_000
+    rerun_inputs, rerun_entries = 256, 100_000
 
 
 def _inexact(x) -> bool:
@@ -96,6 +75,11 @@ class _Problem:
                 self.paths.extend((i, j) for j, e in enumerate(v) if e is not None and _inexact(e))
         self.xs = [self._get(p) for p in self.paths]
         self.out_mask = op.output_differentiable(*[v for a, v in zip(op.schema.arguments, self.values) if not a.kwarg_only], **{a.name: v for a, v in zip(op.schema.arguments, self.values) if a.kwarg_only})
+
+    def input_name(self, k: int) -> str:
+        """The schema argument differentiable input k is, e.g. `self` or `tensors[1]`."""
+        i, j = self.paths[k]
+        return self.names[i] if j is None else f"{self.names[i]}[{j}]"
 
     def _get(self, path):
         i, j = path
@@ -142,81 +126,82 @@ def _to_jax(v):
     return v
 
 
-def _random_like(rng, x):
-    """Standard normal entries (real and imaginary) of x's shape and dtype; x may be abstract."""
-    shape, dtype = np.shape(x), np.dtype(x.dtype)
-    r = rng.normal(size=shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        r = r + 1j * rng.normal(size=shape)
-    return jnp.asarray(r.astype(dtype))
-
-
 def _pair(a: Sequence, b: Sequence) -> float:
     """Re(sum(a * b)): the pairing under which JAX's vjp is the transpose of its jvp."""
     return float(sum(np.real(np.sum(np.asarray(x) * np.asarray(y))) for x, y in zip(a, b)))
 
 
-def _fd_jvp(fn: Callable, xs, vs, h: float):
-    plus = fn(*[x + h * v for x, v in zip(xs, vs)])
-    minus = fn(*[x - h * v for x, v in zip(xs, vs)])
-    return [(p - m) / (2 * h) for p, m in zip(plus, minus)]
+# -- one sample: random directions, the values compared, the comparisons ------------------------------
 
 
-# A check runs each program once or twice: XLA's backend optimizations (LLVM -O) cost more
-# compile time than they save (results agree to rounding: no fast-math either way).
-_CHECK_COMPILE = {"xla_backend_optimization_level": 0}
-
-
-class _Compiled:
-    """`fn` as one jitted XLA program, or eager where it cannot be traced (value-dependent shapes).
-
-    Eager evaluation compiles one small program per primitive and shape; a check runs
-    hundreds of them. One program per function and sample compiles several times less.
-    The eager result (value or exception) is the authority: any failure under jit falls back.
-    """
-
-    def __init__(self, fn: Callable):
-        self.fn, self.jitted = fn, jax.jit(fn, compiler_options=_CHECK_COMPILE)
-
-    def __call__(self, *args):
-        if self.jitted is not None:
-            try:
-                return self.jitted(*args)
-            except Exception:  # noqa: BLE001 - evaluated eagerly below, which raises what it raises
-                self.jitted = None
-        return self.fn(*args)
-
-
-def _check_sample(mode: str, p: _Problem, rng, acc: _Accumulator, tol=Tolerance):
-    state = rng.bit_generator.state
+def _directions(mode: str, p, rng) -> dict:
+    """The random input directions `vs`, cotangents `cts` and second-order weights `ws` of a sample,
+    drawn in a fixed order: skipping a sample replays its draws and leaves the next ones unchanged."""
+    vs = p.project([_random_like(rng, x) for x in p.xs])
+    if mode == "jvp":
+        return {"vs": vs, "cts": None, "ws": None}
     try:
-        v = _evaluate_together(mode, p, rng, tol)
+        ys = jax.eval_shape(p.rule_fn, *p.xs)
+    except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
+        ys = _Compiled(p.rule_fn)(*p.xs)
+    cts = [_random_like(rng, y) for y in ys]
+    ws = p.project([_random_like(rng, x) for x in p.xs]) if mode == "vjp_vjp" else None
+    return {"vs": vs, "cts": cts, "ws": ws}
+
+
+def _check_sample(mode: str, p, rng, acc: _Accumulator, tol=Tolerance, *, thorough: bool = False, transforms: Sequence[str] = ("jit",), rng2=None):
+    """Compare one sample's rule with the references in `mode`; raise _Mismatch on the first disagreement.
+
+    thorough: also with each output's cotangent alone (vjp) and each input's tangent left out (jvp).
+    transforms: "nojit" and "vmap" add those variants of the vjp/jvp comparison; `rng2` draws
+    their extra cotangents, tangents and inputs (the main stream `rng` is left as without them).
+    """
+    d = _directions(mode, p, rng)
+    p.directions = d  # for a per-element re-run of this sample
+    try:
+        v = _evaluate_together(mode, p, d, tol, thorough)
+        v["jitted"] = True
     except Exception:  # noqa: BLE001 - evaluated function by function below, which raises what it raises
-        rng.bit_generator.state = state  # the same random directions
-        v = _evaluate_apart(mode, p, rng, tol)
+        v = _evaluate_apart(mode, p, d, tol, thorough)
+        v["jitted"] = False
+    _compare(mode, p, v, acc, tol)
+    if thorough:
+        _compare_partials(mode, p, v, acc, tol)
+    if mode in ("vjp", "jvp") and "nojit" in transforms:
+        _compare(mode, p, dict(v, ours=_unjitted(mode, p, v)), acc, tol, variant=" without jax.jit")
+    if mode in ("vjp", "jvp") and "vmap" in transforms:
+        _compare_batched(mode, p, v, acc, tol, rng2 if rng2 is not None else np.random.default_rng(1))
+
+
+def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
+    """The default comparisons: the rule's derivative against JAX autodiff and finite differences."""
+    fd_name = f"central finite differences, step {tol.fd_step:g}"
     if mode == "jvp":
         if v["ref"] is not None:
             for k, (o, r) in enumerate(zip(v["ours"], v["ref"])):
-                acc.compare(f"jvp output {k} vs JAX autodiff of the forward", o, r, tol.ref_rtol, tol.ref_atol)
+                acc.compare(f"jvp{variant}", f"output {k}", AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
         fd = _differences(v["plus"], v["minus"], tol.fd_step)
         for k, (o, f) in enumerate(zip(v["ours"], fd)):
-            acc.compare(f"jvp output {k} vs finite differences", o, f, tol.fd_rtol, tol.fd_atol)
+            acc.compare(f"jvp{variant}", f"output {k}", fd_name, o, f, tol.fd_rtol, tol.fd_atol)
         return
     ours, ref = p.project(v["ours"]), None if v["ref"] is None else p.project(v["ref"])
     if mode == "vjp":
         if ref is not None:
             for k, (o, r) in enumerate(zip(ours, ref)):
-                acc.compare(f"vjp input {k} vs JAX autodiff of the forward", o, r, tol.ref_rtol, tol.ref_atol)
+                acc.compare(f"vjp{variant}", _input(p, k), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
         lhs = _pair(ours, v["vs"])
         rhs = _pair(v["cts"], _differences(v["plus"], v["minus"], tol.fd_step))
-        acc.compare("<vjp(ct), v> vs <ct, finite-difference jvp(v)>", np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
+        acc.compare(f"vjp{variant}", "<vjp(ct), v> summed over every input", "<ct, finite-difference jvp(v)>, " + fd_name,
+                    np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
         return
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
-            acc.compare(f"second-order gradient, input {k}, vs JAX autodiff of the forward", o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+            acc.compare("vjp_vjp (second-order gradient)", _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
     fd = (v["plus"] - v["minus"]) / (2 * tol.fd_step * 10)
     lhs = _pair(ours, v["vs"])
-    acc.compare("<second-order gradient, v> vs finite differences", np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
+    acc.compare("vjp_vjp (second-order gradient)", "<second-order gradient, v> summed over every input",
+                f"central finite differences of <vjp(ct), w>, step {tol.fd_step * 10:g}",
+                np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
 
 
 def _differences(plus, minus, h):
@@ -232,29 +217,61 @@ def _shifted(xs, vs, h):
     return [x + h * v for x, v in zip(xs, vs)], [x - h * v for x, v in zip(xs, vs)]
 
 
-def _evaluate_together(mode: str, p: _Problem, rng, tol) -> dict:
+def _partials(mode: str, fn, xs, vs, cts) -> list:
+    """Derivatives with parts left undefined (symbolic zeros for the rules): for vjp, one per
+    output, differentiating that output alone; for jvp, one per input, that input held fixed."""
+    if mode == "vjp":
+        if len(cts) < 2:
+            return []
+        return [jax.vjp(lambda *xs, k=k: fn(*xs)[k], *xs)[1](cts[k]) for k in range(len(cts))]
+    if len(xs) < 2:
+        return []
+    out = []
+    for i in range(len(xs)):
+        others = tuple(x for j, x in enumerate(xs) if j != i)
+        held = lambda *o, i=i: fn(*o[:i], xs[i], *o[i:])  # noqa: E731
+        out.append(jax.jvp(held, others, tuple(v for j, v in enumerate(vs) if j != i))[1])
+    return out
+
+
+def _partial_shifts(fn, xs, vs, h) -> tuple[list, list]:
+    """fn at x ± h v with each input's direction in turn set to zero: finite differences of `_partials` (jvp)."""
+    if len(xs) < 2:
+        return [], []
+    plus, minus = [], []
+    for i in range(len(xs)):
+        ws = [jnp.zeros_like(v) if j == i else v for j, v in enumerate(vs)]
+        a, b = _shifted(xs, ws, h)
+        plus.append(fn(*a))
+        minus.append(fn(*b))
+    return plus, minus
+
+
+def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     """Everything a sample's check compares, from one jitted program: one XLA compile."""
-    xs = p.xs
-    vs = p.project([_random_like(rng, x) for x in xs])
+    xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
     step = tol.fd_step if mode != "vjp_vjp" else tol.fd_step * 10
     if mode == "jvp":
 
         def program(xs, vs):
             plus, minus = _shifted(xs, vs, step)
-            return jax.jvp(p.rule_fn, xs, vs)[1], jax.jvp(p.native_fn, xs, vs)[1], p.fd_fn(*plus), p.fd_fn(*minus)
+            out = {"ours": jax.jvp(p.rule_fn, xs, vs)[1], "ref": jax.jvp(p.native_fn, xs, vs)[1], "plus": p.fd_fn(*plus), "minus": p.fd_fn(*minus)}
+            if thorough:
+                out["p_ours"], out["p_ref"] = _partials(mode, p.rule_fn, xs, vs, None), _partials(mode, p.native_fn, xs, vs, None)
+                out["p_plus"], out["p_minus"] = _partial_shifts(p.fd_fn, xs, vs, step)
+            return out
 
-        ours, ref, plus, minus = jax.jit(program, compiler_options=_CHECK_COMPILE)(tuple(xs), tuple(vs))
-        return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
-    cts = [_random_like(rng, y) for y in jax.eval_shape(p.rule_fn, *xs)]
+        return dict(_jit(program)(tuple(xs), tuple(vs)), vs=vs)
     if mode == "vjp":
 
         def program(xs, vs, cts):
             plus, minus = _shifted(xs, vs, step)
-            return jax.vjp(p.rule_fn, *xs)[1](cts), jax.vjp(p.native_fn, *xs)[1](cts), p.fd_fn(*plus), p.fd_fn(*minus)
+            out = {"ours": jax.vjp(p.rule_fn, *xs)[1](cts), "ref": jax.vjp(p.native_fn, *xs)[1](cts), "plus": p.fd_fn(*plus), "minus": p.fd_fn(*minus)}
+            if thorough:
+                out["p_ours"], out["p_ref"] = _partials(mode, p.rule_fn, xs, vs, cts), _partials(mode, p.native_fn, xs, vs, cts)
+            return out
 
-        ours, ref, plus, minus = jax.jit(program, compiler_options=_CHECK_COMPILE)(list(xs), list(vs), list(cts))
-        return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
-    ws = p.project([_random_like(rng, x) for x in xs])
+        return dict(_jit(program)(list(xs), list(vs), list(cts)), vs=vs, cts=cts)
     argnums = tuple(range(len(xs)))
 
     def program(xs, vs, cts, ws):
@@ -263,46 +280,92 @@ def _evaluate_together(mode: str, p: _Problem, rng, tol) -> dict:
         hv = _second_order(p.rule_fn, cts, ws)
         return ours, ref, hv(*plus), hv(*minus)
 
-    ours, ref, plus, minus = jax.jit(program, compiler_options=_CHECK_COMPILE)(list(xs), list(vs), list(cts), list(ws))
+    ours, ref, plus, minus = _jit(program)(list(xs), list(vs), list(cts), list(ws))
     return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
 
 
-def _evaluate_apart(mode: str, p: _Problem, rng, tol) -> dict:
+def _or_none(fn: Callable, *args):
+    """fn(*args), or None for a reference JAX cannot differentiate: finite differences only."""
+    try:
+        return _Compiled(fn)(*args)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     """The same values function by function, for a sample whose reference or shapes defeat one program."""
-    xs = p.xs
-    vs = p.project([_random_like(rng, x) for x in xs])
-    rule_fn, fd_fn = _Compiled(p.rule_fn), _Compiled(p.fd_fn)
+    xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
+    fd_fn = _Compiled(p.fd_fn)
     if mode == "jvp":
         _, ours = _Compiled(lambda xs, vs: jax.jvp(p.rule_fn, xs, vs))(tuple(xs), tuple(vs))
-        try:
-            _, ref = _Compiled(lambda xs, vs: jax.jvp(p.native_fn, xs, vs))(tuple(xs), tuple(vs))
-        except Exception:  # noqa: BLE001 - a forward JAX cannot differentiate: finite differences only
-            ref = None
+        ref = _or_none(lambda xs, vs: jax.jvp(p.native_fn, xs, vs)[1], tuple(xs), tuple(vs))
         plus, minus = _shifted(xs, vs, tol.fd_step)
-        return {"vs": vs, "ours": ours, "ref": ref, "plus": fd_fn(*plus), "minus": fd_fn(*minus)}
-    ys = rule_fn(*xs)
-    cts = [_random_like(rng, y) for y in ys]
+        out = {"vs": vs, "ours": ours, "ref": ref, "plus": fd_fn(*plus), "minus": fd_fn(*minus)}
+        if thorough:
+            out["p_ours"] = _Compiled(lambda xs, vs: _partials(mode, p.rule_fn, xs, vs, None))(list(xs), list(vs))
+            out["p_ref"] = _or_none(lambda xs, vs: _partials(mode, p.native_fn, xs, vs, None), list(xs), list(vs))
+            out["p_plus"], out["p_minus"] = _partial_shifts(fd_fn, xs, vs, tol.fd_step)
+        return out
     if mode == "vjp":
         ours = _Compiled(lambda xs, cts: jax.vjp(p.rule_fn, *xs)[1](cts))(list(xs), list(cts))
-        try:
-            ref = _Compiled(lambda xs, cts: jax.vjp(p.native_fn, *xs)[1](cts))(list(xs), list(cts))
-        except Exception:  # noqa: BLE001
-            ref = None
+        ref = _or_none(lambda xs, cts: jax.vjp(p.native_fn, *xs)[1](cts), list(xs), list(cts))
         plus, minus = _shifted(xs, vs, tol.fd_step)
-        return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": fd_fn(*plus), "minus": fd_fn(*minus)}
-    ws = p.project([_random_like(rng, x) for x in xs])
+        out = {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": fd_fn(*plus), "minus": fd_fn(*minus)}
+        if thorough:
+            out["p_ours"] = _Compiled(lambda xs, cts: _partials(mode, p.rule_fn, xs, None, cts))(list(xs), list(cts))
+            out["p_ref"] = _or_none(lambda xs, cts: _partials(mode, p.native_fn, xs, None, cts), list(xs), list(cts))
+        return out
     argnums = tuple(range(len(xs)))
     ours = _Compiled(jax.grad(_second_order(p.rule_fn, cts, ws), argnums=argnums))(*xs)
-    try:
-        ref = _Compiled(jax.grad(_second_order(p.native_fn, cts, ws), argnums=argnums))(*xs)
-    except Exception:  # noqa: BLE001
-        ref = None
+    ref = _or_none(jax.grad(_second_order(p.native_fn, cts, ws), argnums=argnums), *xs)
     hv = _Compiled(_second_order(p.rule_fn, cts, ws))
     plus, minus = _shifted(xs, vs, tol.fd_step * 10)
     return {"vs": vs, "ours": ours, "ref": ref, "plus": hv(*plus), "minus": hv(*minus)}
 
 
-def _check_op(op: Op, modes: Sequence[str], seed: int, complex_: bool = True) -> list[Row]:
+def _compare_partials(mode: str, p, v: dict, acc: _Accumulator, tol):
+    """Undefined cotangents (vjp: one output differentiated alone) and tangents (jvp: one input held fixed)."""
+    if mode == "vjp":
+        fd = _differences(v["plus"], v["minus"], tol.fd_step)
+        for k, ours in enumerate(v.get("p_ours") or []):
+            check = f"vjp of output {k} alone (the other outputs' cotangents undefined)"
+            ours = p.project(ours)
+            if v.get("p_ref") is not None:
+                for i, (o, r) in enumerate(zip(ours, p.project(v["p_ref"][k]))):
+                    acc.compare(check, _input(p, i), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
+            lhs, rhs = _pair(ours, v["vs"]), _pair([v["cts"][k]], [fd[k]])
+            acc.compare(check, "<vjp(ct), v> summed over every input", f"<ct, finite-difference jvp(v)> of output {k}",
+                        np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
+    elif mode == "jvp":
+        for i, ours in enumerate(v.get("p_ours") or []):
+            check = f"jvp with {_input(p, i)} held fixed (its tangent undefined, the others' random)"
+            if v.get("p_ref") is not None:
+                for k, (o, r) in enumerate(zip(ours, v["p_ref"][i])):
+                    acc.compare(check, f"output {k}", AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
+            for k, (o, f) in enumerate(zip(ours, _differences(v["p_plus"][i], v["p_minus"][i], tol.fd_step))):
+                acc.compare(check, f"output {k}", f"central finite differences, step {tol.fd_step:g}", o, f, tol.fd_rtol, tol.fd_atol)
+
+
+def _sample_text(index: int, count: int, sample: Sample, complex_: bool) -> str:
+    return f"sample {index} of {count} ({sample.label or '#'}, {'complex128' if complex_ else 'float64'})"
+
+
+# -- one op, every mode -----------------------------------------------------------------------------
+
+
+def _check_op(
+    op: Op,
+    modes: Sequence[str],
+    seed: int,
+    complex_: bool = True,
+    *,
+    sample: int | None = None,
+    per_element: bool = False,
+    thorough: bool = False,
+    transforms: Sequence[str] = ("jit",),
+    repro: Callable[[str, int | None], str] | None = None,
+    tol=Tolerance,
+) -> list[Row]:
     rows = []
     formulas = op.formulas
     label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"]}
@@ -314,22 +377,44 @@ def _check_op(op: Op, modes: Sequence[str], seed: int, complex_: bool = True) ->
         start = time.perf_counter()
         rng = np.random.default_rng(seed)
         acc = _Accumulator()
+        why_not = not_applicable_reason(op.name, mode)
+        if why_not is not None:
+            rows.append(Row(op.name, mode, "not_applicable", reason=why_not, formula=label[mode]))
+            continue
         row = Row(op.name, mode, "passed", formula=label[mode])
+        index, problem, too_large = None, None, []
         try:
             cases = [(s, False) for s in samples_for(op, rng)]
-            if complex_ and checks_complex(op.name):
+            if complex_ and checks_complex(op.name, mode):
                 cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
+            elif complex_ and (real_only := real_only_reason(op.name, mode)):
+                row.reason = f"real inputs only in this mode: {real_only}"
+            if sample is not None and not 0 <= sample < len(cases):
+                raise ValueError(f"sample {sample} out of range: {op.name} has {len(cases)} samples, 0 to {len(cases) - 1}")
             checked = 0
-            for sample, _ in cases:
-                problem = _Problem(op, sample)
+            for index, (s, is_complex) in enumerate(cases):
+                if sample is not None and index > sample:
+                    break
+                problem = _Problem(op, s)
                 if not problem.xs or not any(problem.out_mask):
                     continue
-                _check_sample(mode, problem, rng, acc)
+                if sample is not None and index < sample:
+                    _directions(mode, problem, rng)  # the draws the skipped sample would make
+                    continue
+                _check_sample(mode, problem, rng, acc, tol, thorough=thorough, transforms=transforms, rng2=np.random.default_rng([seed, index]))
+                if per_element and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries):
+                    too_large.append(index)
                 checked += 1
             if checked == 0:
                 row.status, row.reason = "not_applicable", "no sample has a differentiable input and output"
+                index = None
+            elif too_large:
+                row.reason = f"per-element comparison skipped for sample(s) {too_large}: over the size caps of Tolerance.element_inputs/element_entries"
         except _Mismatch as m:
-            row.status, row.reason = "failed", f"sample {sample.label or '#'}{' complex' if _ else ''}: {m}"
+            s, is_complex = cases[index]
+            row.status, row.reason = "failed", f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}"
+            if "per-element Jacobian" not in str(m):
+                row.reason += _rerun(mode, problem, tol, per_element)
         except NotImplementedDerivative as e:
             row.status, row.reason = "not_applicable", str(e)
         except JaxderivError as e:
@@ -338,12 +423,32 @@ def _check_op(op: Op, modes: Sequence[str], seed: int, complex_: bool = True) ->
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
         if row.status in ("passed", "failed"):
             row.max_abs_err, row.max_rel_err = acc.abs_err, acc.rel_err
+        if row.status in ("failed", "error") and repro is not None:
+            row.repro = repro(mode, index)
         known = known_failure_reason(op.name, mode)
         if known is not None and row.status in ("failed", "error"):
             row.status, row.reason = "skipped", f"known failure: {known} [{row.reason}]"
         row.seconds = time.perf_counter() - start
         rows.append(row)
     return rows
+
+
+def _repro_command(spec_file: str | None, name: str, seed: int, thorough: bool, transforms: Sequence[str]) -> Callable[[str, int | None], str]:
+    """The command line that checks exactly one (op, mode, sample) again, element by element."""
+
+    def command(mode: str, index: int | None) -> str:
+        parts = ["python", "-m", "jaxderiv", "check"]
+        parts += ["--spec", spec_file] if spec_file else []
+        parts += ["--ops", name, "--modes", mode]
+        parts += ["--sample", str(index)] if index is not None else []
+        parts.append("--per-element")
+        parts += ["--seed", str(seed)] if seed else []
+        parts += ["--thorough"] if thorough else []
+        extra = [t for t in transforms if t != "jit"]
+        parts += ["--transforms", ",".join(["jit", *extra])] if extra else []
+        return shlex.join(parts)
+
+    return command
 
 
 def _resolve_registry(spec, registry):
@@ -356,9 +461,21 @@ def _resolve_registry(spec, registry):
     return Registry(load_spec(spec))
 
 
-def check(name: str, modes: Sequence[str] = MODES, *, spec=None, registry: Registry | None = None, seed: int = 0) -> Report:
+def check(
+    name: str,
+    modes: Sequence[str] = MODES,
+    *,
+    spec=None,
+    registry: Registry | None = None,
+    seed: int = 0,
+    sample: int | None = None,
+    per_element: bool = False,
+    thorough: bool = False,
+    transforms: Sequence[str] = ("jit",),
+) -> Report:
     """Check one op's rules in each mode; see `check_all`."""
-    return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed)
+    options = {"sample": sample, "per_element": per_element, "thorough": thorough, "transforms": transforms}
+    return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed, **options)
 
 
 def plan(spec=None, ops: Iterable[str] | None = None, registry: Registry | None = None) -> list[tuple[Registry, str, bool]]:
@@ -399,31 +516,57 @@ def check_all(
     registry: Registry | None = None,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    sample: int | None = None,
+    per_element: bool = False,
+    thorough: bool = False,
+    transforms: Sequence[str] = ("jit",),
 ) -> Report:
     """Compare every op's vjp, jvp and second-order rules with references, in float64.
 
     spec: a Spec, a path to a derivatives.yaml, or None for the shipped files (see `plan`).
     ops: names to check (default: every entry). Returns a Report; `bool(report)` is False
-    iff a check failed or errored. Each row names the spec file its formulas came from.
+    iff a check failed or errored. Each row names the spec file its formulas came from; a
+    failed row's reason says where the rule and the reference differ, and its `repro` is
+    the command line that checks that op, mode and sample again.
+
+    By default each sample is compared along random directions and cotangents. Options:
+    sample: check only the sample of this index (real samples first, then complex ones);
+    the random directions are those of the full run. per_element: also compare full
+    Jacobians element by element with JAX autodiff and finite differences (slow; a failed
+    sample is re-run so by itself when small). thorough: also differentiate each output
+    alone (vjp) and hold each input fixed (jvp), leaving the rest undefined. transforms:
+    any of "jit" (always run), "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap"
+    (under jax.vmap over 2 cotangents/tangents and 2 stacked inputs).
     """
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}; choose from {MODES}")
+    transforms = tuple(transforms)
+    unknown = [t for t in transforms if t not in TRANSFORMS]
+    if unknown:
+        raise ValueError(f"unknown transform(s) {unknown}; choose from {TRANSFORMS}")
+    shipped = spec is None and registry is None
+    options = {"sample": sample, "per_element": per_element, "thorough": thorough, "transforms": transforms}
     rows: list[Row] = []
     with jax.enable_x64(True):
         for registry_, name, complex_ in plan(spec, ops, registry):
-            rows += _check_named(registry_, name, modes, seed, complex_)
+            rows += _check_named(registry_, name, modes, seed, complex_, shipped and complex_, options)
             if progress is not None:
                 progress(name)
     return Report(rows)
 
 
-def _check_named(registry: Registry, name: str, modes: Sequence[str], seed: int, complex_: bool) -> list[Row]:
+def _check_named(
+    registry: Registry, name: str, modes: Sequence[str], seed: int, complex_: bool, default_spec: bool = False, options: dict | None = None
+) -> list[Row]:
+    options = options or {}
     try:
         entry = registry.spec[name]
     except KeyError as e:
         return [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
     source = os.path.basename(entry.location.file or "")
+    spec_file = None if default_spec else (os.path.abspath(entry.location.file) if entry.location.file else "SPEC_FILE")
+    repro = _repro_command(spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)))
     why_not = not_applicable_reason(name)
     if why_not is not None:
         rows = [Row(name, m, "not_applicable", reason=why_not) for m in modes]
@@ -432,9 +575,9 @@ def _check_named(registry: Registry, name: str, modes: Sequence[str], seed: int,
         rows = [Row(name, m, "skipped", reason="no forward implementation yet") for m in modes]
     else:
         try:
-            rows = _check_op(registry.op(name), modes, seed, complex_)
+            rows = _check_op(registry.op(name), modes, seed, complex_, repro=repro, **options)
         except JaxderivError as e:
-            rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}") for m in modes]
+            rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}", repro=repro(m, None)) for m in modes]
     proofs = _mode_proofs(entry)
     for r in rows:
         r.spec = source

@@ -67,6 +67,10 @@ def _proof(row: Row) -> str:
     return f'<br><small title="sympy proof over the reals">proved ({escape(row.proof)})</small>' if row.proof else ""
 
 
+def _repro(row: Row) -> str:
+    return f'<br><small>reproduce:</small> <code class="repro">{escape(row.repro)}</code>' if row.repro else ""
+
+
 def _err(v) -> str:
     return "" if v is None else f"{v:.1e}"
 
@@ -118,10 +122,11 @@ def to_html(
 
     failures = report.failures
     if failures:
-        parts.append('<section id="failures"><h2>Failures</h2><table><tr><th>op</th><th>entry</th><th>mode</th><th>status</th><th>reason</th></tr>')
+        parts.append('<section id="failures"><h2>Failures</h2><table><tr><th>op</th><th>entry</th><th>mode</th><th>status</th><th>reason</th>'
+                     "<th>reproduce</th></tr>")
         for r in failures:
             where = _where(entries.get((r.op, r.spec)), r)
-            parts.append(f"<tr><td><code>{escape(r.op)}</code></td><td>{escape(where)}</td><td>{escape(r.mode)}</td><td>{_status(r.status)}</td><td><code>{escape(r.reason)}</code></td></tr>")
+            parts.append(f"<tr><td><code>{escape(r.op)}</code></td><td>{escape(where)}</td><td>{escape(r.mode)}</td><td>{_status(r.status)}</td><td><code>{escape(r.reason)}</code></td><td><code>{escape(r.repro)}</code></td></tr>")
         parts.append("</table></section>")
 
     parts.append('<section id="rows"><h2>Every check</h2><table><tr><th>op</th><th>family</th><th>entry (file:line)</th><th>mode</th>'
@@ -131,7 +136,7 @@ def to_html(
         parts.append(
             f"<tr><td><code>{escape(r.op)}</code></td><td>{escape(family[r.op])}</td><td>{escape(_where(entry, r))}</td><td>{escape(r.mode)}</td>"
             f'<td>{_status(r.status)}{_proof(r)}</td><td class="num">{_err(r.max_abs_err)}</td><td class="num">{_err(r.max_rel_err)}</td>'
-            f'<td class="num">{r.seconds:.2f}</td><td>{_formula_cell(entry, r)}</td><td><code>{escape(r.reason)}</code></td></tr>'
+            f'<td class="num">{r.seconds:.2f}</td><td>{_formula_cell(entry, r)}</td><td><code>{escape(r.reason)}</code>{_repro(r)}</td></tr>'
         )
     parts.append("</table></section></body></html>")
     return "\n".join(parts)

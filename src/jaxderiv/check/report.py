@@ -24,10 +24,14 @@ class Row:
     formula: str = ""  # which formula the mode evaluated
     spec: str = ""  # the spec file the entry's formulas came from
     proof: str = ""  # "symbolic" or "numerical" when sympy proved the mode's formulas (real inputs)
+    repro: str = ""  # a failed or errored row: the command line that checks this op, mode and sample again
 
     def to_json(self) -> dict:
-        """The row as a JSON-ready dict."""
-        return dataclasses.asdict(self)
+        """The row as a JSON-ready dict; `repro` only where the row has one (failures)."""
+        out = dataclasses.asdict(self)
+        if not self.repro:
+            del out["repro"]
+        return out
 
 
 class Report:
@@ -68,6 +72,8 @@ class Report:
         for r in self.failures:
             where = f" ({r.spec})" if r.spec else ""
             lines.append(f"{r.status.upper()}: {r.op}{where} [{r.mode}] {r.reason}")
+            if r.repro:
+                lines.append(f"    repro: {r.repro}")
         return "\n".join(lines)
 
     def to_json(self) -> list[dict]:
@@ -81,11 +87,13 @@ class Report:
 
     def to_markdown(self) -> str:
         """Every row as a Markdown table."""
-        out = ["| op | spec | mode | status | proof | max abs err | max rel err | formula | reason |", "|---|---|---|---|---|---|---|---|---|"]
+        out = ["| op | spec | mode | status | proof | max abs err | max rel err | formula | reason | repro |", "|---|---|---|---|---|---|---|---|---|---|"]
         fmt = lambda v: "" if v is None else f"{v:.2e}"
         for r in self.rows:
             reason = r.reason.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {r.proof} | {fmt(r.max_abs_err)} | {fmt(r.max_rel_err)} | {r.formula} | {reason} |")
+            repro = f"`{r.repro}`" if r.repro else ""
+            errors = f"{fmt(r.max_abs_err)} | {fmt(r.max_rel_err)}"
+            out.append(f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {r.proof} | {errors} | {r.formula} | {reason} | {repro} |")
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:

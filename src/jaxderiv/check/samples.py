@@ -11,7 +11,7 @@ import numpy as np
 
 from ..op import Op
 
-__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "known_failure", "not_applicable", "samples_for", "checks_complex", "draw", "default_samples"]
+__all__ = ["Sample", "SAMPLES", "DOMAINS", "COMPLEX", "samples", "domain", "complex_ok", "real_only", "known_failure", "not_applicable", "samples_for", "checks_complex", "draw", "default_samples"]
 
 
 @dataclasses.dataclass
@@ -38,10 +38,12 @@ class Sample:
 SAMPLES: dict[str, Callable[[Op, np.random.Generator], list[Sample]]] = {}
 DOMAINS: dict[str, tuple[float, float]] = {}  # the interval tensor inputs are drawn from
 COMPLEX: set[str] = set()  # ops also checked on complex128 inputs
+REAL_ONLY: dict[tuple[str, str], str] = {}  # (op, mode) -> why that mode is checked on real inputs only
 # (op, mode) -> why its check is known to fail: a spec bug or a gap not closed yet.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 # op -> why it has no meaning in JAX (sparse layouts, packed int8 weights): reported, not run.
 NOT_APPLICABLE: dict[str, str] = {}
+NOT_APPLICABLE_MODES: dict[tuple[str, str], str] = {}  # (op, mode) -> why that mode is not applicable
 # Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.
 DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
 
@@ -71,16 +73,21 @@ def known_failure(reason: str, *names: str, modes=("vjp", "jvp", "vjp_vjp")) -> 
             KNOWN_FAILURES[(n, m)] = reason
 
 
-def not_applicable(reason: str, *names: str) -> None:
-    """Declare that these entries have no JAX meaning: the report lists them as
+def not_applicable(reason: str, *names: str, modes=None) -> None:
+    """Declare that these entries have no JAX meaning (or, with `modes`, that those modes have
+    none: a second derivative the spec does not define): the report lists them as
     `not_applicable` with the reason instead of checking them."""
     for n in names:
-        NOT_APPLICABLE[n] = reason
+        if modes is None:
+            NOT_APPLICABLE[n] = reason
+        else:
+            NOT_APPLICABLE_MODES.update({(n, m): reason for m in modes})
 
 
-def not_applicable_reason(name: str) -> str | None:
+def not_applicable_reason(name: str, mode: str | None = None) -> str | None:
+    """Why the entry (mode None) or one of its modes is not applicable, if declared."""
     _load()
-    return NOT_APPLICABLE.get(name)
+    return NOT_APPLICABLE.get(name) if mode is None else NOT_APPLICABLE_MODES.get((name, mode))
 
 
 def known_failure_reason(name: str, mode: str) -> str | None:
@@ -157,7 +164,19 @@ def samples_for(op: Op, rng: np.random.Generator, complex_: bool = False) -> lis
     return default_samples(op, rng, dtype)
 
 
-def checks_complex(name: str) -> bool:
-    """Whether op `name` is also checked on complex128 inputs."""
+def real_only(reason: str, *names: str, modes=("vjp", "jvp", "vjp_vjp")) -> None:
+    """Check these complex-capable ops on real inputs only in `modes`, for the stated reason
+    (a mode that runs an older file's formulas, written before they took complex inputs)."""
+    for n in names:
+        REAL_ONLY.update({(n, m): reason for m in modes})
+
+
+def real_only_reason(name: str, mode: str) -> str | None:
     _load()
-    return name in COMPLEX
+    return REAL_ONLY.get((name, mode)) if name in COMPLEX else None
+
+
+def checks_complex(name: str, mode: str | None = None) -> bool:
+    """Whether op `name` is also checked on complex128 inputs (in `mode`, if given)."""
+    _load()
+    return name in COMPLEX and (mode is None or (name, mode) not in REAL_ONLY)

@@ -141,14 +141,18 @@ def _learnable_grads(grad, x, scale, zero_point, quant_min, quant_max, grad_fact
 
     Where q is clamped: dscale = grad * (bound - zero_point), dzero_point = -grad * scale;
     elsewhere: dscale = grad * (x_fq - x) / scale (rounding as the identity), dzero_point = 0.
+    ATen's kernels run in float32 and take no other dtype; a float64 x runs in float64.
     """
-    s, inv = _qparams(x, scale)
-    z = zero_point.astype(x.dtype)
+    out_dtype, dtype = x.dtype, jnp.promote_types(x.dtype, jnp.float32)
+    x, grad = x.astype(dtype), grad.astype(dtype)
+    s = jnp.asarray(scale).astype(dtype)
+    inv = 1 / s
+    z = zero_point.astype(dtype)
     q = jnp.round(z + x * inv)
     inside = (q >= quant_min) & (q <= quant_max)
-    fq = ((jnp.clip(q, quant_min, quant_max) - z) * s).astype(jnp.float32).astype(x.dtype)
+    fq = (jnp.clip(q, quant_min, quant_max) - z) * s
     bound = jnp.where(q < quant_min, quant_min - z, quant_max - z)
-    dx = grad * inside
+    dx = (grad * inside).astype(out_dtype)
     dscale = jnp.where(inside, grad * (fq - x) * inv, grad * bound) * grad_factor
     dzero = jnp.where(inside, 0.0, -grad * s) * grad_factor
     return dx, dscale, dzero

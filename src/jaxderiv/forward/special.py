@@ -146,8 +146,10 @@ def frexp(self):
 
 @jax.jit
 def _zeta(x, q):
-    """Hurwitz zeta with ATen's values where q <= 0: inf at integer q; JAX gives NaN there."""
-    return jnp.where((q <= 0) & (q == jnp.floor(q)), jnp.inf, jsp.zeta(x, q))
+    """Hurwitz zeta with ATen's special cases, in its order: inf at x = 1, NaN for x < 1,
+    inf at integer q <= 0 (JAX gives NaN there)."""
+    value = jnp.where((q <= 0) & (q == jnp.floor(q)), jnp.inf, jsp.zeta(x, q))
+    return jnp.where(x == 1, jnp.inf, jnp.where(x < 1, jnp.nan, value))
 
 
 @impl("special_zeta", "special_zeta.self_scalar", "special_zeta.other_scalar")
@@ -180,13 +182,14 @@ def special_xlog1py(self, other):
 @partial(jax.jit, static_argnames="upper")
 def _incomplete_gamma(a, x, upper):
     a, x = jnp.broadcast_arrays(a, x)  # lax does not broadcast
-    at_inf = jnp.where(jnp.isfinite(x), 1.0 if upper else 0.0, jnp.nan)
+    # ATen: NaN for x < 0; at a = inf, NaN if x = inf, else 0 (1 for Q), NaN x included.
+    at_inf = jnp.where(jnp.isinf(x) | (x < 0), jnp.nan, 1.0 if upper else 0.0)
     return jnp.where(jnp.isposinf(a), at_inf, (lax.igammac if upper else lax.igamma)(a, x))
 
 
 @impl("igamma")
 def igamma(self, other):
-    """Regularized lower incomplete gamma P(a, x); at a = inf ATen gives 0 (NaN if x = inf), JAX NaN."""
+    """Regularized lower incomplete gamma P(a, x); at a = inf ATen gives 0 (NaN if x = inf, even for a NaN x), JAX NaN."""
     _require_floating("igamma", self, other)
     return _incomplete_gamma(*_floating(self, other), upper=False)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, known_failure, samples
+from ..samples import Sample, not_applicable, samples
 
 T, N, C = 5, 3, 4
 PADDED = np.array([[1, 2, 2], [3, 1, 0], [2, 0, 0]])
@@ -76,9 +76,10 @@ def _cudnn_ctc(op, rng, dtype=np.float64):
 samples("_cudnn_ctc_loss.Tensor")(lambda op, rng, dtype=np.float64: [_with_tensor_lengths(s) for s in _cudnn_ctc(op, rng, dtype)])
 
 
-known_failure(
-    "spec gap: the formula scales cuDNN's gradient (the op's second output), whose own derivative the "
-    "entry does not give (it reads grads[0] only), so the second derivative misses it, as PyTorch's does",
+not_applicable(
+    "the backward formula reads the op's second output (cuDNN's gradient), whose derivative the entry "
+    "does not give (it reads grads[0] only): the spec defines no second derivative (PyTorch's double "
+    "backward drops that term)",
     "_cudnn_ctc_loss",
     "_cudnn_ctc_loss.Tensor",
     modes=("vjp_vjp",),

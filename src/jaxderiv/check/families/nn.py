@@ -12,7 +12,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..samples import Sample, known_failure, samples
+from ...forward import implementation
+from ..samples import Sample, known_failure, not_applicable, samples
 
 REDUCTIONS = (0, 1, 2)
 GAP = 0.1
@@ -47,20 +48,38 @@ def _softmax(rng):
 
 
 def _softmax_backward_data(log):
-    def fn(rng):
+    """grad_output, output = (log_)softmax(self), dim, self. The 1.7 spec keys the derivative
+    through `output` to `self`: its formula for `self` is softmax's double backward, the
+    derivative through output = softmax(self). So the reference, of which it is the
+    derivative, computes output from self."""
+    forward_name = "_log_softmax" if log else "_softmax"
+
+    def make(op, rng, dtype=np.float64):
+        softmax, backward = implementation(forward_name), implementation(op.name)
+        keyed_to_self = [a.name for a in op.schema.arguments][-1] == "self"
+
+        def reference(grad_output, output, dim, self):
+            return backward(grad_output, softmax(self, dim, False), dim, self)
+
         out = []
         for s, d in (((2, 3), 1), ((3, 2), 0)):
             x = rng.normal(size=s)
-            y = np.asarray(jax.nn.log_softmax(x, axis=d) if log else jax.nn.softmax(x, axis=d))
-            out.append(((rng.normal(size=s), y, d, x), f"{s} dim={d}"))
+            y = np.asarray(softmax(x, d, False))
+            out.append(Sample((rng.normal(size=s), y, d, x), {}, f"{s} dim={d}, output = {forward_name}(self)",
+                              reference=reference if keyed_to_self else None))
         return out
 
-    return fn
+    return make
 
 
+# Their second derivative reaches `output` (softmax(self) in every use), for which the 1.7
+# entries give no formula: PyTorch's graph has no derivative there either.
+not_applicable(
+    "the second derivative runs through `output` (= softmax(self)), for which the 1.7 entry gives no formula",
+    "_softmax_backward_data", "_log_softmax_backward_data", modes=("vjp_vjp",))
 samples("_softmax", "_log_softmax")(_make(_softmax))
-samples("_softmax_backward_data")(_make(_softmax_backward_data(False)))
-samples("_log_softmax_backward_data")(_make(_softmax_backward_data(True)))
+samples("_softmax_backward_data")(_softmax_backward_data(False))
+samples("_log_softmax_backward_data")(_softmax_backward_data(True))
 samples("glu")(_make(lambda rng: [((rng.normal(size=(2, 4)), d), f"2x4 dim={d}") for d in (-1, 0)]))
 samples("glu_backward")(_make(lambda rng: [((rng.normal(size=(2, 2)), rng.normal(size=(2, 4)), 1), "2x4 dim=1"), ((rng.normal(size=(1, 3)), rng.normal(size=(2, 3)), 0), "2x3 dim=0")]))
 
@@ -340,12 +359,6 @@ samples("_embedding_bag")(_make(_embedding_bag))
 
 
 # Checks known to fail, with why; the checker still runs them (see samples.known_failure).
-known_failure(
-    "the 1.7 spec keys this op's derivative to `self`, but ATen's op reads `self` only for its dtype "
-    "(the dependence is through `output`), so finite differences and the formula disagree by design",
-    "_softmax_backward_data",
-    "_log_softmax_backward_data",
-)
 known_failure("spec bug: the formula for `target` is zeros_like(grad), but the op depends on target", "kl_div_backward")
 known_failure(
     "spec bug (PyTorch 1.7): kl_div's second derivative goes through kl_div_backward, whose formula "

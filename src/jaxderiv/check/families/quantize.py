@@ -6,20 +6,29 @@ learnable zero points sit 0.2 away from the half-integers their rounding turns a
 
 The spec's gradients of these ops are PyTorch's straight-through estimator (rounding counted
 as the identity), not the derivative of the forward, which is zero between rounding steps.
-For the ops with fixed quantization parameters, each sample names the function the estimator
-is the derivative of: x clamped to the range whose rounding stays in [quant_min, quant_max]
-(identity inside, constant outside). The checker differentiates that reference instead of the
-forward. The learnable variants (gradients for scale and zero point too) and the fused
-observer are declared known failures; tests/test_quantize.py compares them with torch 2.13.
+Each sample names what the checker differentiates instead of the forward (`Sample.reference`):
+
+- fixed quantization parameters, and the fused observer (its parameters from the running
+  range): x clamped to the range whose rounding stays in [quant_min, quant_max], identity
+  inside and constant outside; the identity where fake quantization is off.
+- learnable scale and zero point: learned step size quantization (LSQ), whose estimator is the
+  derivative of s * (clamp(round(x / s + z)) - z) with round, and the zero point's rounding
+  and clamping, counted as the identity, scaled by grad_factor in s and z, and summed over the
+  elements each parameter scales. That is no function's gradient (d/dscale depends on x,
+  d/dx not on scale), so the reference is built at the sample: its values are that forward
+  with rounding frozen as a shift by its residual at the sample (finite differences at the
+  sample see the estimator), its derivative at any point the same construction frozen at
+  that point, whose own derivative (rounding piecewise constant) judges the second order.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ...forward import implementation
-from ..samples import Sample, known_failure, samples
+from ..samples import Sample, samples
 
 QMIN, QMAX = 0, 15
 SCALE = 0.25
@@ -37,15 +46,16 @@ def _straight_through(x, scale, zero_point, quant_min, quant_max):
     return jnp.clip(x, (quant_min - zero_point - 0.5) * scale, (quant_max - zero_point + 0.5) * scale)
 
 
-def _reference(op, along=None, enabled=None):
+def _reference(op, along=None, enabled=None, qparams=None):
     """The reference of `op`'s sample: the surrogate for the output, the forward for a mask output.
-    `along` broadcasts per-channel parameters; `enabled` names the switch argument if any."""
+    `along` broadcasts per-channel parameters; `enabled` names the switch argument if any;
+    `qparams(arguments) -> (scale, zero_point)` where the arguments do not hold them as such."""
     forward = implementation(op.name)
     names = [a.name for a in op.schema.arguments]
 
     def reference(*values):
         kw = dict(zip(names, values))
-        scale, zero_point = kw["scale"], kw["zero_point"]
+        scale, zero_point = qparams(kw) if qparams else (kw["scale"], kw["zero_point"])
         if along is not None:
             shape = [1] * kw["self"].ndim
             shape[kw[along]] = -1
@@ -88,12 +98,70 @@ def _per_channel(op, rng, dtype=np.float64):
     return [Sample((), kw, "axis=1", reference=_reference(op, along="axis"))]
 
 
+def _learned_step(x, scale, zero_point, at, quant_min, quant_max, grad_factor):
+    """Learned step size quantization's straight-through forward, with what rounding decides
+    taken at the point `at` = (x, scale, zero_point): s * (clamp(x / s + z + r) - z), where r
+    is the rounding residual round(x0 / s0 + z0) - (x0 / s0 + z0) (rounding as a shift, the
+    identity for the derivative), z the zero point, rounded and clamped at z0 (also a shift),
+    and the clamp's side the one of the rounded value at `at`. grad_factor scales the
+    derivative in scale and zero_point: s = g * scale + (1 - g) * s0, likewise z.
+
+    A smooth function of (x, scale, zero_point); at `at` it equals the forward and its
+    derivative is PyTorch's estimator there.
+    """
+    x0, s0, z0 = at
+    z_rounded = jnp.clip(jnp.round(z0), quant_min, quant_max)
+    q = jnp.round(x0 / s0 + z_rounded)
+    residual = q - (x0 / s0 + z_rounded)
+    s = grad_factor * scale + (1 - grad_factor) * s0
+    z = grad_factor * zero_point + (z_rounded - grad_factor * z0)
+    v = jnp.where(q < quant_min, quant_min, jnp.where(q > quant_max, quant_max, x / s + z + residual))
+    return s * (v - z)
+
+
+def _learnable_reference(op, anchor, along=None):
+    """The reference of a learnable fake quantize's sample at `anchor` (the sample's self, scale
+    and zero_point): its values are `_learned_step` with rounding taken at the anchor (finite
+    differences there see the estimator), its derivative at any point y the derivative of
+    `_learned_step` with rounding taken at y: PyTorch's estimator as a function of y, whose
+    own derivative (rounding piecewise constant) the second-order check compares."""
+    names = [a.name for a in op.schema.arguments]
+
+    def reference(*values):
+        kw = dict(zip(names, values))
+        grad_factor = kw.get("grad_factor", 1.0)
+
+        def shaped(x, scale, zero_point):
+            if along is None:
+                return x, scale, zero_point
+            shape = [1] * jnp.ndim(x)
+            shape[kw[along]] = -1
+            return x, jnp.reshape(scale, shape), jnp.reshape(zero_point, shape)
+
+        def at(point):
+            return lambda x, scale, zero_point: _learned_step(
+                *shaped(x, scale, zero_point), shaped(*point), kw["quant_min"], kw["quant_max"], grad_factor)
+
+        @jax.custom_jvp
+        def quantized(x, scale, zero_point):
+            return at(tuple(jnp.asarray(v) for v in anchor))(x, scale, zero_point)
+
+        @quantized.defjvp
+        def _(primals, tangents):
+            return quantized(*primals), jax.jvp(at(primals), primals, tangents)[1]
+
+        return quantized(kw["self"], kw["scale"], kw["zero_point"])
+
+    return reference
+
+
 @samples("_fake_quantize_learnable_per_tensor_affine")
 def _learnable_per_tensor(op, rng, dtype=np.float64):
     kw = {"self": _values(rng, (3, 4), SCALE, 3), "scale": np.array([SCALE]), "zero_point": np.array([3.2]), "quant_min": QMIN, "quant_max": QMAX}
     if any(a.name == "grad_factor" for a in op.schema.arguments):
         kw["grad_factor"] = 0.5
-    return [Sample((), kw, "zero_point=3.2")]
+    anchor = (kw["self"], kw["scale"], kw["zero_point"])
+    return [Sample((), kw, "zero_point=3.2", reference=_learnable_reference(op, anchor))]
 
 
 @samples("_fake_quantize_learnable_per_channel_affine")
@@ -103,14 +171,8 @@ def _learnable_per_channel(op, rng, dtype=np.float64):
           "axis": 1, "quant_min": QMIN, "quant_max": QMAX}
     if any(a.name == "grad_factor" for a in op.schema.arguments):
         kw["grad_factor"] = 0.5
-    return [Sample((), kw, "axis=1")]
-
-
-_STE = (
-    "by design: the spec's gradient is PyTorch's straight-through estimator (rounding as the identity), "
-    "while the forward's derivative is zero between rounding steps; tests/test_quantize.py compares it with torch 2.13"
-)
-known_failure(_STE, "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine")
+    anchor = (kw["self"], kw["scale"], kw["zero_point"])
+    return [Sample((), kw, "axis=1", reference=_learnable_reference(op, anchor, along="axis"))]
 
 
 @samples("_fused_moving_avg_obs_fq_helper")
@@ -123,9 +185,15 @@ def _fused_observer(op, rng, dtype=np.float64):
               "running_min": np.array([0.0], np.float32), "running_max": np.array([255 * SCALE], np.float32),
               "scale": np.ones(1, np.float32), "zero_point": np.zeros(1, np.int32), "averaging_const": 0.01,
               "quant_min": 0, "quant_max": 255, "ch_axis": 0}
-        return Sample((), kw, f"fake_quant_on={fake_quant}")
+        return Sample((), kw, f"fake_quant_on={fake_quant}", reference=_reference(op, enabled="fake_quant_on", qparams=_running_range_qparams))
 
     return [make(1), make(0)]
 
 
-known_failure(_STE, "_fused_moving_avg_obs_fq_helper", modes=("vjp", "jvp"))
+def _running_range_qparams(kw):
+    """The quantization parameters of the samples' running range (the observer off, one range,
+    asymmetric): [min(lo, 0), max(hi, 0)] mapped affinely onto [quant_min, quant_max]."""
+    lo = jnp.minimum(jnp.reshape(kw["running_min"], ()), 0.0)
+    hi = jnp.maximum(jnp.reshape(kw["running_max"], ()), 0.0)
+    scale = (hi - lo) / (kw["quant_max"] - kw["quant_min"])
+    return scale, jnp.clip(jnp.round(kw["quant_min"] - lo / scale), kw["quant_min"], kw["quant_max"])

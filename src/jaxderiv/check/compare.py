@@ -1,0 +1,109 @@
+"""What every comparison of the checker shares: the error measures, the mismatch they raise, and
+how the compared functions are evaluated (one jitted program per function, eager where jit fails).
+
+Apart from the checker so that its optional comparisons (elements.py, transforms.py) use the
+same measures and messages as the default one without importing the orchestrator.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+ACTUAL = "the spec's rule"  # the side under test in every comparison
+AUTODIFF = "JAX autodiff of the forward"
+
+
+class _Mismatch(Exception):
+    """A rule outside the tolerance: the message says where; the errors feed the row's figures."""
+
+    def __init__(self, message, abs_err, rel_err):
+        super().__init__(message)
+        self.abs_err, self.rel_err = abs_err, rel_err
+
+
+def _errors(actual, expected):
+    a, e = np.asarray(actual), np.asarray(expected)
+    both_nan = np.isnan(a) & np.isnan(e)
+    diff = np.where(both_nan, 0.0, np.abs(a - e))
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    abs_err = float(np.max(diff, initial=0.0))
+    rel_err = abs_err / max(float(np.max(np.abs(np.where(np.isnan(e), 0, e)), initial=0.0)), 1e-300)
+    return abs_err, rel_err, diff, np.abs(np.where(np.isnan(e), 0, e))
+
+
+def _number(v) -> str:
+    v = complex(v) if np.iscomplexobj(v) else float(v)
+    return f"{v.real:.8g}{v.imag:+.8g}j" if isinstance(v, complex) else f"{v:.8g}"
+
+
+class _Accumulator:
+    """Worst errors seen over the samples of one op and mode."""
+
+    def __init__(self):
+        self.abs_err, self.rel_err = 0.0, 0.0
+
+    def compare(self, check: str, side: str, reference: str, actual, expected, rtol, atol):
+        """Raise _Mismatch, saying where and by how much, unless |actual - expected| <= atol + rtol |expected|."""
+        abs_err, rel_err, diff, scale = _errors(actual, expected)
+        self.abs_err, self.rel_err = max(self.abs_err, abs_err), max(self.rel_err, min(rel_err, abs_err))
+        bad = diff > atol + rtol * scale
+        if np.any(bad):
+            where = np.unravel_index(int(np.argmax(diff - rtol * scale)), diff.shape) if diff.ndim else ()
+            where = tuple(int(i) for i in where)
+            raise _Mismatch(
+                f"{check}, {side}: actual ({ACTUAL}) differs from the reference ({reference}): "
+                f"max |actual - reference| = {abs_err:.3e} at element {where} "
+                f"(actual {_number(np.asarray(actual)[where])}, reference {_number(np.asarray(expected)[where])}); "
+                f"{int(np.sum(bad))} of {bad.size} element(s) outside the tolerance |actual - reference| <= atol + rtol * |reference|, "
+                f"rtol={rtol:g}, atol={atol:g}",
+                abs_err,
+                rel_err,
+            )
+
+
+def _input(p, k: int) -> str:
+    """Differentiable input k as reports name it, with its schema argument where known."""
+    name = p.input_name(k) if hasattr(p, "input_name") else None
+    return f"input {k}" + (f" (`{name}`)" if name else "")
+
+
+def _random_like(rng, x):
+    """Standard normal entries (real and imaginary) of x's shape and dtype; x may be abstract."""
+    shape, dtype = np.shape(x), np.dtype(x.dtype)
+    r = rng.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        r = r + 1j * rng.normal(size=shape)
+    return jnp.asarray(r.astype(dtype))
+
+
+# A check runs each program once or twice: XLA's backend optimizations (LLVM -O) cost more
+# compile time than they save (results agree to rounding: no fast-math either way).
+_CHECK_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+def _jit(fn: Callable):
+    return jax.jit(fn, compiler_options=_CHECK_COMPILE)
+
+
+class _Compiled:
+    """`fn` as one jitted XLA program, or eager where it cannot be traced (value-dependent shapes).
+
+    Eager evaluation compiles one small program per primitive and shape; a check runs
+    hundreds of them. One program per function and sample compiles several times less.
+    The eager result (value or exception) is the authority: any failure under jit falls back.
+    """
+
+    def __init__(self, fn: Callable):
+        self.fn, self.jitted = fn, _jit(fn)
+
+    def __call__(self, *args):
+        if self.jitted is not None:
+            try:
+                return self.jitted(*args)
+            except Exception:  # noqa: BLE001 - evaluated eagerly below, which raises what it raises
+                self.jitted = None
+        return self.fn(*args)

@@ -1,0 +1,139 @@
+"""Per-element comparison: a sample's full Jacobians, entry by entry, against JAX autodiff and finite differences.
+
+Slower than the default comparison along random directions, so opt-in (`per_element`), and
+re-run by itself on a failed sample (small ones only) to name the exact Jacobian entry that differs.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .compare import AUTODIFF, _Compiled, _errors, _input, _Mismatch, _number
+
+
+class _Coordinates:
+    """The real coordinates of a list of arrays, flattened in order; a complex entry counts twice."""
+
+    def __init__(self, arrays):
+        self.shapes = [tuple(np.shape(a)) for a in arrays]
+        self.dtypes = [np.dtype(a.dtype) for a in arrays]
+        self.complex = [np.issubdtype(t, np.complexfloating) for t in self.dtypes]
+        self.sizes = [int(np.prod(s, dtype=int)) * (2 if c else 1) for s, c in zip(self.shapes, self.complex)]
+        self.size = sum(self.sizes)
+
+    def flatten(self, arrays):
+        parts = [jnp.stack([jnp.real(a), jnp.imag(a)], -1).ravel() if c else jnp.ravel(a).astype(jnp.float64) for a, c in zip(arrays, self.complex)]
+        return jnp.concatenate(parts) if parts else jnp.zeros((0,))
+
+    def unflatten(self, d):
+        out, at = [], 0
+        for shape, dtype, c, n in zip(self.shapes, self.dtypes, self.complex, self.sizes):
+            piece = d[at : at + n]
+            at += n
+            if c:
+                piece = piece.reshape(shape + (2,))
+                out.append((piece[..., 0] + 1j * piece[..., 1]).astype(dtype))
+            else:
+                out.append(piece.reshape(shape).astype(dtype))
+        return out
+
+    def locate(self, k: int) -> tuple[int, tuple, str]:
+        """(array, element, part) of coordinate k; part is "" or " real part" / " imaginary part"."""
+        for i, n in enumerate(self.sizes):
+            if k < n:
+                part = ""
+                if self.complex[i]:
+                    k, r = divmod(k, 2)
+                    part = " imaginary part" if r else " real part"
+                where = tuple(int(j) for j in np.unravel_index(k, self.shapes[i])) if self.shapes[i] else ()
+                return i, where, part
+            k -= n
+        raise IndexError(k)
+
+
+def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
+    """Compare the full Jacobians of the sample's derivative element by element: the rule's
+    (jax.jacrev for vjp and vjp_vjp, jax.jacfwd for jvp), JAX autodiff's of the forward, and
+    central finite differences column by column. Raise _Mismatch naming the worst and the first
+    failing entry; return "" when every entry agrees, or why the sample was not compared."""
+    xs = list(p.xs)
+    if mode == "vjp_vjp":
+        cts = p.directions["cts"]
+        rule = lambda *xs: p.project(list(jax.vjp(p.rule_fn, *xs)[1](cts)))  # noqa: E731
+        native = lambda *xs: p.project(list(jax.vjp(p.native_fn, *xs)[1](cts)))  # noqa: E731
+        fd_base, step, scale = rule, tol.fd_step * 10, 10
+        out_name = lambda k: f"gradient of {_input(p, k)}"  # noqa: E731
+    else:
+        rule, native, fd_base, step, scale = p.rule_fn, p.native_fn, p.fd_fn, tol.fd_step, 1
+        out_name = lambda k: f"output {k}"  # noqa: E731
+    inputs = _Coordinates(xs)
+    try:
+        y0 = jax.eval_shape(lambda *xs: rule(*xs), *xs)
+    except Exception:  # noqa: BLE001
+        y0 = rule(*xs)
+    outputs = _Coordinates(y0)
+    if inputs.size > max_inputs or inputs.size * outputs.size > max_entries:
+        entries = inputs.size * outputs.size
+        return f"not compared element by element: {inputs.size} input coordinates, {entries} Jacobian entries (caps {max_inputs}, {max_entries})"
+
+    def moved(fn):
+        def at(d):
+            ds = p.project(inputs.unflatten(d))
+            return outputs.flatten(fn(*[x + t for x, t in zip(xs, ds)]))
+
+        return at
+
+    jac = jax.jacfwd if mode == "jvp" else jax.jacrev
+    zero = jnp.zeros((inputs.size,))
+    actual = np.asarray(_Compiled(jac(moved(rule)))(zero))
+    try:
+        ref = np.asarray(_Compiled(jac(moved(native)))(zero))
+    except Exception:  # noqa: BLE001 - a forward JAX cannot differentiate: finite differences only
+        ref = None
+    f = moved(fd_base)
+    column = lambda e: (f(e) - f(-e)) / (2 * step)  # noqa: E731
+    try:
+        fd = np.asarray(_Compiled(jax.vmap(column))(step * jnp.eye(inputs.size))).T
+    except Exception:  # noqa: BLE001 - not batchable: one column at a time
+        one = _Compiled(column)
+        fd = np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1) if inputs.size else np.zeros((outputs.size, 0))
+    value_scale = max(1.0, float(np.max(np.abs(np.asarray(f(zero))), initial=0.0)))
+    how = f"jax.{jac.__name__} of the rule's {'backward' if mode == 'vjp_vjp' else mode}"
+    comparisons = [] if ref is None else [(ref, f"jax.{jac.__name__} of {AUTODIFF}", tol.ref_rtol * scale, tol.ref_atol * scale)]
+    comparisons.append((fd, f"central finite differences per input coordinate, step {step:g}", tol.fd_rtol * scale, tol.fd_atol * scale * value_scale))
+
+    def entry(j, i):
+        ko, wo, po = outputs.locate(j)
+        ki, wi, pi = inputs.locate(i)
+        return f"d {out_name(ko)}{list(wo)}{po} / d {_input(p, ki)}{list(wi)}{pi}"
+
+    for expected, name, rtol, atol in comparisons:
+        abs_err, rel_err, diff, mag = _errors(actual, expected)
+        limit = atol + rtol * mag
+        bad = diff > limit
+        if np.any(bad):
+            j, i = np.unravel_index(int(np.argmax(diff - limit)), diff.shape)
+            fj, fi = np.argwhere(bad)[0]
+            raise _Mismatch(
+                f"per-element Jacobian ({outputs.size} x {inputs.size}, {how}) vs {name}: {int(np.sum(bad))} of {bad.size} entries "
+                f"outside |actual - reference| <= atol + rtol * |reference| (rtol={rtol:g}, atol={atol:g}); "
+                f"worst {entry(j, i)}: actual {_number(actual[j, i])}, reference {_number(expected[j, i])}, |difference| {diff[j, i]:.3e}; "
+                f"first {entry(fj, fi)}: actual {_number(actual[fj, fi])}, reference {_number(expected[fj, fi])}",
+                abs_err,
+                rel_err,
+            )
+    return ""
+
+
+def _rerun(mode: str, p, tol, per_element: bool) -> str:
+    """A failed sample compared again element by element (small samples only, unless per_element)."""
+    caps = (tol.element_inputs, tol.element_entries) if per_element else (tol.rerun_inputs, tol.rerun_entries)
+    try:
+        note = _per_element(mode, p, tol, *caps)
+    except _Mismatch as m:
+        return f". Re-run element by element: {m}"
+    except Exception as e:  # noqa: BLE001 - the first failure stands; say why the re-run did not run
+        return f". Re-run element by element could not run: {type(e).__name__}: {e}"
+    return f". Re-run element by element: {note or 'every Jacobian entry is within tolerance (all tangents and cotangents defined, under jit)'}"
