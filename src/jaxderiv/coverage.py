@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -29,10 +30,15 @@ class FileCoverage:
     verified: dict = dataclasses.field(default_factory=dict)  # mode -> entries passed
     missing: Counter = dataclasses.field(default_factory=Counter)  # helper -> entries needing it
     errors: list = dataclasses.field(default_factory=list)  # (entry, message) of formulas that fail
+    failing: Counter = dataclasses.field(default_factory=Counter)  # why entries fail to build -> entries
+    seed_entries: int = 0  # entries the shipped seed files also have (0 when this is a shipped file)
+    seed_entries_translated: int = 0
+    seed_untranslated: list = dataclasses.field(default_factory=list)  # those shared entries that do not build
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
         d["missing"] = dict(self.missing.most_common())
+        d["failing"] = dict(self.failing.most_common())
         return d
 
 
@@ -52,11 +58,38 @@ class Coverage:
                          f"with forward implementation {f.entries_with_forward}/{f.entries}")
             if f.verified:
                 lines.append("  verified (passed): " + ", ".join(f"{m} {n}" for m, n in f.verified.items()))
+            if f.seed_entries:
+                lines.append(f"  entries shared with the shipped seed files: translated {f.seed_entries_translated}/{f.seed_entries}")
             if f.missing:
                 lines.append(f"  missing helpers and methods, by entries that need them (top {top}):")
                 for name, n in f.missing.most_common(top):
                     lines.append(f"    {n:4d}  {name}")
+            if f.failing:
+                lines.append(f"  other translation errors, by entries they stop (top {top}):")
+                for cause, n in f.failing.most_common(top):
+                    lines.append(f"    {n:4d}  {cause}")
+            if f.seed_untranslated:
+                lines.append("  shared with the seed files but not translated: " + ", ".join(f.seed_untranslated))
         return "\n".join(lines)
+
+
+# `file:line, entry 'x', key 'y', column 3: ` before a translation error's cause.
+_LOCATION = re.compile(r"^.*?(column \d+|key '[^']*'|entry '[^']*'): ")
+
+
+def _cause(message: str) -> str:
+    """A translation error without its location, and without the list of variables an unknown
+    name message appends: the same cause reads the same for every entry."""
+    cause = _LOCATION.sub("", message, count=1)
+    return cause.split(": not a variable of this formula")[0]
+
+
+def _seed_names(path: str) -> set[str]:
+    """Names of the shipped seed files' entries, unless `path` is one of those files."""
+    shipped = shipped_spec_files()
+    if any(Path(path).resolve() == p.resolve() for p in shipped):
+        return set()
+    return {e.name for p in shipped for e in load_spec(p)}
 
 
 def _file_coverage(path: str, verify: bool) -> FileCoverage:
@@ -65,6 +98,7 @@ def _file_coverage(path: str, verify: bool) -> FileCoverage:
 
     helpers.load()
     spec = load_spec(path)
+    seed = _seed_names(path)
     fc = FileCoverage(file=str(path), entries=len(spec))
     implemented = []
     for entry in spec:
@@ -83,16 +117,24 @@ def _file_coverage(path: str, verify: bool) -> FileCoverage:
                 continue
             fc.formulas_parsed += 1
             needs |= unresolved_names(tree)
+        shared = entry.name in seed
+        fc.seed_entries += shared
         for name in needs:
             fc.missing[name] += 1
         if needs or not ok:
+            if shared:
+                fc.seed_untranslated.append(entry.name)
             continue
         try:
             Op(entry, None)
         except JaxderivError as e:
             fc.errors.append((entry.name, str(e)))
+            fc.failing[_cause(str(e))] += 1
+            if shared:
+                fc.seed_untranslated.append(entry.name)
             continue
         fc.entries_translated += 1
+        fc.seed_entries_translated += shared
         if implementation(entry.name) is not None:
             fc.entries_with_forward += 1
             implemented.append(entry.name)

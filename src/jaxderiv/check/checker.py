@@ -377,7 +377,7 @@ def _check_op(
         start = time.perf_counter()
         rng = np.random.default_rng(seed)
         acc = _Accumulator()
-        why_not = not_applicable_reason(op.name, mode)
+        why_not = not_applicable_reason(op.name, mode, op)
         if why_not is not None:
             rows.append(Row(op.name, mode, "not_applicable", reason=why_not, formula=label[mode]))
             continue

@@ -43,7 +43,7 @@ REAL_ONLY: dict[tuple[str, str], str] = {}  # (op, mode) -> why that mode is che
 KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 # op -> why it has no meaning in JAX (sparse layouts, packed int8 weights): reported, not run.
 NOT_APPLICABLE: dict[str, str] = {}
-NOT_APPLICABLE_MODES: dict[tuple[str, str], str] = {}  # (op, mode) -> why that mode is not applicable
+NOT_APPLICABLE_MODES: dict[tuple[str, str], tuple[str, Callable | None]] = {}  # (op, mode) -> why that mode is not applicable
 # Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.
 DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
 
@@ -73,21 +73,24 @@ def known_failure(reason: str, *names: str, modes=("vjp", "jvp", "vjp_vjp")) -> 
             KNOWN_FAILURES[(n, m)] = reason
 
 
-def not_applicable(reason: str, *names: str, modes=None) -> None:
+def not_applicable(reason: str, *names: str, modes=None, when: Callable[[Op], bool] | None = None) -> None:
     """Declare that these entries have no JAX meaning (or, with `modes`, that those modes have
-    none: a second derivative the spec does not define): the report lists them as
-    `not_applicable` with the reason instead of checking them."""
+    none: a second derivative the spec does not define, for the entries `when(op)` selects):
+    the report lists them as `not_applicable` with the reason instead of checking them."""
     for n in names:
         if modes is None:
             NOT_APPLICABLE[n] = reason
         else:
-            NOT_APPLICABLE_MODES.update({(n, m): reason for m in modes})
+            NOT_APPLICABLE_MODES.update({(n, m): (reason, when) for m in modes})
 
 
-def not_applicable_reason(name: str, mode: str | None = None) -> str | None:
-    """Why the entry (mode None) or one of its modes is not applicable, if declared."""
+def not_applicable_reason(name: str, mode: str | None = None, op: Op | None = None) -> str | None:
+    """Why the entry (mode None) or one of its modes (of `op`, this entry) is not applicable, if declared."""
     _load()
-    return NOT_APPLICABLE.get(name) if mode is None else NOT_APPLICABLE_MODES.get((name, mode))
+    if mode is None:
+        return NOT_APPLICABLE.get(name)
+    reason, when = NOT_APPLICABLE_MODES.get((name, mode), (None, None))
+    return reason if reason is not None and (when is None or op is None or when(op)) else None
 
 
 def known_failure_reason(name: str, mode: str) -> str | None:

@@ -62,8 +62,9 @@ def hardtanh(self, min_val=-1, max_val=1):
 
 @impl("hardtanh_backward")
 def hardtanh_backward(grad_output, self, min_val, max_val):
-    """Zero outside the open interval: at the bounds themselves too."""
-    return _zero_where((self <= min_val) | (self >= max_val), grad_output, self)
+    """Zero outside the open interval: at the bounds themselves too, and at NaN (ATen's
+    vectorized kernel keeps grad where min < x < max)."""
+    return _zero_where(~((self > min_val) & (self < max_val)), grad_output, self)
 
 
 @impl("leaky_relu")
@@ -93,8 +94,9 @@ def hardshrink(self, lambd=0.5):
 
 @impl("hardshrink_backward")
 def hardshrink_backward(grad_out, self, lambd):
-    """Zero on the closed interval [-lambd, lambd]: at its ends too."""
-    return _zero_where((self >= -lambd) & (self <= lambd), grad_out, self)
+    """Zero on the closed interval [-lambd, lambd]: at its ends too, and at NaN (ATen's
+    kernel keeps grad where x < -lambd or x > lambd)."""
+    return _zero_where(~((self < -lambd) | (self > lambd)), grad_out, self)
 
 
 @impl("softshrink")
@@ -213,10 +215,27 @@ def silu_backward(grad_output, self):
 
 
 @impl("gelu")
-def gelu(self):
-    """x * Phi(x), Phi the standard normal CDF (the exact, erf form)."""
+def gelu(self, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF: the exact erf form, or with approximate='tanh'
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     _require_floating("gelu", self)
+    if _gelu_tanh(approximate):
+        return 0.5 * self * (1 + jnp.tanh(_gelu_inner(self)))
     return self * _normal_cdf(self)
+
+
+def _gelu_tanh(approximate: str) -> bool:
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return approximate == "tanh"
+
+
+_GELU_BETA = math.sqrt(2 / math.pi)
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_inner(x):
+    return _GELU_BETA * (x + _GELU_KAPPA * x * x * x)
 
 
 def _normal_cdf(x):
@@ -224,8 +243,13 @@ def _normal_cdf(x):
 
 
 @impl("gelu_backward")
-def gelu_backward(grad_output, self):
-    """grad * (Phi(x) + x * phi(x)), phi the standard normal density."""
+def gelu_backward(grad_output, self, approximate="none"):
+    """grad * (Phi(x) + x * phi(x)), phi the standard normal density; with approximate='tanh'
+    grad * (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = beta (x + kappa x^3)."""
+    if _gelu_tanh(approximate):
+        t = jnp.tanh(_gelu_inner(self))
+        du = _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
+        return grad_output * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * du)
     pdf = jnp.exp(-0.5 * self * self) / math.sqrt(2 * math.pi)
     return grad_output * (_normal_cdf(self) + self * pdf)
 
@@ -247,9 +271,21 @@ def celu(self, alpha=1.0):
 
 
 @impl("elu_backward")
-def elu_backward(grad_output, alpha, scale, input_scale, output):
-    """From the result: output <= 0 ? grad * input_scale * (output + alpha * scale) : grad * scale."""
-    return jnp.where(output <= 0, grad_output * input_scale * (output + alpha * scale), grad_output * scale)
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result=None):
+    """elu's gradient, from its result (`is_result`) or from its input; 1.7's schema has no
+    is_result and passes the result in its place: `elu_backward(grad, alpha, scale, input_scale, output)`.
+
+    From the result y: y <= 0 ? grad * input_scale * (y + alpha * scale) : grad * scale;
+    from the input x: x <= 0 ? grad * input_scale * alpha * scale * exp(x * input_scale) : grad * scale.
+    """
+    if self_or_result is None:
+        is_result, self_or_result = True, is_result
+    y = self_or_result
+    if is_result:
+        negative = grad_output * input_scale * (y + alpha * scale)
+    else:
+        negative = grad_output * (input_scale * alpha * scale) * jnp.exp(jnp.minimum(y, 0) * input_scale)
+    return jnp.where(y <= 0, negative, grad_output * scale)
 
 
 @impl("softplus")
@@ -261,11 +297,12 @@ def softplus(self, beta=1, threshold=20):
 
 
 @impl("softplus_backward")
-def softplus_backward(grad_output, self, beta, threshold, output):
+def softplus_backward(grad_output, self, beta, threshold, output=None):
     """grad * sigmoid(beta * x), and grad where beta * x > threshold.
 
-    Computed from self, as later ATen does (its schema dropped `output`), not from `output`,
-    which is softplus(self): the entry's formula for self assumes this dependence on self.
+    Computed from self, as later ATen does (its schema dropped `output`, which 1.7's passes),
+    not from `output`, which is softplus(self): the entry's formula for self assumes this
+    dependence on self.
     """
     z = self * beta
     return jnp.where(z > threshold, grad_output, grad_output * jax.nn.sigmoid(z))

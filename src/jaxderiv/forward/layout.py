@@ -18,9 +18,10 @@ def to_dense(self):
 
 
 @impl("to_mkldnn")
-def to_mkldnn(self):
-    """MKL-DNN tensors hold floating-point values; any float dtype is kept as it is."""
-    x = jnp.asarray(self)
+def to_mkldnn(self, dtype=None):
+    """MKL-DNN tensors hold floating-point values; any float dtype is kept as it is (later
+    schemas take a dtype to convert to)."""
+    x = jnp.asarray(self) if dtype is None else jnp.asarray(self).astype(dtype)
     if not jnp.issubdtype(x.dtype, jnp.floating):
         raise TypeError(f"to_mkldnn expects a floating-point tensor, got {x.dtype}")
     return x

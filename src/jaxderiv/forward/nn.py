@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import impl
 
@@ -146,11 +147,14 @@ def bag_of(indices, offsets, include_last_offset):
 
 
 @impl("_embedding_bag")
-def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False):
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
     """(output, offset2bag, bag_size, max_indices): per bag, the sum / mean / max of its rows.
 
-    Empty bags give zero rows; per_sample_weights (sum mode only) scale each row first.
+    Empty bags give zero rows; per_sample_weights (sum mode only) scale each row first. Later
+    schemas add padding_idx; only its default, -1 (no padding row), is implemented.
     """
+    if padding_idx >= 0:
+        raise NotImplementedError("_embedding_bag: padding_idx is not implemented")
     offset2bag, n_bags = bag_of(indices, offsets, include_last_offset)
     rows = jnp.take(weight, indices, axis=0)
     if per_sample_weights is not None:
@@ -174,9 +178,23 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
 
 
 @impl("_embedding_bag_dense_backward")
-def _embedding_bag_dense_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights):
+def _embedding_bag_dense_backward(grad, indices, *args):
     """Each index's bag gradient (over bag_size for mean, times its weight) added to its row;
-    for max, each bag's gradient goes to the row that was the maximum."""
+    for max, each bag's gradient goes to the row that was the maximum.
+
+    1.7's schema passes offsets after indices; later ones drop it (the gradient does not need
+    it) and add padding_idx at the end, whose row gets no gradient.
+    """
+    if isinstance(args[3], (int, np.integer)):  # num_weights where 1.7 has maximum_indices
+        offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx = (tuple(args) + (-1,))[:8]
+    else:
+        _, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights = args
+        padding_idx = -1
+    out = _embedding_bag_dense_grad(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights)
+    return out if padding_idx < 0 else out.at[padding_idx].set(0)
+
+
+def _embedding_bag_dense_grad(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights):
     dim = grad.shape[1]
     if mode == MODE_MAX:
         valid = (bag_size > 0)[:, None]

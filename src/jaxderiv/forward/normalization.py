@@ -7,6 +7,8 @@ returns. cudnn_* and miopen_* are the same math as native batch norm, in ATen's 
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 
 from . import impl
@@ -107,8 +109,26 @@ def _stats(x, eps):
 
 
 @impl("native_layer_norm")
-def native_layer_norm(input, weight, bias, M, N, eps):
-    """(output, mean, rstd): input seen as (M, N), normalized over N; mean and rstd have shape (M,)."""
+def native_layer_norm(input, *args):
+    """(output, mean, rstd), normalized over the trailing dims.
+
+    1.7's schema (input, weight, bias, M, N, eps) sees input as (M, N) and returns mean and rstd
+    of shape (M,); later files' (input, normalized_shape, weight, bias, eps) return them with
+    the normalized dims kept as size 1.
+    """
+    if len(args) == 5:
+        weight, bias, M, N, eps = args
+        return _layer_norm(input, weight, bias, M, N, eps)
+    normalized_shape, weight, bias, eps = args
+    k = len(normalized_shape)
+    N = math.prod(normalized_shape)
+    M = math.prod(input.shape[: input.ndim - k])
+    out, mean, rstd = _layer_norm(input, weight, bias, M, N, eps)
+    stats = input.shape[: input.ndim - k] + (1,) * k
+    return out, jnp.reshape(mean, stats), jnp.reshape(rstd, stats)
+
+
+def _layer_norm(input, weight, bias, M, N, eps):
     x = jnp.reshape(input, (M, N))
     mean, rstd = _stats(x, eps)
     y = (x - mean[:, None]) * rstd[:, None]

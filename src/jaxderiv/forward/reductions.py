@@ -74,8 +74,13 @@ def sum_dim(self, dim, keepdim=False, dtype=None):
 
 
 @impl("nansum")
-def nansum(self, dtype=None):
-    return jnp.nansum(_accumulating(self, dtype))
+def nansum(self, *args):
+    """1.7's nansum(self, *, dtype) sums everything; later files' nansum(self, dim=None,
+    keepdim=False, *, dtype=None) is nansum.dim_IntList with an optional dim."""
+    if len(args) <= 1:
+        return jnp.nansum(_accumulating(self, args[0] if args else None))
+    dim, keepdim, dtype = (tuple(args) + (False, None))[:3]
+    return nansum_dim(self, dim, keepdim, dtype)
 
 
 @impl("nansum.dim_IntList")

@@ -163,11 +163,24 @@ def _run(stack: _Stack, input, hx, cx, batch_first):
     return _time_major(layer_input, batch_first), jnp.stack(hy), jnp.stack(cy), inputs, saved
 
 
+def _without_proj_size(rest: tuple, n: int) -> tuple:
+    """The arguments after hidden_size without the proj_size later schemas put first there
+    (LSTM projections, which only proj_size 0, none, is supported here)."""
+    if len(rest) == n + 1:
+        if rest[0]:
+            raise NotImplementedError("_cudnn_rnn: LSTM projections (proj_size > 0) are not implemented")
+        return rest[1:]
+    return rest
+
+
 @impl("_cudnn_rnn")
-def _cudnn_rnn(input, weight, weight_stride0, weight_buf, hx, cx, mode, hidden_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state):
+def _cudnn_rnn(input, weight, weight_stride0, weight_buf, hx, cx, mode, hidden_size, *rest):
     """(output, hy, cy, reserve, weight_buf). output is (T, N, D*H) (batch first if asked), the
     directions' outputs side by side; hy, cy are (layers*D, N, H), cy empty unless LSTM. The
-    backward recomputes what it needs, so the reserve is empty; weight_buf is the weights flattened."""
+    backward recomputes what it needs, so the reserve is empty; weight_buf is the weights flattened.
+    After hidden_size: [proj_size,] num_layers, batch_first, dropout, train, bidirectional,
+    batch_sizes, dropout_state."""
+    num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state = _without_proj_size(rest, 7)
     stack = _Stack(weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train)
     output, hy, cy, _, _ = _run(stack, input, hx, cx, batch_first)
     cy = cy if mode == LSTM else jnp.zeros((0,), hx.dtype)
@@ -210,10 +223,12 @@ def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
 
 
 @impl("_cudnn_rnn_backward")
-def _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, num_layers,
-                        batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask):
+def _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, *rest):
     """(d input, d hx, d cx, d weights) by backpropagation through time, from the top layer down;
-    undefined gradients (None) read as zeros, entries output_mask leaves out are None."""
+    undefined gradients (None) read as zeros, entries output_mask leaves out are None. After
+    hidden_size: [proj_size,] num_layers, batch_first, dropout, train, bidirectional, batch_sizes,
+    dropout_state, reserve, output_mask."""
+    num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask = _without_proj_size(rest, 9)
     stack = _Stack(weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train)
     _, _, _, inputs, saved = _run(stack, input, hx, cx, batch_first)
     t_len, batch = inputs[0].shape[:2]

@@ -261,4 +261,6 @@ def one_hot(self, num_classes=-1):
 @impl("nonzero")
 def nonzero(self):
     values = concrete(self, "nonzero", "call it outside jit, or use jnp.nonzero with a static size")
+    if np.ndim(values) == 0:  # ATen: one index row of no coordinates if the scalar is nonzero
+        return jnp.zeros((int(np.asarray(values) != 0), 0), jnp.int64)
     return jnp.asarray(np.stack(np.nonzero(values), -1).reshape(-1, values.ndim), jnp.int64)

@@ -6,10 +6,12 @@ The `*_backward` helpers the formulas call are ATen ops, found as forward implem
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
-from ..forward.activation import _prelu_weight, _sum_to_weight, gelu_backward, sigmoid_backward, silu_backward
+from ..forward.activation import _GELU_BETA, _GELU_KAPPA, _gelu_inner, _gelu_tanh, _prelu_weight, _sum_to_weight, elu_backward, gelu_backward, sigmoid_backward, silu_backward
 from ..namespace import helper
 
 
@@ -24,6 +26,37 @@ def softplus_double_backward(grad, input, beta, threshold):
     """d/dx of sigmoid(beta * x): beta * s * (1 - s), zero where softplus is the identity."""
     x = input * beta
     return sigmoid_backward(grad, jax.nn.sigmoid(x)) * (x < threshold).astype(jnp.result_type(grad)) * beta
+
+
+@helper("elu_double_backward")
+def elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """d/d(self_or_result) of elu_backward, times grad: only the negative side has a slope.
+
+    From the result y the negative side is grad_output * input_scale * (y + alpha * scale):
+    slope grad_output * input_scale. From the input x it is elu_backward's own exponential,
+    whose slope is input_scale times itself.
+    """
+    negative = (self_or_result < 0).astype(jnp.result_type(grad))
+    scaled = grad * grad_output * input_scale
+    if is_result:
+        return scaled * negative
+    return elu_backward(scaled, alpha, scale, input_scale, False, self_or_result) * negative
+
+
+@helper("gelu_double_backward")
+def gelu_double_backward(grad, grad_output, self, approximate="none"):
+    """grad * grad_output * gelu''(x): phi(x) (2 - x^2) for the exact form; for the tanh form,
+    with t = tanh(u), u = beta (x + kappa x^3): (1 - t^2) (u' + x (u'' - 2 t u'^2) / 2)."""
+    x = self
+    if _gelu_tanh(approximate):
+        t = jnp.tanh(_gelu_inner(x))
+        du = _GELU_BETA * (1 + 3 * _GELU_KAPPA * x * x)
+        ddu = _GELU_BETA * 6 * _GELU_KAPPA * x
+        second = (1 - t * t) * (du + 0.5 * x * (ddu - 2 * t * du * du))
+    else:
+        pdf = jnp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        second = pdf * (2 - x * x)
+    return grad * grad_output * second
 
 
 @helper("log_sigmoid_double_backward")

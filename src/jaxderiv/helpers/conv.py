@@ -43,3 +43,34 @@ def conv_tbc_backward(grad, self, weight, bias, pad):
         jnp.transpose(grad, (1, 2, 0)), jnp.transpose(self, (1, 2, 0)), jnp.transpose(weight, (2, 1, 0)), 1, pad, 1, False, 0, 1, (True, True, True)
     )
     return jnp.transpose(gi, (2, 0, 1)), jnp.transpose(gw, (2, 1, 0)), gb
+
+
+# -- later files' spellings: bias sizes passed, cuDNN flags dropped ---------------------------------
+
+
+@helper("convolution_backward_symint")
+def convolution_backward_symint(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """at::convolution_backward as later files call it: `bias_sizes` names the bias's shape, which
+    the bias gradient (a sum of grad_output over all dims but channels) already has. C++'s
+    `{{1, 1}}` (an std::array's braces) arrives as a list holding the list."""
+    dilation, output_padding = _unbrace(dilation), _unbrace(output_padding)
+    return convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+def _unbrace(v):
+    return v[0] if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], (tuple, list)) else v
+
+
+@helper("_convolution_double_backward_symint")
+def _convolution_double_backward_symint(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """_convolution_double_backward without the backend flags (benchmark, deterministic,
+    cudnn_enabled, allow_tf32), which do not change the mathematics."""
+    dilation, output_padding = _unbrace(dilation), _unbrace(output_padding)
+    return _convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed, output_padding, groups, False, False, True, False, output_mask)
+
+
+@helper("_cudnn_convolution_backward")
+def _cudnn_convolution_backward(self, grad_output, weight, padding, output_padding, stride, dilation, transposed, groups, output_mask):
+    """(grad_input, grad_weight) of cuDNN's convolution, which has no bias: the same mathematics."""
+    gi, gw, _ = convolution_backward(grad_output, self, weight, stride, padding, dilation, transposed, output_padding, groups, (output_mask[0], output_mask[1], False))
+    return gi, gw

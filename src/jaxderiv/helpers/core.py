@@ -45,9 +45,27 @@ def _get(index):
     return lambda t: t[index]
 
 
-@template("std::vector", "at::ArrayRef", "c10::ArrayRef", "IntArrayRef", "at::IntArrayRef", "c10::SmallVector", "at::DimVector")
-def _vector_type(*types):
+@template("at::ArrayRef", "c10::ArrayRef", "IntArrayRef", "at::IntArrayRef")
+def _array_ref_type(*types):
+    """A view of a list, or of the one value given."""
     return lambda *items: tuple(items[0]) if len(items) == 1 and isinstance(items[0], (tuple, list)) else tuple(items)
+
+
+@template("std::vector", "c10::SmallVector", "at::DimVector")
+def _vector_type(*types):
+    """C++'s constructors: `(n)` n default values (undefined tensors, zeros), `(n, v)` n copies
+    of v, `(list)` a copy. The brace form `{a, b}` is a list of its items (see the translator)."""
+    tensors = bool(types) and "Tensor" in str(types[0])
+
+    def construct(*items):
+        if len(items) == 1 and isinstance(items[0], (tuple, list)):
+            return tuple(items[0])
+        if len(items) in (1, 2) and isinstance(items[0], int) and not isinstance(items[0], bool):
+            value = items[1] if len(items) == 2 else (None if tensors else 0)
+            return [value] * items[0] if tensors else (value,) * items[0]
+        raise TypeError(f"std::vector constructor with {len(items)} argument(s): only (n), (n, value) and (list) exist")
+
+    return construct
 
 
 @template("c10::complex", "std::complex")
@@ -85,6 +103,7 @@ constant("Reduction::Mean", 1)
 constant("Reduction::Sum", 2)
 constant("at::MemoryFormat::Contiguous", "contiguous_format")
 constant("at::MemoryFormat::Preserve", "preserve_format")
+constant("MemoryFormat::Contiguous", "contiguous_format")  # c10::MemoryFormat::Contiguous
 constant("LEGACY_CONTIGUOUS_MEMORY_FORMAT", "contiguous_format")
 
 # -- dtypes (ScalarType values are NumPy dtypes) ------------------------------------------------
@@ -206,6 +225,12 @@ def tensor(value, options=None):
 @helper("not_implemented")
 def not_implemented(message, *rest):
     raise NotImplementedDerivative(f"the derivative is not implemented in the spec: not_implemented({message!r})")
+
+
+@helper("not_implemented_list")
+def not_implemented_list(message, *rest):
+    """not_implemented for an entry whose formula returns a list of gradients."""
+    return not_implemented(message, *rest)
 
 
 @helper("GradMode::is_enabled", "at::GradMode::is_enabled")

@@ -13,10 +13,12 @@ import jax.scipy.linalg as jsl
 
 from ..errors import NotImplementedDerivative
 from ..forward import linalg as fl
-from ..namespace import helper
+from ..namespace import helper, method
 
 
+@method("mH")
 def _mH(x):
+    """The conjugate transpose of the last two dims."""
     return jnp.conj(jnp.swapaxes(x, -1, -2))
 
 
@@ -52,7 +54,9 @@ def mm_mat1_backward(grad, mat2, *rest):
 
 
 @helper("mm_mat2_backward")
-def mm_mat2_backward(grad, mat1, sizes, strides, alpha):
+def mm_mat2_backward(grad, mat1, *rest):
+    """mat1ᴴ grad conj(alpha); later files pass mat2's layout before alpha."""
+    alpha = rest[-1]
     return _scale(_mH(mat1) @ grad, jnp.conj(alpha))
 
 
@@ -91,7 +95,8 @@ def cholesky_jvp(dA, L, upper):
 
 
 @helper("cholesky_solve_backward")
-def cholesky_solve_backward(grad_x, self, input2, result, upper):
+def cholesky_solve_backward(grad_x, self, input2, result, upper, output_mask=None):
+    """(grad_self, grad_input2); later files pass an output mask, which changes nothing here."""
     if grad_x is None:
         return None, None
     grad_self = fl.cholesky_solve(grad_x, input2, upper)
@@ -444,3 +449,33 @@ def matrix_exp_backward(self, grad):
     basis = jnp.eye(n * n, dtype=self.dtype).reshape(n * n, n, n)
     K = jax.vmap(frechet)(basis)  # (n*n, ..., n, n)
     return jnp.einsum("k...ij,...k->...ij", K, grad.reshape(grad.shape[:-2] + (n * n,)))
+
+
+# -- forward-mode helpers of later files -------------------------------------------------------------
+
+
+@helper("cholesky_solve_jvp")
+def cholesky_solve_jvp(X, U, dU, dB, upper):
+    """X = A⁻¹ B with A = Uᴴ U (upper) or U Uᴴ: dX = A⁻¹ (dB - dA X), dA = dK + dKᴴ."""
+    dK = _mH(dU) @ U if upper else dU @ _mH(U)
+    return fl.cholesky_solve(dB - (dK + _mH(dK)) @ X, U, upper)
+
+
+@helper("cholesky_inverse_jvp")
+def cholesky_inverse_jvp(F, dF, X, upper):
+    """X = (L Lᴴ)⁻¹ with L = F (lower) or Fᴴ (upper), of which only the triangle is read:
+    dX = P + Pᴴ with P = -X dL (X L)ᴴ."""
+    L = _mH(F) if upper else F
+    dL = jnp.tril(_mH(dF) if upper else dF)
+    P = -X @ dL @ _mH(X @ L)
+    return P + _mH(P)
+
+
+@helper("triangular_solve_jvp")
+def triangular_solve_jvp(X, A, dA, dB, upper, transpose, unitriangular):
+    """X = op(A)⁻¹ B with A triangular: dX = op(A)⁻¹ (dB - op(dA) X), dA restricted to the
+    triangle the solve reads (its diagonal too unless A is unitriangular)."""
+    k = 1 if unitriangular else 0
+    dA = jnp.triu(dA, k) if upper else jnp.tril(dA, -k)
+    op_dA = jnp.swapaxes(dA, -1, -2) if transpose else dA
+    return fl.triangular_solve(dB - op_dA @ X, A, upper, transpose, unitriangular)[0]

@@ -99,9 +99,11 @@ def binary_cross_entropy_double_backward(grad_output, grad, input, target, weigh
 
 @helper("binary_cross_entropy_double_backward_grad_output")
 def binary_cross_entropy_double_backward_grad_output(grad, input, target, weight, reduction):
+    """Elementwise, as PyTorch's: the engine sums it to grad_output's shape when that is reduced
+    (a backward formula), and a result formula needs it per element."""
     g = (input - target) / _bce_denominator(input) * grad
     g = g if weight is None else g * weight
-    return jnp.sum(g) / jnp.size(input) if reduction == MEAN else jnp.sum(g) if reduction == SUM else g
+    return g / jnp.size(input) if reduction == MEAN else g
 
 
 @helper("binary_cross_entropy_with_logits_backward", "at::binary_cross_entropy_with_logits_backward")
@@ -175,3 +177,33 @@ def multilabel_margin_loss_backward(grad, self, target, reduction, is_target):
     d = to_k - to_j
     g = d * jnp.reshape(_scale(grad, reduction, n), (-1, 1) if reduction == NONE else ())
     return jnp.reshape(g, jnp.shape(self))
+
+
+@helper("apply_loss_reduction")
+def apply_loss_reduction(unreduced, reduction):
+    """An elementwise loss (or its tangent) reduced as `reduction` asks: mean, sum or none."""
+    if reduction == MEAN:
+        return jnp.mean(unreduced)
+    if reduction == SUM:
+        return jnp.sum(unreduced)
+    return unreduced
+
+
+@helper("binary_cross_entropy_target_backward")
+def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
+    """d/d target of -w (t log x + (1 - t) log(1 - x)): -w logit(x), over numel for mean."""
+    g = -jnp.log(self / (1 - self)) * grad
+    if weight is not None:
+        g = g * weight
+    return g / jnp.size(target) if reduction == MEAN else g
+
+
+@helper("binary_cross_entropy_double_backward_target")
+def binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction):
+    """d/d target of binary_cross_entropy_backward, gO w (x - t) / (x (1 - x)): -gO w / (x (1 - x)),
+    the denominator kept at least 1e-12 as PyTorch does."""
+    res = -grad * grad_output
+    if weight is not None:
+        res = res * weight
+    res = res / jnp.maximum((1 - self) * self, 1e-12)
+    return res / jnp.size(target) if reduction == MEAN else res

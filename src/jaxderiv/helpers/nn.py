@@ -75,18 +75,34 @@ def embedding_dense_double_backward(grad, indices):
     return jnp.take(grad, indices, axis=0)
 
 
+@helper("embedding_dense_double_backward_symint")
+def embedding_dense_double_backward_symint(grad, indices, padding_idx):
+    """The rows of grad each index gathered from, zero at padding_idx (later files' form; the
+    first backward already applied any frequency scaling)."""
+    rows = jnp.take(grad, indices, axis=0)
+    if padding_idx >= 0:
+        rows = jnp.where((indices == padding_idx)[..., None], jnp.zeros((), rows.dtype), rows)
+    return rows
+
+
 @helper("_embedding_bag_backward")
 def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights):
     return _embedding_bag_dense_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights)
 
 
+@helper("_embedding_bag_backward_symint")
+def _embedding_bag_backward_symint(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx):
+    """Later files' form, with padding_idx (whose row gets no gradient): the dense gradient."""
+    return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+
+
 @helper("_embedding_bag_per_sample_weights_backward")
-def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode):
-    """<bag gradient, weight row> for each index (sum mode only, as in ATen)."""
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx=-1):
+    """<bag gradient, weight row> for each index (sum mode only, as in ATen); 0 at padding_idx."""
     if mode != MODE_SUM:
         raise ValueError("embedding_bag_backward: per_sample_weights only supported for mode='sum'")
     n_bags = grad.shape[0]
     inside = offset2bag < n_bags
     g = jnp.take(grad, jnp.clip(offset2bag, 0, n_bags - 1), axis=0)
-    return jnp.where(inside, jnp.sum(g * jnp.take(weight, indices, axis=0), axis=1), 0)
+    return jnp.where(inside & (indices != padding_idx), jnp.sum(g * jnp.take(weight, indices, axis=0), axis=1), 0)
 

@@ -6,6 +6,9 @@ normalized output, mean and rstd); each is linear in them. Undefined ones count 
 
 from __future__ import annotations
 
+import math
+
+import jax
 import jax.numpy as jnp
 
 from ..forward.normalization import norm_except_dim, per_channel, reduced_axes
@@ -126,3 +129,101 @@ def native_layer_norm_backward(dY, X, mean, rstd, gamma, M, N, grad_input_mask):
 @helper("native_group_norm_backward")
 def native_group_norm_backward(dY, X, mean, rstd, gamma, N, C, HxW, group, grad_input_mask):
     return infinitely_differentiable_native_group_norm_backward(dY, None, None, X, mean, rstd, gamma, N, C, HxW, group, 0.0, grad_input_mask)
+
+
+# -- forward-mode helpers of later files -------------------------------------------------------------
+
+
+def _normalized_jvp(x, dx, mean, invstd, axes, training):
+    """Tangent of (x - mean) invstd, the statistics over `axes` when `training`, else constant."""
+    if not training:
+        return dx * invstd
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    centered = x - mean
+    dcentered = dx - jnp.sum(dx, axis=axes, keepdims=True) / n
+    dvar = 2 * jnp.sum(centered * dcentered, axis=axes, keepdims=True) / n
+    return dcentered * invstd - 0.5 * centered * invstd**3 * dvar
+
+
+def _affine_jvp(out_t, xhat, weight_p, weight_t, bias_t, view):
+    if weight_p is not None:
+        out_t = out_t * view(weight_p)
+    if weight_t is not None:
+        out_t = out_t + xhat * view(weight_t)
+    if bias_t is not None:
+        out_t = out_t + view(bias_t)
+    return out_t
+
+
+@helper("batch_norm_jvp")
+def batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, saved_mean, saved_invstd, train, eps):
+    """The tangent of batch norm: in training the batch statistics move with the input."""
+    view = lambda v: per_channel(v, input_p)
+    if train:
+        mean, invstd = view(saved_mean), view(saved_invstd)
+    else:
+        mean, invstd = view(running_mean), view(1 / jnp.sqrt(running_var + eps))
+    out_t = _normalized_jvp(input_p, input_t, mean, invstd, reduced_axes(input_p), train)
+    return _affine_jvp(out_t, (input_p - mean) * invstd, weight_p, weight_t, bias_t, view)
+
+
+@helper("layer_norm_jvp")
+def layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, saved_mean, saved_invstd, normalized_shape):
+    """The tangent of layer norm over the trailing `normalized_shape` dims, whose statistics
+    move with the input."""
+    k = len(normalized_shape)
+    stats = input_p.shape[: input_p.ndim - k] + (1,) * k
+    mean, invstd = jnp.reshape(saved_mean, stats), jnp.reshape(saved_invstd, stats)
+    axes = tuple(range(input_p.ndim - k, input_p.ndim))
+    out_t = _normalized_jvp(input_p, input_t, mean, invstd, axes, True)
+    return _affine_jvp(out_t, (input_p - mean) * invstd, weight_p, weight_t, bias_t, lambda v: jnp.reshape(v, tuple(normalized_shape)))
+
+
+@helper("native_layer_norm_backward_symint")
+def native_layer_norm_backward_symint(dY, X, normalized_shape, mean, rstd, gamma, beta, grad_input_mask):
+    """native_layer_norm_backward in later files' schema: the normalized dims named by
+    `normalized_shape` instead of (M, N); beta does not enter the gradients.
+
+    Later files pass only `grad`, so mean and rstd reach this as saved, non-differentiable
+    outputs; PyTorch's own double backward (layer_norm_double_backward) accounts for their
+    dependence on the input. Here they are recomputed from X (same values: eps is what rstd
+    says it was) so that differentiating this helper again sees that dependence.
+    """
+    N = math.prod(normalized_shape)
+    M = math.prod(X.shape) // N if N else 0
+    x = jnp.reshape(X, (M, N))
+    mean_x = jnp.mean(x, axis=-1)
+    var_x = jnp.mean(jnp.square(x - mean_x[:, None]), axis=-1)
+    eps = jax.lax.stop_gradient(1 / jnp.square(jnp.reshape(rstd, (M,))) - var_x)
+    return native_layer_norm_backward(dY, X, mean_x, 1 / jnp.sqrt(var_x + eps), gamma, M, N, grad_input_mask)
+
+
+def _groups(x, group):
+    """x seen as (N, group, rest): the statistics of group norm are over the last axis."""
+    return jnp.reshape(x, (x.shape[0], group, -1))
+
+
+@helper("group_norm_jvp")
+def group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, mean, invstd, group):
+    """The tangent of group norm: normalized over each group of channels, then per channel affine."""
+    x, dx = _groups(input_p, group), _groups(input_t, group)
+    m, r = jnp.reshape(mean, x.shape[:2] + (1,)), jnp.reshape(invstd, x.shape[:2] + (1,))
+    out_t = jnp.reshape(_normalized_jvp(x, dx, m, r, (2,), True), input_p.shape)
+    xhat = jnp.reshape((x - m) * r, input_p.shape)
+    return _affine_jvp(out_t, xhat, weight_p, weight_t, bias_t, lambda v: per_channel(v, input_p))
+
+
+@helper("group_norm_mean_jvp")
+def group_norm_mean_jvp(input_t, mean_p, group):
+    """The tangent of each group's mean: the mean of the tangent."""
+    return jnp.reshape(jnp.mean(_groups(input_t, group), axis=-1), jnp.shape(mean_p))
+
+
+@helper("group_norm_invstd_jvp")
+def group_norm_invstd_jvp(input_p, input_t, mean_p, invstd_p, group):
+    """invstd = (var + eps)^(-1/2): its tangent is -invstd^3 mean((x - mean) dx) over the group."""
+    x, dx = _groups(input_p, group), _groups(input_t, group)
+    centered = x - jnp.reshape(mean_p, x.shape[:2] + (1,))
+    return -(invstd_p**3) * jnp.reshape(jnp.mean(centered * dx, axis=-1), jnp.shape(invstd_p))

@@ -37,6 +37,14 @@ def sum_backward(grad, sizes, dims, keepdim):
     return jnp.broadcast_to(grad, sizes)
 
 
+@helper("mean_backward")
+def mean_backward(grad, sizes, dims, numel, keepdim):
+    """sum's gradient divided by the count of elements averaged: all of them (numel) when dims
+    is None or empty."""
+    n = numel if dims is None or (not isinstance(dims, int) and len(dims) == 0) else _safe_size(sizes, dims)
+    return sum_backward(grad, sizes, dims, keepdim) / n
+
+
 @helper("nansum_backward")
 def nansum_backward(grad, self, dims, keepdim):
     return sum_backward(grad, jnp.shape(self), dims, keepdim) * ~jnp.isnan(self)

@@ -11,7 +11,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..namespace import helper
+from ..namespace import constant, helper
+
+# The reason later files give in not_implemented_list for _cudnn_rnn_backward's derivatives.
+constant("kCudnnDoubleBackwardMsg", "double backwards is not supported for cuDNN RNNs")
 
 
 def _bias_grads(grad_input_gates, grad_hidden_gates, has_bias):

@@ -130,6 +130,30 @@ def cat_jvp(tensors, dim):
     return shapes.cat(list(tensors.tangents), dim)
 
 
+@helper("stack_jvp")
+def stack_jvp(tensors, dim):
+    """The inputs' forward gradients (the list's `.tangents`) stacked as the inputs are."""
+    tangents = list(tensors.tangents)
+    return jnp.stack(tangents, axis=shapes.wrap_dim(dim, jnp.ndim(tangents[0]) + 1))
+
+
+@helper("stack_tensors_backward")
+def stack_tensors_backward(grad, dim, dtypes):
+    """grad unbound along the stacked dim, one slice per input; a real input gets the real part."""
+    d = shapes.wrap_dim(dim, jnp.ndim(grad))
+    out = []
+    for i, dtype in enumerate(dtypes):
+        g = jnp.take(grad, i, axis=d)
+        out.append(jnp.real(g) if jnp.iscomplexobj(g) and not jnp.issubdtype(dtype, jnp.complexfloating) else g)
+    return out
+
+
+@helper("slice_backward_wrapper")
+def slice_backward_wrapper(grad, input_sizes, dim, start, end, step):
+    """slice_backward with slice.Tensor's optional bounds: None is the start or the end."""
+    return slice_backward(grad, input_sizes, dim, start, end, step)
+
+
 @helper("diag_backward")
 def diag_backward(grad, input_sizes, diagonal):
     if len(input_sizes) == 1:

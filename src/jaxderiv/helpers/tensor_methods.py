@@ -43,7 +43,7 @@ def dim(x):
     return jnp.ndim(x)
 
 
-@method("strides")
+@method("strides", "sym_strides")
 def strides(x):
     shape, out, acc = jnp.shape(x), [], 1
     for s in reversed(shape):
@@ -198,13 +198,19 @@ def zero_(x):
 # Methods of ops registered under overload names only (`pow.Tensor_Scalar`, `div.Tensor`):
 # their forward implementations take a Tensor or a Scalar, as the C++ method overloads do.
 method("pow")(binary.pow)
-method("div")(binary.div)
+
+
+@method("div")
+def div(x, other, rounding_mode=None):
+    """`x.div(other)` is true division; `x.div(other, "trunc")` the rounding overload (Tensor_mode)."""
+    return binary.div(x, other) if rounding_mode is None else binary.div_mode(x, other, rounding_mode)
 
 
 @method("sum")
 def sum(x, dim=None, keepdim=False, dtype=None):
     """`x.sum()` or `x.sum(dim, keepdim)`; an empty `dim` reduces everything; integers sum in int64."""
     axis = (dim,) if isinstance(dim, int) else tuple(dim or ())
+    axis = () if jnp.ndim(x) == 0 else axis  # a 0-d tensor accepts dim 0 and -1: itself
     if dtype is None and not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
         dtype = jnp.int64
     return jnp.sum(x, axis=axis or None, keepdims=keepdim, dtype=dtype)
@@ -254,3 +260,51 @@ def resolve_conj(x):
 def copy_(x, src):
     """`x.copy_(src)`: src's values in x's shape and dtype (in-place result formulas end this way)."""
     return jnp.broadcast_to(jnp.asarray(src).astype(jnp.result_type(x)), jnp.shape(x))
+
+
+@method("layout")
+def layout(x):
+    """Every array here is strided (dense): `x.layout()` is kStrided."""
+    return "Strided"
+
+
+@method("flatten")
+def flatten(x, start_dim=0, end_dim=-1):
+    """Dims start_dim..end_dim merged into one; a 0-d tensor becomes 1-d."""
+    shape = jnp.shape(x)
+    if not shape:
+        return jnp.reshape(x, (1,))
+    start, end = _dim(x, start_dim), _dim(x, end_dim)
+    return jnp.reshape(x, shape[:start] + (-1,) + shape[end + 1:])
+
+
+@method("view_as", "reshape_as")
+def view_as(x, other):
+    return jnp.reshape(x, jnp.shape(other))
+
+
+@method("narrow")
+def narrow(x, dim, start, length):
+    """`length` elements of `dim` from `start` (negative start counts from the end)."""
+    d = _dim(x, dim)
+    start = start + jnp.shape(x)[d] if start < 0 else start
+    index = [slice(None)] * jnp.ndim(x)
+    index[d] = slice(start, start + length)
+    return x[tuple(index)]
+
+
+@method("device")
+def device(x):
+    """Every array is on the device JAX runs on; formulas ask only is_cpu() / is_xpu() of it,
+    to choose memory layouts, which do not matter here."""
+    return "cpu"
+
+
+@method("is_cpu")
+def is_cpu(device_or_tensor):
+    return True
+
+
+@method("is_xpu", "is_cuda")
+def is_xpu(device_or_tensor):
+    return False

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from ..forward.unary import sgn
 from ..namespace import constant, helper
+from .core import dtype_of
 
 constant("M_LN2", math.log(2.0))
 
@@ -41,15 +42,20 @@ def angle_backward(grad, self):
 
 
 @helper("sgn_backward")
-def sgn_backward(result, grad, self):
-    """grad/|z| - Re(grad/z) sgn(z) for complex z (0 at z == 0); sign is flat for real inputs."""
-    if not jnp.iscomplexobj(self):
-        return jnp.zeros_like(self)
-    a = jnp.abs(self)
+def sgn_backward(z_or_sgn, grad, sgn_or_z):
+    """(grad - sgn(z)^2 conj(grad)) / (2|z|) for complex z, 0 at z == 0; sign is flat for real z.
+
+    The order of z and sgn(z) differs between files: 1.7 passes (result, grad, self), later
+    files (self, grad, result). z conj(sgn(z)) = |z| and sgn(sgn(z)) = sgn(z) read the same
+    either way, so either order gives the same gradient.
+    """
+    if not jnp.iscomplexobj(z_or_sgn):
+        return jnp.zeros_like(z_or_sgn)
+    a = jnp.real(z_or_sgn * jnp.conj(sgn_or_z))
+    s = sgn(z_or_sgn)
     zero = a == 0
     safe_a = jnp.where(zero, 1, a)
-    safe_z = jnp.where(zero, 1, self)
-    return jnp.where(zero, jnp.zeros((), grad.dtype), grad / safe_a - jnp.real(grad / safe_z) * result)
+    return jnp.where(zero, jnp.zeros((), grad.dtype), (grad - s * s * jnp.conj(grad)) / (2 * safe_a))
 
 
 @helper("polar_backward")
@@ -59,6 +65,15 @@ def polar_backward(grad, result):
         return None, None
     grad_conj = jnp.conj(grad)
     return jnp.real(grad_conj * sgn(result)), jnp.real(grad_conj * result * 1j)
+
+
+@helper("_to_copy_backward")
+def _to_copy_backward(grad, self_options):
+    """grad copied back to self's dtype; a real self takes the real part of a complex grad."""
+    dtype = dtype_of(self_options)
+    if jnp.iscomplexobj(grad) and not jnp.issubdtype(dtype, jnp.complexfloating):
+        grad = jnp.real(grad)
+    return grad.astype(dtype)
 
 
 # -- at:: functions without a spec entry ---------------------------------------------------------

@@ -108,10 +108,12 @@ def _softplus_np(x, beta, threshold):
 @samples("softplus_backward")
 def _softplus_backward(op, rng, dtype=np.float64):
     """output is softplus(self), as softplus's formula passes it."""
+    with_output = len(op.schema.arguments) == 5  # PyTorch 1.7; later files drop `output`
     out = []
     for beta, threshold in ((1.0, 20.0), (2.0, 3.0)):
         for s in _backward((threshold / beta,), beta, threshold, lo=-4.0, hi=4.0)(op, rng):
-            out.append(Sample((*s.args, _softplus_np(s.args[1], beta, threshold)), label=f"{s.label} beta={beta}"))
+            output = (_softplus_np(s.args[1], beta, threshold),) if with_output else ()
+            out.append(Sample((*s.args, *output), label=f"{s.label} beta={beta}"))
     return out
 
 
@@ -123,8 +125,12 @@ def _log_sigmoid_backward(op, rng, dtype=np.float64):
 
 @samples("elu_backward")
 def _elu_backward(op, rng, dtype=np.float64):
-    """elu_backward(grad_output, alpha, scale, input_scale, output), output clear of 0."""
-    return [Sample((s.args[0], 1.3, 0.8, 1.7, s.args[1]), label=s.label) for s in _backward((0.0,))(op, rng)]
+    """elu_backward(grad_output, alpha, scale, input_scale, output), output clear of 0; later
+    files take (..., is_result, self_or_result): both forms, values inside elu's range."""
+    if len(op.schema.arguments) == 5:
+        return [Sample((s.args[0], 1.3, 0.8, 1.7, s.args[1]), label=s.label) for s in _backward((0.0,))(op, rng)]
+    return [Sample((s.args[0], 1.3, 0.8, 1.7, is_result, s.args[1]), label=f"{s.label} is_result={is_result}")
+            for is_result in (False, True) for s in _backward((0.0,), lo=-1.0)(op, rng)]
 
 
 _RRELU = (0.1, 0.4)  # lower, upper

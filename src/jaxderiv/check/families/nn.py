@@ -76,7 +76,8 @@ def _softmax_backward_data(log):
 # entries give no formula: PyTorch's graph has no derivative there either.
 not_applicable(
     "the second derivative runs through `output` (= softmax(self)), for which the 1.7 entry gives no formula",
-    "_softmax_backward_data", "_log_softmax_backward_data", modes=("vjp_vjp",))
+    "_softmax_backward_data", "_log_softmax_backward_data", modes=("vjp_vjp",),
+    when=lambda op: op.schema.arguments[-1].name == "self")
 samples("_softmax", "_log_softmax")(_make(_softmax))
 samples("_softmax_backward_data")(_softmax_backward_data(False))
 samples("_log_softmax_backward_data")(_softmax_backward_data(True))
@@ -319,7 +320,13 @@ def _group_norm(rng):
     return out
 
 
-samples("native_layer_norm")(_make(_layer_norm))
+@samples("native_layer_norm")
+def _native_layer_norm(op, rng, dtype=np.float64):
+    """(input, M, N, ...) in PyTorch 1.7's schema, (input, normalized_shape, ...) in later ones."""
+    made = _make(_layer_norm)(op, rng, dtype)
+    if len(op.schema.arguments) == 6:
+        return made
+    return [Sample((x, (n,), w, b, eps), {}, s.label) for s in made for x, w, b, _, n, eps in [s.args]]
 samples("native_group_norm")(_make(_group_norm))
 samples("_weight_norm_cuda_interface")(_make(lambda rng: [
     ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
