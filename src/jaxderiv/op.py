@@ -77,7 +77,9 @@ class Op:
         outs = self._output_names()
         n_out = len(self.schema.returns)
         results = ["result"] + [f"result{i}" for i in range(n_out)]
-        self._bwd_vars = args + outs + results + ["grad", "grads", "grad_input_mask", "retain_variables"]
+        # Newer files name an output's gradient by the output: `grad_solution` for `solution`.
+        grad_names = [f"grad_{r.name}" for r in self.schema.returns if r.name]
+        self._bwd_vars = args + outs + results + grad_names + ["grad", "grads", "grad_input_mask", "retain_variables"]
         tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
         self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors]
         self.non_differentiable = set(entry.non_differentiable)
@@ -301,11 +303,14 @@ class _Call:
     def _backward_formulas(self, xs, ys, grads, wanted):
         op = self.op
         static = op.entry.output_differentiability
+        returns = list(op.schema.returns)
         if static and all(isinstance(c, bool) for c in static):
             # PyTorch's autograd node holds only the outputs the spec marks differentiable:
             # slogdet's `grad` ([false, true]) is logabsdet's.
             grads = [g for g, c in zip(grads, static) if c]
+            returns = [r for r, c in zip(returns, static) if c]
         env = {**self.inputs(xs), **self.outputs(ys), "grads": grads, "grad": grads[0], "retain_variables": False}
+        env.update({f"grad_{r.name}": g for r, g in zip(returns, grads) if r.name})
         want_arg = {}
         for s, w in zip(self.slots, wanted):
             want_arg[s.arg] = want_arg.get(s.arg, False) or w

@@ -130,6 +130,15 @@ def cross(self, other, dim=None):
     return jnp.cross(jnp.broadcast_to(self, shape), jnp.broadcast_to(other, shape), axis=dim)
 
 
+@impl("linalg_cross")
+def linalg_cross(self, other, dim=-1):
+    """The cross product along `dim` (size 3), inputs broadcast."""
+    shape = jnp.broadcast_shapes(jnp.shape(self), jnp.shape(other))
+    if shape[dim] != 3:
+        raise ValueError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {jnp.shape(self)} and {jnp.shape(other)}")
+    return jnp.cross(jnp.broadcast_to(self, shape), jnp.broadcast_to(other, shape), axis=dim)
+
+
 # -- Cholesky -------------------------------------------------------------------------------
 
 

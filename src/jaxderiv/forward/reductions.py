@@ -118,12 +118,13 @@ def prod_dim(self, dim, keepdim=False, dtype=None):
 
 
 def _var(x, dim, unbiased, keepdim):
+    """`unbiased` is a bool, or newer schemas' `correction` (None meaning 1)."""
     _require_inexact("var", x)
     dims = reduced_dims(dim, x.ndim)
     n = math.prod(x.shape[d] for d in dims)
     centred = x - jnp.mean(x, axis=dims, keepdims=True)
     sq = jnp.real(centred * jnp.conj(centred))
-    dof = n - int(unbiased)
+    dof = n - (1 if unbiased is None else float(unbiased))
     # ATen divides by max(dof, 0): a single element with unbiased=True gives nan (0/0)
     return jnp.sum(sq, axis=dims, keepdims=keepdim) / max(dof, 0)
 
@@ -166,6 +167,26 @@ def std_mean(self, unbiased=True):
 @impl("std_mean.dim")
 def std_mean_dim(self, dim, unbiased=True, keepdim=False):
     return jnp.sqrt(_var(self, dim, unbiased, keepdim)), mean_dim(self, dim, keepdim)
+
+
+@impl("var.correction")
+def var_correction(self, dim=None, correction=None, keepdim=False):
+    return _var(self, dim, correction, keepdim)
+
+
+@impl("std.correction")
+def std_correction(self, dim=None, correction=None, keepdim=False):
+    return jnp.sqrt(_var(self, dim, correction, keepdim))
+
+
+@impl("var_mean.correction")
+def var_mean_correction(self, dim=None, correction=None, keepdim=False):
+    return _var(self, dim, correction, keepdim), mean_dim(self, dim, keepdim)
+
+
+@impl("std_mean.correction")
+def std_mean_correction(self, dim=None, correction=None, keepdim=False):
+    return jnp.sqrt(_var(self, dim, correction, keepdim)), mean_dim(self, dim, keepdim)
 
 
 # -- norms ----------------------------------------------------------------------------------------

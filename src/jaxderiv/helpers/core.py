@@ -9,7 +9,7 @@ import numpy as np
 
 from ..cxx import is_tensor
 from ..errors import NotImplementedDerivative
-from ..namespace import constant, helper, template
+from ..namespace import constant, helper, method, template
 
 # -- values of C++ types ------------------------------------------------------------------
 
@@ -84,6 +84,18 @@ def _static_cast(type_name):
 @template("std::numeric_limits")
 def _numeric_limits(type_name):
     raise ValueError("std::numeric_limits<T> must be followed by ::member()")
+
+
+@method("value_or")
+def value_or(value, default):
+    """`opt.value_or(d)`: the optional's value, or d when it holds none."""
+    return default if value is None else value
+
+
+@helper("IntArrayRef", "at::IntArrayRef")
+def int_array_ref(values=()):
+    """`IntArrayRef({})` called as a function: the list it views."""
+    return tuple(values) if isinstance(values, (tuple, list)) else (values,)
 
 
 @helper("c10::optional", "std::optional", "c10::make_optional", "std::make_optional")
@@ -203,6 +215,12 @@ def ones(size, options=None):
 @helper("at::full", "full")
 def full(size, value, options=None):
     return jnp.full(tuple(size), value, dtype_of(options))
+
+
+@helper("at::fill", "fill")
+def fill(self, value):
+    """A tensor shaped and typed like self, every element `value` (a number or a 0-d tensor)."""
+    return jnp.broadcast_to(jnp.asarray(value, jnp.result_type(self)), jnp.shape(self))
 
 
 @helper("at::scalar_tensor", "scalar_tensor")

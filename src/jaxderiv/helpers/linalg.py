@@ -305,17 +305,26 @@ def lu_solve_forward_AD(dB, dLU, LU, pivs, X):
 
 
 @helper("lu_unpack_backward")
-def lu_unpack_backward(grads, LU_data, unpack_data):
-    """LU_grad: the strictly lower part of L_grad plus the upper part of U_grad."""
+def lu_unpack_backward(grads, LU_data, unpack_data, n=None):
+    """LU_grad: the strictly lower part of L_grad plus the upper part of U_grad.
+
+    Two forms: PyTorch 1.10's (grads, LU_data, unpack_data) and later files'
+    (grad_L, grad_U, m, n), which name the two gradients and the shape of LU_data."""
+    if n is not None:
+        grad_l, grad_u, m = grads, LU_data, unpack_data
+        like = grad_l if grad_l is not None else grad_u
+        return _lu_grad(grad_l, grad_u, jnp.zeros((*like.shape[:-2], m, n), like.dtype))
     if not unpack_data:
         return jnp.zeros_like(LU_data)
-    m, n = LU_data.shape[-2:]
-    k = min(m, n)
-    out = jnp.zeros_like(LU_data)
-    if grads[1] is not None:
-        out = out.at[..., :, :k].add(jnp.tril(grads[1], -1))
-    if grads[2] is not None:
-        out = out.at[..., :k, :].add(jnp.triu(grads[2]))
+    return _lu_grad(grads[1], grads[2], jnp.zeros_like(LU_data))
+
+
+def _lu_grad(grad_l, grad_u, out):
+    k = min(out.shape[-2:])
+    if grad_l is not None:
+        out = out.at[..., :, :k].add(jnp.tril(grad_l, -1))
+    if grad_u is not None:
+        out = out.at[..., :k, :].add(jnp.triu(grad_u))
     return out
 
 

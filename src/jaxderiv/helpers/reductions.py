@@ -256,15 +256,20 @@ def _var_args(args):
     return ((), args[0], False) if len(args) == 1 else args
 
 
+def _correction(c) -> float:
+    """`unbiased` (bool) in older files, `correction` (Scalar?, None meaning 1) in newer ones."""
+    return 1.0 if c is None else float(c)
+
+
 @helper("var_backward")
 def var_backward(grad, x, *args):
-    """2 / (n - unbiased) * grad * (x - mean(x))."""
-    dims, unbiased, keepdim = _var_args(args)
-    n = _safe_size(jnp.shape(x), R.reduced_dims(dims, jnp.ndim(x)))
-    if not keepdim and jnp.ndim(x):
-        grad = _unsqueeze_multiple(grad, dims, jnp.ndim(x))
+    """2 / (n - correction) * grad * (x - mean(x)); `correction` is `unbiased` in older files."""
+    dims, correction, keepdim = _var_args(args)
     axes = R.reduced_dims(dims, jnp.ndim(x))
-    return (2.0 / (n - int(unbiased))) * grad * (x - jnp.mean(x, axis=axes, keepdims=True))
+    n = _safe_size(jnp.shape(x), axes)
+    if not keepdim and jnp.ndim(x):
+        grad = _unsqueeze_multiple(grad, axes, jnp.ndim(x))
+    return (2.0 / (n - _correction(correction))) * grad * (x - jnp.mean(x, axis=axes, keepdims=True))
 
 
 @helper("std_backward")
@@ -287,6 +292,18 @@ def var_std_mean_backward(grads, x, r0, r1, *args):
         mean_grad = sum_backward(grads[1], jnp.shape(x), axes, keepdim) / _safe_size(jnp.shape(x), axes)
         grad = mean_grad if grad is None else grad + mean_grad
     return grad
+
+
+@helper("var_mean_backward")
+def var_mean_backward(grad_var, grad_mean, x, dim, correction, keepdim):
+    """Newer files' var_mean: the var and the mean backward, each where its gradient is defined."""
+    return var_std_mean_backward([grad_var, grad_mean], x, None, None, dim, correction, keepdim, False)
+
+
+@helper("std_mean_backward")
+def std_mean_backward(grad_std, grad_mean, x, std, dim, correction, keepdim):
+    """Newer files' std_mean: the std and the mean backward, each where its gradient is defined."""
+    return var_std_mean_backward([grad_std, grad_mean], x, std, None, dim, correction, keepdim, True)
 
 
 def _sgn(x):
@@ -338,8 +355,9 @@ def renorm_backward(grad, x, p, dim, maxnorm):
 
 
 @method("mean")
+@helper("mean", "at::mean")
 def mean(x, dim=None, keepdim=False, dtype=None):
-    """`x.mean()` or `x.mean(dim, keepdim)`."""
+    """`x.mean()` or `x.mean(dim, keepdim)`, `mean(x, dim, keepdim)`; an empty dim list is every dim."""
     return R.mean(x, dtype) if dim is None else R.mean_dim(x, dim, keepdim, dtype)
 
 

@@ -107,6 +107,10 @@ _register("cross", cases=lambda r, d: [
     _s("2x3 dim=None", self=_rand(r, (2, 3), d), other=_rand(r, (2, 3), d)),
     _s("3x2 bcast dim=0", self=_rand(r, (3, 2), d), other=_rand(r, (3, 1), d), dim=0),
 ])
+_register("linalg_cross", cases=lambda r, d: [
+    _s("2x3", self=_rand(r, (2, 3), d), other=_rand(r, (2, 3), d)),
+    _s("3x2 bcast dim=0", self=_rand(r, (3, 2), d), other=_rand(r, (3, 1), d), dim=0),
+])
 _SCALARS = ({}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0})
 # Complex inputs also get complex beta and alpha: a formula missing their `.conj()` must fail.
 _COMPLEX_SCALARS = {"beta": 0.5 - 1.0j, "alpha": 1.5 + 0.5j}

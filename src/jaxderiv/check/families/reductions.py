@@ -117,6 +117,13 @@ def _moments_dim(rng, dtype):
     return [((_x(rng, dtype), list(d), u, k), {}, f"dim={d} unbiased={u} keepdim={k}") for (d, k), u in zip(_DIMS, (True, False, True))]
 
 
+@_register("var.correction", "std.correction", "var_mean.correction", "std_mean.correction", complex_=True)
+def _moments_correction(rng, dtype):
+    """Newer files' overloads: a correction (None meaning 1) instead of `unbiased`."""
+    cases = [(None, None, False), ([1], 0, True), ([0, 1], 2.5, False)]
+    return [((_x(rng, dtype), d), {"correction": c, "keepdim": k}, f"dim={d} correction={c} keepdim={k}") for d, c, k in cases]
+
+
 _P = (2, 1, 3, 1.5, 0.5, np.inf, -np.inf, 0)
 
 
