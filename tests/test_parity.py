@@ -26,12 +26,10 @@ torch = pytest.importorskip("torch")
 # the translation of torch 2.13's file, or checker samples written for the seed's schema).
 _UNTRANSLATED = "torch 2.13's formula does not translate yet (a helper or name of the newer file)"
 _SEED_SAMPLES = "the checker samples follow the seed's schema, which torch 2.13 changed"
-_NO_SAMPLES = "no checker samples for torch 2.13's out-of-place overload: schema defaults give float indices"
 TORCH_SPEC_GAPS = {
-    **dict.fromkeys(["matmul", "linalg_lstsq", "ormqr"], _UNTRANSLATED),
-    **dict.fromkeys(["as_strided_", "linalg_inv_ex", "reflection_pad3d", "reflection_pad3d_backward", "slow_conv3d_forward",
+    **dict.fromkeys(["linalg_lstsq", "ormqr"], _UNTRANSLATED),
+    **dict.fromkeys(["slow_conv3d_forward",
                      "_softmax_backward_data", "_log_softmax_backward_data"], _SEED_SAMPLES),
-    **dict.fromkeys(["index_add", "index_copy", "index_put", "masked_scatter", "put", "scatter.src", "scatter.value", "scatter_add"], _NO_SAMPLES),
 }
 
 

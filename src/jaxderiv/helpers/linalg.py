@@ -488,3 +488,26 @@ def triangular_solve_jvp(X, A, dA, dB, upper, transpose, unitriangular):
     dA = jnp.triu(dA, k) if upper else jnp.tril(dA, -k)
     op_dA = jnp.swapaxes(dA, -1, -2) if transpose else dA
     return fl.triangular_solve(dB - op_dA @ X, A, upper, transpose, unitriangular)[0]
+
+
+@helper("matmul_backward")
+def matmul_backward(grad, self, other, grad_input_mask):
+    """Gradients of torch.matmul: a 1-D operand as a row (self) or column (other) matrix,
+    grad @ otherᴴ and selfᴴ @ grad, summed back over broadcast batch dimensions."""
+    from ..rules import sum_to
+
+    if grad is None:
+        return None, None
+    a = self[None, :] if jnp.ndim(self) == 1 else self
+    b = other[:, None] if jnp.ndim(other) == 1 else other
+    g = grad
+    if jnp.ndim(self) == 1:
+        g = jnp.expand_dims(g, -2 if jnp.ndim(other) > 1 else 0)
+    if jnp.ndim(other) == 1:
+        g = jnp.expand_dims(g, -1)
+    grad_self = grad_other = None
+    if grad_input_mask[0]:
+        grad_self = jnp.reshape(sum_to(g @ jnp.conj(jnp.swapaxes(b, -1, -2)), jnp.shape(a)), jnp.shape(self))
+    if grad_input_mask[1]:
+        grad_other = jnp.reshape(sum_to(jnp.conj(jnp.swapaxes(a, -1, -2)) @ g, jnp.shape(b)), jnp.shape(other))
+    return grad_self, grad_other

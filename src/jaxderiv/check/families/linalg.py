@@ -18,6 +18,8 @@ LU samples are square, wide and tall: the 1.10 LU formulas cover every shape.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..samples import Sample, complex_ok, samples
@@ -84,7 +86,11 @@ def _register(*names, cases, complex_=True):
     def make(op, rng, dtype=np.float64):
         if np.issubdtype(dtype, np.complexfloating) and not _formula_takes_complex(op):
             return []
-        return cases(rng, dtype)
+        made = cases(rng, dtype)
+        first = op.schema.arguments[0].name
+        if first != "self":  # newer schemas rename it (linalg_inv_ex's `A`)
+            made = [dataclasses.replace(s, kwargs={first if k == "self" else k: v for k, v in s.kwargs.items()}) for s in made]
+        return made
 
     if complex_:
         complex_ok(*names)
@@ -98,6 +104,13 @@ def _s(label, outputs=None, tangents=None, **kwargs):
 _register("mm", cases=lambda r, d: [_s("3x4 @ 4x2", self=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d))])
 _register("bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
 _register("_bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
+_register("matmul", cases=lambda r, d: [
+    _s("3x4 @ 4x2", self=_rand(r, (3, 4), d), other=_rand(r, (4, 2), d)),
+    _s("4 @ 4", self=_rand(r, (4,), d), other=_rand(r, (4,), d)),
+    _s("4 @ 2x4x3", self=_rand(r, (4,), d), other=_rand(r, (2, 4, 3), d)),
+    _s("2x1x3x4 @ 4", self=_rand(r, (2, 1, 3, 4), d), other=_rand(r, (4,), d)),
+    _s("2x1x3x4 @ 5x4x2 (batch broadcast)", self=_rand(r, (2, 1, 3, 4), d), other=_rand(r, (5, 4, 2), d)),
+])
 _register("mv", cases=lambda r, d: [_s("3x4 @ 4", self=_rand(r, (3, 4), d), vec=_rand(r, (4,), d))])
 _register("ger", cases=lambda r, d: [_s("3 x 4", self=_rand(r, (3,), d), vec2=_rand(r, (4,), d))])
 _register("dot", cases=lambda r, d: [_s("4 . 4", self=_rand(r, (4,), d), tensor=_rand(r, (4,), d))])

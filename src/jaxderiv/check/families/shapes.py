@@ -87,23 +87,23 @@ _register("diagonal_backward", cases=[(T(3, 1), (2, 3, 4), 1, -1, 0), (T(3), (3,
 _register("tril", "triu", cases=[(T(3, 4), 0), (T(3, 4), -1), (T(2, 3, 4), 1)])
 _register("unfold", cases=[(T(2, 7), 1, 3, 2), (T(5), 0, 2, 1), (T(6, 2), 0, 2, 3)])
 _register("unfold_backward", cases=[(T(2, 3, 3), (2, 7), 1, 3, 2), (T(4, 2), (5,), 0, 2, 1), (T(2, 2, 2), (6, 2), 0, 2, 3)])
-_register("as_strided", cases=[(T(3, 4), (2, 2), (1, 2), 1), (T(3, 4), (3, 3), (2, 1), None), (T(5), (2,), (2,), 0)])
+_register("as_strided", "as_strided_", cases=[(T(3, 4), (2, 2), (1, 2), 1), (T(3, 4), (3, 3), (2, 1), None), (T(5), (2,), (2,), 0)])
 
 _ROWS = _idx([0, 3], [2, 1], [1, 2])  # per row: distinct columns of a 3x4 input
 _register("gather", cases=[(T(3, 4), 1, _idx([0, 3], [2, 2], [1, 1])), (T(3, 4), 0, _idx([0, 2, 2, 1], [1, 1, 0, 2])), (T(3, 4), -1, _ROWS)])
 # src of index's shape: the spec's gradient of src, grad.gather(dim, index), has index's shape
-_register("scatter_.src", cases=[(T(3, 4), 1, _ROWS, T(3, 2)), (T(3, 4), 0, _idx([0, 2, 1, 1]), T(1, 4))])
-_register("scatter_.value", cases=[(T(3, 4), 1, _ROWS, 0.5), (T(3, 4), 0, _idx([0, 2, 1, 1], [1, 1, 0, 2]), -1.0)])
-_register("scatter_add_", cases=[(T(3, 4), 1, _idx([0, 0], [2, 2], [1, 3]), T(3, 2)), (T(3, 4), 0, _idx([0, 2, 2, 1], [0, 0, 0, 2]), T(2, 4))])
+_register("scatter_.src", "scatter.src", cases=[(T(3, 4), 1, _ROWS, T(3, 2)), (T(3, 4), 0, _idx([0, 2, 1, 1]), T(1, 4))])
+_register("scatter_.value", "scatter.value", cases=[(T(3, 4), 1, _ROWS, 0.5), (T(3, 4), 0, _idx([0, 2, 1, 1], [1, 1, 0, 2]), -1.0)])
+_register("scatter_add_", "scatter_add", cases=[(T(3, 4), 1, _idx([0, 0], [2, 2], [1, 3]), T(3, 2)), (T(3, 4), 0, _idx([0, 2, 2, 1], [0, 0, 0, 2]), T(2, 4))])
 _register("index.Tensor", cases=[
     (T(3, 4), [_idx(2, 0, 2)]),
     (T(3, 4, 5), [None, _idx(3, 1), _idx(0, -1)]),
     (T(3, 4), [_mask((3, 4))]),
     (T(3, 4, 5), [_idx([2], [0]), None, _idx(1, 4, 3)]),
 ])
-_register("index_add_", cases=[(T(4, 3), 0, _idx(1, 3, 1), T(3, 3)), (T(3, 4), -1, _idx(2), T(3, 1))])
+_register("index_add_", "index_add", cases=[(T(4, 3), 0, _idx(1, 3, 1), T(3, 3)), (T(3, 4), -1, _idx(2), T(3, 1))])
 _register("index_add_.alpha", cases=[(T(4, 3), 0, _idx(1, 3, 1), T(3, 3)), (T(3, 4), -1, _idx(2), T(3, 1))], kwargs={"alpha": 2.0})
-_register("index_copy_", cases=[(T(4, 3), 0, _idx(3, 1), T(2, 3)), (T(3, 4), -1, _idx(2, 0), T(3, 2))])
+_register("index_copy_", "index_copy", cases=[(T(4, 3), 0, _idx(3, 1), T(2, 3)), (T(3, 4), -1, _idx(2, 0), T(3, 2))])
 _register("index_fill_.int_Scalar", cases=[(T(4, 3), 0, _idx(1, 3, 1), 0.5), (T(3, 4), -1, _idx(2), -1.0)])
 # distinct indices: 1.7's formula for `value` counts a repeated index twice (1.10 takes _unique)
 _register("index_fill_.int_Tensor", cases=[(T(4, 3), 0, _idx(1, 3), T()), (T(3, 4), -1, _idx(2), T())])
@@ -114,15 +114,15 @@ _PUT = [
     (T(3, 4), [_idx(1, 0)], T(4), False),
     (T(3, 4), [_mask((3, 4), seed=1)], T(int(_mask((3, 4), seed=1).sum())), True),
 ]
-_register("index_put_", cases=_PUT)
+_register("index_put_", "index_put", cases=_PUT)
 _register("_index_put_impl_", cases=[c + (False,) for c in _PUT])
 _register("index_select", cases=[(T(4, 3), 0, _idx(1, 3, 1, 0, 1)), (T(3, 4), -1, np.int64(2))])
 _register("masked_fill_.Scalar", cases=[(T(3, 4), _mask((3, 4)), 0.5), (T(3, 4), _mask((4,)), -1.0)])
 _register("masked_fill_.Tensor", cases=[(T(3, 4), _mask((3, 4)), T()), (T(3, 4), _mask((4,)), T())])
-_register("masked_scatter_", cases=[(T(3, 4), _mask((3, 4)), T(12)), (T(3, 4), _mask((4,)), T(3, 5))])
+_register("masked_scatter_", "masked_scatter", cases=[(T(3, 4), _mask((3, 4)), T(12)), (T(3, 4), _mask((4,)), T(3, 5))])
 _register("masked_select", cases=[(T(3, 4), _mask((3, 4))), (T(3, 4), _mask((4,))), (T(4), _mask((3, 4)))])
 _register("take", cases=[(T(3, 4), _idx([0, 11, -1], [5, 5, 2]))])
-_register("put_", cases=[(T(3, 4), _idx(0, 7, -1, 5, 3), T(5), False), (T(3, 4), _idx([1, 1, 9], [4, 1, 0]), T(2, 3), True)])
+_register("put_", "put", cases=[(T(3, 4), _idx(0, 7, -1, 5, 3), T(5), False), (T(3, 4), _idx([1, 1, 9], [4, 1, 0]), T(2, 3), True)])
 
 _register("constant_pad_nd", cases=[(T(2, 3), (1, 2)), (T(2, 3, 4), (1, 0, -1, 2)), (T(3, 4), (-1, -1, 1, 0), 0.5)])
 _PADS = {
@@ -131,6 +131,7 @@ _PADS = {
     "replication_pad1d": [(T(2, 5), (2, 1)), (T(2, 3, 5), (0, 3))],
     "replication_pad2d": [(T(2, 4, 5), (1, 2, 3, 0))],
     "replication_pad3d": [(T(1, 2, 3, 4), (1, 0, 2, 1, 1, 2))],
+    "reflection_pad3d": [(T(1, 3, 3, 4), (1, 0, 2, 1, 1, 2))],
 }
 
 
