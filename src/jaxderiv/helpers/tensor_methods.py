@@ -12,7 +12,7 @@ import numpy as np
 
 from ..cxx import is_tensor
 from ..forward import binary
-from ..namespace import method
+from ..namespace import helper, method
 from .core import TensorOptions, dtype_of
 
 
@@ -219,9 +219,6 @@ def sum(x, dim=None, keepdim=False, dtype=None):
 @method("reshape", "view")
 def reshape(x, size):
     return jnp.reshape(x, tuple(size))
-
-
-from ..namespace import helper  # noqa: E402 - appended block
 
 
 @method("logical_and")
