@@ -64,7 +64,7 @@ def _held_constant(name, make_args):
         for args, label in make_args(rng):
             key = _key(rng)
             drawn = np.asarray(implementation(name)(*args, generator=key))
-            reference = lambda *values, _d=drawn: jnp.asarray(_d) + 0 * sum(jnp.sum(jnp.asarray(v)) for v in values[:2])
+            reference = lambda *values, _d=drawn: jnp.asarray(_d)
             out.append(Sample(tuple(args), {"generator": key}, label + ", sample held constant", reference=reference))
         return out
 
