@@ -139,9 +139,24 @@ def test_softmax_backward_data_checked_through_output_of_self(tmp_path, name):
 
     entry = load_spec(shipped_spec_files()[0])[name]
     self_formula = next(f for f in entry.backward if f.key == "self")
-    right, wrong = tmp_path / "right.yaml", tmp_path / "wrong.yaml"
+    # Named by version: the copies keep 1.7's meaning of softmax_double_backward.
+    right, wrong = tmp_path / "right_v1_7.yaml", tmp_path / "wrong_v1_7.yaml"
     right.write_text(entry_yaml(entry))
     wrong.write_text(entry_yaml(entry, {"self": f"2 * {self_formula.text}"}))
     rows = check_all(str(right), ops=[name]).rows
     assert [(r.mode, r.status) for r in rows] == [("vjp", "passed"), ("jvp", "passed"), ("vjp_vjp", "not_applicable")]
     assert [r.status for r in check_all(str(wrong), ops=[name], modes=["vjp", "jvp"]).rows] == ["failed", "failed"]
+
+
+def test_softmax_double_backward_meaning_follows_the_spec_version(monkeypatch):
+    """From PyTorch 1.11, `_softmax_backward_data`'s formula for `output` calls
+    softmax_double_backward meaning the derivative through `output` itself; torch 2.13's file
+    checks with that meaning, and 1.7's meaning (through `self`) fails there."""
+    from jaxderiv import load_spec, namespace
+    from jaxderiv.check import check_all
+
+    spec = load_spec(from_torch=True)
+    statuses = lambda: [r.status for r in check_all(spec, ops=["_softmax_backward_data"], modes=["vjp", "vjp_vjp"]).rows]  # noqa: E731
+    assert statuses() == ["passed", "passed"]
+    monkeypatch.setitem(namespace.REVISIONS, "softmax_double_backward", [])
+    assert statuses() == ["failed", "failed"]

@@ -254,3 +254,11 @@ def test_jit_and_vmap_of_grad(name, args):
     np.testing.assert_allclose(jax.jit(jax.grad(loss))(first), g, rtol=1e-12)
     batch = jnp.stack([first, 2 * first])
     np.testing.assert_allclose(jax.vmap(jax.grad(loss))(batch), jnp.stack([g, jax.grad(loss)(2 * first)]), rtol=1e-12)
+
+
+def test_masked_fill_refuses_a_non_boolean_mask_as_torch_does():
+    x, mask = np.ones(3), np.array([1.0, 0.0, 1.0])
+    with pytest.raises(RuntimeError, match="boolean masks"):
+        torch.ops.aten.masked_fill.Scalar(torch.from_numpy(x), torch.from_numpy(mask), 0.5)
+    with pytest.raises(TypeError, match="boolean masks"):
+        jaxderiv.op("masked_fill_.Scalar")(jnp.asarray(x), jnp.asarray(mask), 0.5)

@@ -578,3 +578,12 @@ def test_unreadable_file_names_it(tmp_path):
     path = tmp_path / "nope.yaml"
     with pytest.raises(SpecError, match="nope.yaml"):
         load_spec(path)
+
+
+def test_pytorch_version_of_spec_files(tmp_path):
+    """Shipped files are named by version; a copy elsewhere keeps it only in its name."""
+    from jaxderiv.spec import pytorch_version, shipped_spec_files
+
+    assert [pytorch_version(p) for p in shipped_spec_files()] == [(1, 7), (1, 10)]
+    assert pytorch_version(tmp_path / "mine_v2_3.yaml") == (2, 3)
+    assert pytorch_version(tmp_path / "derivatives.yaml") is None

@@ -146,7 +146,7 @@ CASES = [
          forward_ad_differs="torch 2.13's cholesky_inverse_jvp disagrees with torch's own finite differences and backward; jaxderiv's helper is the derivative",
          tangents=lambda ts: [np.triu(ts[0])]),  # the factor's triangle is all the op reads
     # batch_norm_jvp, in training
-    Case("native_batch_norm", lambda rng: (rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=3), None, None, True, 0.1, 1e-5), diff=(0, 1, 2), output=0),
+    # layer norm in torch's schema (normalized_shape): layer_norm_jvp, and its backward through the native_layer_norm_backward entry
     # layer norm in torch's schema (normalized_shape): layer_norm_jvp, native_layer_norm_backward_symint
     Case("native_layer_norm", lambda rng: (rng.normal(size=(2, 3, 4)), [3, 4], rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 1e-5), diff=(0, 2, 3), output=0),
     Case("native_group_norm", lambda rng: (rng.normal(size=(2, 4, 3)), rng.normal(size=4), rng.normal(size=4), 2, 4, 3, 2, 1e-5), diff=(0, 1, 2), output=0),

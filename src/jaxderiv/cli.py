@@ -99,7 +99,10 @@ def _parity(args) -> int:
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
     rows = parity(registry, ops, max_samples=args.samples)
     torch_version = version("torch")
-    text = to_markdown(rows, f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}.")
+    listed = TORCH_SPEC_DIFFERENCES if args.spec == "torch" else DIFFERENCES if args.spec is None else {}
+    which = "TORCH_SPEC_DIFFERENCES, torch's own spec" if args.spec == "torch" else "DIFFERENCES, default spec" if args.spec is None else "none for this spec"
+    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}."
+    text = to_markdown(rows, title, listed, f"jaxderiv.check.parity.{which}" if args.spec in (None, "torch") else which)
     print(text)
     if args.json:
         write_json(rows, args.json, torch_version)
@@ -107,7 +110,6 @@ def _parity(args) -> int:
         with open(args.markdown, "w") as f:
             f.write(text)
     # Exit 1 only for differences not listed with their reason (listed ones are measured facts).
-    listed = TORCH_SPEC_DIFFERENCES if args.spec == "torch" else DIFFERENCES if args.spec is None else {}
     return 1 if unexplained(rows, listed) else 0
 
 

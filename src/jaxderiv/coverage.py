@@ -69,7 +69,14 @@ class Coverage:
                 for cause, n in f.failing.most_common(top):
                     lines.append(f"    {n:4d}  {cause}")
             if f.seed_untranslated:
-                lines.append("  shared with the seed files but not translated: " + ", ".join(f.seed_untranslated))
+                from .check.samples import not_applicable_reason
+
+                meaningless = [n for n in f.seed_untranslated if not_applicable_reason(n)]
+                rest = [n for n in f.seed_untranslated if n not in meaningless]
+                lines.append("  shared with the seed files but not translated: " + (", ".join(rest) or "none"))
+                if meaningless:
+                    lines.append(f"    and {len(meaningless)} with no JAX meaning (the seed's do not translate either): "
+                                 + ", ".join(meaningless))
         return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ import yaml
 
 from .expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
 from .grammar import parse_formula
-from .spec import Entry, Formula, load_spec, shipped_spec_files
+from .spec import Entry, Formula, load_spec, pytorch_version, shipped_spec_files
 
 __all__ = ["KINDS", "Mutant", "mutants_of", "entry_yaml", "run_mutant", "main"]
 
@@ -183,13 +183,20 @@ def _modes(entry: Entry, key: str) -> list[str]:
     return ["jvp", "vjp", "vjp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp"]
 
 
+def _file_name(stem: str, entry: Entry) -> str:
+    """`mutant_v1_7.yaml`: the copy keeps its source's PyTorch version, which picks the meaning
+    of helpers PyTorch revised (namespace.REVISIONS)."""
+    version = pytorch_version(entry.location.file) if entry.location.file else None
+    return f"{stem}_v{version[0]}_{version[1]}.yaml" if version else f"{stem}.yaml"
+
+
 def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0) -> dict:
     """Check `mutant` mode by mode until one fails. Returns its verdict: killed, by which mode, why."""
     from .check import check_all
 
     verdict = dataclasses.asdict(mutant) | {"killed": False, "mode": None, "status": "passed", "reason": ""}
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "mutant.yaml")
+        path = os.path.join(tmp, _file_name("mutant", entry))
         with open(path, "w") as fh:
             fh.write(entry_yaml(entry, {mutant.key: mutant.mutated}))
         statuses = []
@@ -213,7 +220,7 @@ def _baseline_ok(entry: Entry) -> bool:
     from .check import check_all
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "baseline.yaml")
+        path = os.path.join(tmp, _file_name("baseline", entry))
         with open(path, "w") as fh:
             fh.write(entry_yaml(entry))
         rows = check_all(path, ops=[entry.name]).rows

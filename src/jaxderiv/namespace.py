@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "helper", "method", "constant", "template", "lookup_helper", "plain"]
+__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "REVISIONS", "helper", "method", "constant", "template", "lookup_helper",
+           "plain"]
 
 HELPERS: dict[str, Callable] = {}  # free functions: FunctionsManual helpers, at:: functions, types
 METHODS: dict[str, Callable] = {}  # `obj.name(args)`: called as fn(obj, *args)
 CONSTANTS: dict[str, Any] = {}  # names used as values: `at::Reduction::Mean`, `M_PI`
 TEMPLATES: dict[str, Callable] = {}  # `base<args>`: fn(*template_args) -> callable or value
+# Helpers PyTorch kept the name of but gave another meaning: name -> [(first PyTorch version, fn)],
+# oldest first. A formula gets the meaning of its spec file's PyTorch version.
+REVISIONS: dict[str, list[tuple[tuple[int, ...], Callable]]] = {}
 
 # Qualifiers that do not change meaning here: `at::where` is `where`.
 _NAMESPACES = ("at::native::", "at::", "std::", "c10::", "torch::autograd::generated::details::", "torch::autograd::generated::")
@@ -31,9 +35,19 @@ def _register(table: dict, names: tuple[str, ...]):
     return deco
 
 
-def helper(*names: str):
-    """Register a function under each of `names` (default: its Python name)."""
-    return _register(HELPERS, names)
+def helper(*names: str, since: tuple[int, ...] | None = None):
+    """Register a function under each of `names` (default: its Python name). With `since`, it
+    is the meaning a helper already registered under that name has in PyTorch's files from
+    version `since` on (`softmax_double_backward` differentiates through `output` from 1.11)."""
+    if since is None:
+        return _register(HELPERS, names)
+
+    def deco(fn):
+        for n in names or (fn.__name__.rstrip("_"),):
+            REVISIONS[n] = sorted(REVISIONS.get(n, []) + [(tuple(since), fn)], key=lambda r: r[0])
+        return fn
+
+    return deco
 
 
 def method(*names: str):
@@ -64,10 +78,16 @@ def plain(name: str) -> str:
     return name[: -len("_symint")] if name.endswith("_symint") else name
 
 
-def lookup_helper(table: dict, name: str):
+def lookup_helper(table: dict, name: str, version: tuple[int, ...] | None = None):
     """The entry for `name` as written, else without its namespace qualifier, else without a
-    `_symint` suffix, else None."""
+    `_symint` suffix, else None. For a helper PyTorch revised, the meaning it has in `version`
+    (a spec file's PyTorch version; None, a file of unknown version, gets the newest)."""
     for candidate in (name, unqualified(name), plain(unqualified(name))):
         if candidate in table:
-            return table[candidate]
+            found = table[candidate]
+            if table is HELPERS:
+                for since, fn in REVISIONS.get(candidate, ()):
+                    if version is None or version >= since:
+                        found = fn
+            return found
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Any, Callable, Sequence
 
 import jax
@@ -79,9 +80,13 @@ class Op:
         results = ["result"] + [f"result{i}" for i in range(n_out)]
         # Newer files name an output's gradient by the output: `grad_solution` for `solution`.
         grad_names = [f"grad_{r.name}" for r in self.schema.returns if r.name]
-        self._bwd_vars = args + outs + results + grad_names + ["grad", "grads", "grad_input_mask", "retain_variables"]
+        # `_foreach_*` entries state each element's derivative: `i` indexes the lists
+        # (`grads[i]`, `self[i]`), and in result formulas `self_p`/`self_t` are element i's.
+        self.foreach = self.schema.name.startswith("_foreach_")
+        loop = ["i"] if self.foreach else []
+        self._bwd_vars = args + outs + results + grad_names + ["grad", "grads", "grad_input_mask", "retain_variables"] + loop
         tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
-        self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors]
+        self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors] + loop
         self.non_differentiable = set(entry.non_differentiable)
         # `calls`: a formula's call of another entry's op runs that op (see `translate`).
         self._backward = [(f, compile_formula(f, self._bwd_vars, calls=calls)) for f in entry.backward]
@@ -94,8 +99,11 @@ class Op:
             compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability")) if isinstance(c, str) else c
             for c in (entry.output_differentiability or ())
         ]
-        # PyTorch: a multi-output entry whose formulas use only `grad` differentiates output 0 only.
-        self._grad_only = n_out > 1 and entry.output_differentiability is None and not any("grads" in f.text for f in entry.backward)
+        # PyTorch: a multi-output entry whose formulas use only `grad` differentiates output 0
+        # only; `grads` or a later output's `grad_<name>` (linalg_qr's grad_R) reads the others.
+        later = [re.compile(rf"\bgrad_{r.name}\b") for r in self.schema.returns[1:] if r.name]
+        self._grad_only = n_out > 1 and entry.output_differentiability is None and not any(
+            "grads" in f.text or any(g.search(f.text) for g in later) for f in entry.backward)
         # An entry with result formulas but no backward formula at all gets reverse mode by
         # transposing them: every Tensor input is then differentiable (an unused tangent is zero).
         transposed = not entry.backward and bool(entry.forward)
@@ -324,7 +332,11 @@ class _Call:
             mask = tuple(want_arg.get(n, False) and n not in op.non_differentiable for n in f.names)
             if not any(mask):
                 continue
-            result = fn({**env, "grad_input_mask": mask})
+            if op.foreach:  # element i's gradients, gathered into one list per input
+                per = [fn({**env, "grad_input_mask": mask, "i": i}) for i in range(len(ys))]
+                result = per if len(f.names) == 1 else tuple(map(list, zip(*per)))
+            else:
+                result = fn({**env, "grad_input_mask": mask})
             if len(f.names) == 1:
                 values[f.names[0]] = result
             else:
@@ -370,6 +382,9 @@ class _Call:
                 linear = [(t if t is not None else _zeros_like(x)) if s.arg in op.differentiable_inputs else x for s, t, x in zip(self.slots, ts, xs)]
                 result = self.primal(*linear)
                 result = result if len(idx) > 1 else result[idx[0]]
+            elif op.foreach:  # one tangent per element, from that element's primals and tangents
+                values.update((i, fn(self._element_env(env, i))) for i in range(len(ys)))
+                continue
             else:
                 result = fn(env)
             if len(idx) == 1:
@@ -389,7 +404,19 @@ class _Call:
             out.append(v)
         return out
 
+    def _element_env(self, env: dict, i: int) -> dict:
+        """A `_foreach_*` result formula's variables for element i: `self_p`, `self_t` of
+        each Tensor[] argument are its i-th primal and tangent; `self`, `result` stay lists."""
+        out = {**env, "i": i}
+        for a in self.op.schema.arguments:
+            if a.is_tensor_list:
+                for v in (f"{a.name}_p", f"original_{a.name}_p", f"{a.name}_t", f"{a.name}_t_raw", f"original_{a.name}_t"):
+                    out[v] = env[v][i]
+        return out
+
     def _forward_for(self, i: int):
+        if self.op.foreach:
+            return next(iter(self.op._forward), None)
         for names in self.op._forward:
             if any(self._output_index(n) == i for n in names):
                 return names

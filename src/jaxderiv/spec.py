@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from pathlib import Path
@@ -106,6 +107,22 @@ def _version(path: Path) -> tuple[int, ...]:
     """(1, 10) from `derivatives_v1_10_flat.yaml`: shipped files are named by PyTorch version."""
     m = re.search(r"v(\d+)_(\d+)", path.name)
     return (int(m.group(1)), int(m.group(2))) if m else (0,)
+
+
+@functools.lru_cache(maxsize=None)
+def pytorch_version(file: str | os.PathLike) -> tuple[int, ...] | None:
+    """The PyTorch (major, minor) a spec file comes from: a shipped file's name
+    (`derivatives_v1_7.yaml`), or for torchgen's packaged file the `torch/version.py` installed
+    beside it (read as text); None when unknown."""
+    path = Path(file)
+    if re.search(r"v(\d+)_(\d+)", path.name):
+        return _version(path)
+    if path.parent.parts[-3:] == ("torchgen", "packaged", "autograd"):
+        version_py = path.parents[3] / "torch" / "version.py"
+        m = re.search(r"""__version__\s*=\s*['"](\d+)\.(\d+)""", version_py.read_text()) if version_py.is_file() else None
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
 
 
 def shipped_spec_files() -> list[Path]:

@@ -16,6 +16,7 @@ from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
 from .forward import callable_named
 from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup_helper, plain, unqualified
+from .spec import pytorch_version
 
 __all__ = ["translate", "Compiled", "names_called"]
 
@@ -72,6 +73,7 @@ class _Translator:
         self.variables = variables
         self.location = location
         self.calls = calls
+        self.version = pytorch_version(location.file) if location.file else None  # picks revised helpers' meaning
 
     def _entry_op(self, name: str) -> Callable | None:
         """The spec's own op for a call `name(...)`, if the registry provides one."""
@@ -126,7 +128,7 @@ class _Translator:
         value = lookup_helper(CONSTANTS, name)
         if value is not None or name in CONSTANTS:
             return lambda env: value
-        fn = lookup_helper(HELPERS, name)
+        fn = lookup_helper(HELPERS, name, self.version)
         if fn is not None:  # a function passed as a value
             return lambda env: fn
         known = ", ".join(sorted(self.variables))
@@ -187,7 +189,7 @@ class _Translator:
     def _callee(self, func, n_args: int | None) -> Callable:
         """The Python callable a call's function expression names (resolved now)."""
         if isinstance(func, E.Name):
-            fn = lookup_helper(HELPERS, func.name)
+            fn = lookup_helper(HELPERS, func.name, self.version)
             if fn is None:  # `at::sin(x)`: the ATen op, as the spec's op or its forward implementation
                 fn = self._entry_op(func.name) or _forward_named(func.name)
             if fn is None:

@@ -67,6 +67,10 @@ KINKS: dict[str, list[tuple]] = {
     "rsqrt": [(_a(0.0, 1.0, 4.0),)],
     "maximum": [(_a(1.0, 2.0, -1.0), _a(1.0, 3.0, -1.0))],
     "minimum": [(_a(1.0, 2.0, -1.0), _a(1.0, 3.0, -1.0))],
+    "_foreach_minimum.Scalar": [([_a(0.5, 0.4, 0.6), _a(0.5)], 0.5)],
+    "_foreach_maximum.Scalar": [([_a(0.5, 0.4, 0.6), _a(0.5)], 0.5)],
+    "_foreach_minimum.ScalarList": [([_a(0.5, 0.4, 0.6), _a(-1.0)], [0.5, -1.0])],
+    "_foreach_maximum.ScalarList": [([_a(0.5, 0.4, 0.6), _a(-1.0)], [0.5, -1.0])],
     "fmax": [(_a(1.0, 2.0, np.nan), _a(1.0, np.nan, 3.0))],
     "fmin": [(_a(1.0, 2.0, np.nan), _a(1.0, np.nan, 3.0))],
     "hardshrink": [(_a(0.5, -0.5, 0.0, 1.0), 0.5)],
@@ -90,6 +94,8 @@ KINKS: dict[str, list[tuple]] = {
     # the norm's kink: the zero vector
     "norm.Scalar": [(np.zeros(3), 2), (np.zeros(3), 1), (_a(0.0, 1.0, -2.0), 1)],
     "norm.ScalarOpt_dim": [(np.zeros((2, 3)), 2, [1]), (_m([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]), float("inf"), [1])],
+    "linalg_vector_norm": [(np.zeros((2, 3)), 2, [1]), (_m([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), float("inf"), [1]), (_a(0.0, 1.0, -2.0), 1),
+                           (_a(0.0, 1.0, -2.0), 0.5)],
     # prod's special paths: one zero, two zeros
     "prod": [(_a(2.0, 0.0, 3.0),), (_a(2.0, 0.0, 0.0, 3.0),)],
     "prod.dim_int": [(_m([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, 3.0]]), 1)],
@@ -200,6 +206,23 @@ def _conv_backward_overrideable(aten, a):
                                      a["transposed"], a["output_padding"], groups, a["output_mask"])
 
 
+def _linear_backward(aten, a):
+    """linear's gradients by torch's autograd, with create_graph so that they stay differentiable
+    in self, grad_output and weight; a bias leaf gives the bias gradient."""
+    torch, mask = _torch(), a["output_mask"]
+    x, w, g = a["self"], a["weight"], a["grad_output"]
+    x, w = (t if t.requires_grad else t.detach().requires_grad_() for t in (x, w))
+    b = torch.zeros(w.shape[0], dtype=w.dtype, requires_grad=True)
+    grads = torch.autograd.grad(aten.linear(x, w, b), (x, w, b), g, create_graph=True)
+    return [gr if m else None for gr, m in zip(grads, mask)]
+
+
+def _max_pool2d_backward(aten, a):
+    geometry = [a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"]]
+    _, indices = aten.max_pool2d_with_indices(a["self"], *geometry)
+    return [aten.max_pool2d_with_indices_backward(a["grad_output"], a["self"], *geometry, indices)]
+
+
 EQUIVALENTS: dict[str, Equivalent] = {
     **{n: Equivalent(_conv(False, bias=False), f"{_CUDA}: aten.convolution") for n in ("cudnn_convolution",)},
     "cudnn_convolution_transpose": Equivalent(_conv(True, bias=False), f"{_CUDA}: aten.convolution, transposed"),
@@ -225,6 +248,9 @@ EQUIVALENTS: dict[str, Equivalent] = {
     "cudnn_affine_grid_generator": Equivalent(
         lambda aten, a: aten.affine_grid_generator(a["theta"], [a["N"], a["C"], a["H"], a["W"]], True),
         f"{_CUDA}: affine_grid_generator, align_corners"),
+    "slice_inverse": Equivalent(
+        lambda aten, a: aten.slice_scatter(a["src"], a["self"], a["dim"], a["start"], a["end"], a["step"]),
+        "torch's CPU kernel needs `self` to be a view of `src`: aten.slice_scatter(src, self, ...)"),
     "cudnn_batch_norm": Equivalent(_batch_norm, f"{_CUDA}: native_batch_norm (the 4th output, cuDNN's reserve space, not compared)"),
     "miopen_batch_norm": Equivalent(_batch_norm, f"{_CUDA}: native_batch_norm"),
     "cudnn_batch_norm_backward": Equivalent(_batch_norm_backward, f"{_CUDA}: native_batch_norm_backward"),
@@ -262,6 +288,10 @@ EQUIVALENTS: dict[str, Equivalent] = {
         "torch 2.13 merged the overload into index_add_"),
     "_fused_dropout": Equivalent(
         lambda aten, a: aten.native_dropout(a["self"], 1 - a["p"], True), f"{_CUDA}: native_dropout(self, 1 - p)"),
+    "linear_backward": Equivalent(_linear_backward, "torch 2.13 runs linear_backward only on MKL-DNN and nested tensors: "
+                                  "torch.autograd.grad of aten.linear, create_graph=True"),
+    "max_pool2d_backward": Equivalent(_max_pool2d_backward, "torch 2.13 runs max_pool2d_backward only on MPS: "
+                                      "aten.max_pool2d_with_indices, then max_pool2d_with_indices_backward"),
     "to_mkldnn": Equivalent(lambda aten, a: [a["self"].clone()], "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"),
 }
 
@@ -475,13 +505,17 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
     verdict = {"forward": fwd, "vjp": None, "jvp": None}
     args, kwargs = call._split(call.values)
     differentiable = call.op.output_differentiable(*args, **kwargs)
-    outs = [k for k in _inexact_outputs(ours) if k < len(theirs) and theirs[k] is not None and differentiable[k]]
+    inexact = [k for k in _inexact_outputs(ours) if k < len(theirs) and theirs[k] is not None]
+    outs = [k for k in inexact if differentiable[k]]
     if not xs or not outs:
         return verdict
     for column, compare_ in (("vjp", _compare_vjp), ("jvp", _compare_jvp)):
         if column == "jvp" and not with_jvp:
             continue
         try:
+            if column == "vjp":
+                verdict[column] = _compare_vjp(call, xs, outs, ours, rng, tally, [k for k in inexact if not differentiable[k]])
+                continue
             verdict[column] = compare_(call, xs, outs, ours, rng, tally)
         except NotImplementedDerivative as e:  # the spec says not_implemented: nothing to compare
             tally.note(f"{column}: {str(e).rsplit(': ', 1)[-1]}")
@@ -510,10 +544,15 @@ def _pick(values, ks):
     return [values[k] for k in ks]
 
 
-def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally) -> bool:
+def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally, undifferentiated=()) -> bool:
+    """`outs`: the outputs jaxderiv differentiates; `undifferentiated`: its other inexact
+    outputs, each a difference if torch differentiates it (a gradient jaxderiv would drop)."""
     torch = _torch()
     leaves = [_to_torch(x).requires_grad_() for x in xs]
     t_outs = _seeded(0, lambda: call.torch(*leaves))
+    dropped = [k for k in undifferentiated if t_outs[k].requires_grad and _has_gradient(leaves, t_outs[k], rng, tally.atol)]
+    if dropped:
+        return tally._differs(f"vjp: torch differentiates output(s) {dropped}, jaxderiv does not")
     outs = [k for k in outs if t_outs[k].requires_grad]  # torch's non-differentiable outputs (pivots, indices) carry no gradient
     if not outs:
         return None
@@ -530,6 +569,17 @@ def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally) -> bool:
     t_grads = _stable(call, grads)
     their_grads = call.project([np.conj(_np(t)) if t is not None else np.zeros_like(x) for t, x in zip(t_grads, xs)])
     return all([tally.close(f"vjp input {j}", g, t) for j, (g, t) in enumerate(zip(our_grads, their_grads))])
+
+
+def _has_gradient(leaves, out, rng, atol) -> bool:
+    """Whether torch gives `out` a nonzero gradient (not a `not_implemented` formula, not the
+    zero derivative of a real input's sign)."""
+    ct = _to_torch(np.asarray(_random_like(rng, _np(out.detach()))))
+    try:
+        grads = _torch().autograd.grad(out, leaves, ct, allow_unused=True, retain_graph=True)
+    except RuntimeError:
+        return False
+    return any(g is not None and g.numel() and float(g.abs().max()) > atol for g in grads)
 
 
 def _compare_jvp(call: _Call, xs, outs, ours, rng, tally: _Tally) -> bool:
@@ -596,8 +646,8 @@ DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
                                    "schema has input_dtype there and sends it to output"),
     "_ctc_loss": (("forward",), "log_alpha (output 1) past each sequence's input length is scratch: torch leaves 0 or "
                   "uninitialized memory there, jaxderiv -inf; the loss and every gradient agree"),
-    "linalg_lstsq": (("forward",), "residuals (output 1): torch's default CPU driver gelsy returns none (shape (0,)); "
-                     "jaxderiv computes them as the gels/gelsd drivers do; solution and gradients agree"),
+    "slogdet": (("complex",), "the seed's output_differentiability [false, true] gives sign no gradient; torch 2.13 "
+                "differentiates sign, whose derivative is nonzero for complex inputs (zero for real ones)"),
     "_embedding_bag": (("forward",), "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "
                        "(make_bag_size), else returns zeros; jaxderiv always computes it"),
     "_standard_gamma_grad": (("forward",), "torch evaluates d sample / d alpha by series and rational fits (relative error ~1e-4); "
@@ -616,6 +666,11 @@ TORCH_SPEC_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
     "norm.Scalar": (("jvp", "kinks", "complex"), "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
                     "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula"),
     "norm.ScalarOpt_dtype": (("jvp",), "torch.func.jvp of aten.norm.ScalarOpt_dtype raises in torch 2.13, as for norm.Scalar"),
+    "_foreach_norm.Scalar": (("jvp",), "torch.func.jvp of aten._foreach_norm.Scalar raises in torch 2.13 (a forward gradient of "
+                             "another size than the 0-d norm), as for norm.Scalar; jaxderiv evaluates the result formula"),
+    "max_pool2d_backward": (("jvp",), "torch 2.13's entry (MPS only) says `result: auto_linear`, which runs the op on the tangents "
+                            "of grad_output and self, but the op is linear in grad_output only: self_t picks other argmaxes. "
+                            "jaxderiv evaluates the spec's formula; torch's CPU equivalent differentiates the op"),
     "triangular_solve": (("jvp", "complex"), "torch 2.13's triangular_solve_jvp applies the whole tangent dA, not op(dA) restricted to "
                          "the triangle the solve reads: with transpose=True it disagrees with finite differences of torch's own "
                          "forward by 0.25-0.45; jaxderiv's helper (1e-10 from them) restricts and transposes dA"),
@@ -745,12 +800,14 @@ def _table(title: str, head: str, items) -> list[str]:
     return ["", title, "", head, "|---|---|"] + [f"| {op} | {text} |" for op, text in items] if items else []
 
 
-def to_markdown(rows: list[ParityRow], title: str) -> str:
-    """The page: title, method, the known differences and torch equivalents among `rows`, the table."""
+def to_markdown(rows: list[ParityRow], title: str, differences: dict | None = None,
+                listed: str = "jaxderiv.check.parity.DIFFERENCES, default spec") -> str:
+    """The page: title, method, the known differences (`differences`, DIFFERENCES by default)
+    and torch equivalents among `rows`, the table."""
     names = {r.op for r in rows}
     lines = [title, "", METHOD]
-    lines += _table("Known differences (jaxderiv.check.parity.DIFFERENCES, default spec)", "| op | columns: reason |",
-                    ((n, f"{', '.join(c)}: {why}") for n, (c, why) in DIFFERENCES.items() if n in names))
+    lines += _table(f"Known differences ({listed})", "| op | columns: reason |",
+                    ((n, f"{', '.join(c)}: {why}") for n, (c, why) in (DIFFERENCES if differences is None else differences).items() if n in names))
     lines += _table("Compared through an equivalent torch call (EQUIVALENTS) or in float32 (FLOAT32)", "| op | why |",
                     [(n, e.reason) for n, e in EQUIVALENTS.items() if n in names] + [(n, f"float32: {w}") for n, w in FLOAT32.items() if n in names])
     lines += ["", "| op | spec | " + " | ".join(COLUMNS) + " | max error | note |", "|---" * (len(COLUMNS) + 4) + "|"]

@@ -296,6 +296,20 @@ def softplus(self, beta=1, threshold=20):
     return jnp.where(z > threshold, self, jnp.logaddexp(z, 0) / beta)
 
 
+@impl("mish")
+def mish(self):
+    """x * tanh(softplus(x)), softplus with ATen's threshold 20 (the identity above it)."""
+    _require_floating("mish", self)
+    return self * jnp.tanh(softplus(self))
+
+
+@impl("mish_backward")
+def mish_backward(grad_output, self):
+    """grad * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)), sp = softplus(x)."""
+    t = jnp.tanh(softplus(self))
+    return grad_output * (t + self * jax.nn.sigmoid(self) * (1 - t * t))
+
+
 @impl("softplus_backward")
 def softplus_backward(grad_output, self, beta, threshold, output=None):
     """grad * sigmoid(beta * x), and grad where beta * x > threshold.

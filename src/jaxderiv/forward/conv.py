@@ -265,3 +265,34 @@ def im2col_backward(grad_output, input_size, kernel_size, dilation, padding, str
 @impl("col2im_backward")
 def col2im_backward(grad_output, kernel_size, dilation, padding, stride):
     return im2col(grad_output, kernel_size, dilation, padding, stride)
+
+
+# -- torch 2.13's generic entries ----------------------------------------------------------------
+
+
+@impl("convolution")
+def aten_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """at::convolution: what every torch.nn conv layer dispatches to."""
+    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@impl("_convolution")
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+    """The backend flags choose a kernel, not the mathematics."""
+    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@impl("convolution_backward")
+def aten_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    """`bias_sizes` is the bias's shape, which the bias gradient has already."""
+    return convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+
+
+@impl("_slow_conv2d_forward")
+def _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding):
+    return convolution(self, weight, bias, stride, padding, 1, False, 0, 1)
+
+
+@impl("_slow_conv2d_backward.output_mask")
+def _slow_conv2d_backward(grad_output, self, weight, kernel_size, stride, padding, output_mask):
+    return convolution_backward(grad_output, self, weight, stride, padding, 1, False, 0, 1, output_mask)

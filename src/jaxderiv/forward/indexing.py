@@ -61,6 +61,79 @@ def scatter_add(self, dim, index, src):
     return _scatter(self, dim, index, src.astype(self.dtype), True)
 
 
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _identity(reduce: str, dtype):
+    """The value a reduction starts from where include_self=False drops self's own element."""
+    if reduce in ("sum", "mean", "prod"):
+        return jnp.asarray(int(reduce == "prod"), dtype)
+    inexact = jnp.issubdtype(dtype, jnp.inexact)
+    lowest, highest = (-jnp.inf, jnp.inf) if inexact else (jnp.iinfo(dtype).min, jnp.iinfo(dtype).max)
+    return jnp.asarray(lowest if reduce == "amax" else highest, dtype)
+
+
+def _products(targets, values, n: int):
+    """Per target position 0..n-1 (last axis), the product of the values whose target it is:
+    a dense product over the last axis, which JAX differentiates with repeated targets too."""
+    hit = targets[..., None, :] == np.arange(n)[:, None]
+    return jnp.prod(jnp.where(hit, values[..., None, :], jnp.ones((), values.dtype)), axis=-1)
+
+
+def _reduce_at(self, at, where, values, reduce: str, include_self: bool, products):
+    """self with `values` reduced into the places `at(x)` selects (`where` marks them);
+    `products()` gives prod's factors in self's shape."""
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    start = self if include_self else jnp.where(where, _identity(reduce, self.dtype), self)
+    if reduce == "prod":
+        return start * products()
+    ref = at(start)
+    out = {"sum": ref.add, "mean": ref.add, "amax": ref.max, "amin": ref.min}[reduce](values)
+    if reduce != "mean":
+        return out
+    count = at(jnp.where(where, int(include_self), 1).astype(self.dtype)).add(jnp.ones_like(values))
+    count = jnp.where(where, count, 1)
+    return out // count if jnp.issubdtype(self.dtype, jnp.integer) else out / count
+
+
+@impl("scatter_reduce.two")
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    """Each src element reduced into self at its index along dim (ATen's scatter_reduce)."""
+    x = jnp.reshape(self, (1,)) if self.ndim == 0 else self
+    idx = jnp.reshape(index, (1,)) if index.ndim == 0 else index
+    values = _leading(jnp.reshape(src, (1,)) if src.ndim == 0 else src, idx.shape).astype(x.dtype)
+    d = wrap_dim(dim, x.ndim)
+    coords = _coords(idx, d)
+    hit = jnp.zeros(x.shape, bool).at[coords].set(True)
+
+    def products():
+        # index may be smaller than self off dim: the factors of the rest are 1
+        f = jnp.moveaxis(_products(jnp.moveaxis(idx, d, -1), jnp.moveaxis(values, d, -1), x.shape[d]), -1, d)
+        return jnp.pad(f, [(0, n - m) for n, m in zip(x.shape, f.shape)], constant_values=1)
+
+    out = _reduce_at(x, lambda y: y.at[coords], hit, values, reduce, include_self, products)
+    return jnp.reshape(out, self.shape)
+
+
+@impl("index_reduce")
+def index_reduce(self, dim, index, source, reduce, include_self=True):
+    """Slices of source reduced into self at the indices along dim (prod, mean, amax, amin)."""
+    if reduce == "sum":
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got sum.")
+    x = jnp.reshape(self, (1,)) if self.ndim == 0 else self
+    values = (jnp.reshape(source, (1,)) if source.ndim == 0 else source).astype(x.dtype)
+    d = wrap_dim(dim, x.ndim)
+    along = _along(x, dim, index)
+    hit = jnp.zeros(x.shape, bool).at[along].set(True)
+
+    def products():
+        return jnp.moveaxis(_products(jnp.reshape(index, (-1,)), jnp.moveaxis(values, d, -1), x.shape[d]), -1, d)
+
+    out = _reduce_at(x, lambda y: y.at[along], hit, values, reduce, include_self, products)
+    return jnp.reshape(out, self.shape)
+
+
 def _along(self, dim, index) -> tuple:
     """The index tuple selecting `index` (0-d or 1-d) along dim."""
     return (slice(None),) * wrap_dim(dim, self.ndim) + (jnp.reshape(index, (-1,)),)
@@ -128,8 +201,46 @@ def index_put_impl(self, indices, values, accumulate=False, unsafe=False):
     return index_put(self, indices, values, accumulate)
 
 
-@impl("masked_fill_.Scalar", "masked_fill_.Tensor")
+@impl("_unsafe_index.Tensor")
+def unsafe_index(self, indices):
+    """index.Tensor without the bounds check (JAX never checks)."""
+    return index(self, indices)
+
+
+@impl("_unsafe_index_put")
+def unsafe_index_put(self, indices, values, accumulate=False):
+    return index_put(self, indices, values, accumulate)
+
+
+def _clamped(self, indices) -> list:
+    """Integer indices clamped into range: the masked ops read and write in bounds everywhere,
+    and the mask decides which of those reads and writes count."""
+    out = []
+    for d, i in enumerate(indices):
+        if i is not None and not jnp.issubdtype(jnp.result_type(i), jnp.integer):
+            raise TypeError(f"_unsafe_masked_index found unexpected index type {jnp.result_type(i)}")
+        out.append(None if i is None else jnp.clip(i, -self.shape[d], self.shape[d] - 1))
+    return out
+
+
+@impl("_unsafe_masked_index")
+def unsafe_masked_index(self, mask, indices, fill):
+    """self[indices] where mask is True, `fill` elsewhere (out-of-range indices only there)."""
+    taken = index(self, _clamped(self, indices))
+    return jnp.where(mask, taken, jnp.asarray(fill, self.dtype))
+
+
+@impl("_unsafe_masked_index_put_accumulate")
+def unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    """self with values added at indices where mask is True."""
+    masked = jnp.where(mask, values, jnp.zeros((), jnp.result_type(values)))
+    return index_put(self, _clamped(self, indices), masked, True)
+
+
+@impl("masked_fill_.Scalar", "masked_fill_.Tensor", "masked_fill.Scalar", "masked_fill.Tensor")
 def masked_fill(self, mask, value):
+    if jnp.result_type(mask) != jnp.bool_:
+        raise TypeError(f"masked_fill only supports boolean masks, but got mask with dtype {jnp.result_type(mask)}")
     return jnp.where(jnp.broadcast_to(mask, self.shape), jnp.asarray(value).astype(self.dtype), self)
 
 

@@ -13,6 +13,7 @@ import jax.scipy.linalg as jsl
 import numpy as np
 
 from . import impl
+from .householder import apply_reflectors, check_float_operands
 
 
 def _mH(x):
@@ -322,12 +323,11 @@ def orgqr(self, input2):
 @impl("ormqr")
 def ormqr(self, input2, input3, left=True, transpose=False):
     """op(Q) input3 (left) or input3 op(Q), Q the product of the reflectors in self, input2."""
-    m = self.shape[-2]
-    square = jnp.zeros(self.shape[:-1] + (m,), self.dtype).at[..., :, : self.shape[-1]].set(self[..., :, :m])
-    tau = jnp.zeros(input2.shape[:-1] + (m,), input2.dtype).at[..., : input2.shape[-1]].set(input2)
-    Q = jax.lax.linalg.householder_product(square, tau)
-    Q = _mH(Q) if transpose else Q
-    return Q @ input3 if left else input3 @ Q
+    check_float_operands("torch.ormqr", self, input2, input3)
+    rows = input3.shape[-2] if left else input3.shape[-1]
+    if self.shape[-2] != rows:
+        raise RuntimeError(f"torch.ormqr: expected input.shape[-2] == {rows}, got {self.shape[-2]}")
+    return apply_reflectors(self, input2, input3, left, transpose)
 
 
 # -- spectral -------------------------------------------------------------------------------
@@ -390,12 +390,25 @@ def lstsq(self, A):
 
 @impl("linalg_lstsq")
 def linalg_lstsq(self, b, rcond=None, driver=None):
-    """torch.linalg.lstsq, default driver gelsy: (solution, residuals, rank, empty singular values).
+    """torch.linalg.lstsq: (solution, residuals, rank, singular_values), as the CPU drivers fill them.
 
-    Residuals are the squared column norms of A X - B when m > n (full rank), else empty."""
-    x = jnp.linalg.pinv(self, rtol=rcond) @ b
+    The default driver, gelsy, returns no residuals nor singular values; gelsd and gelss
+    return the singular values, and they and gels the squared column norms of A X - B when
+    m > n (full rank assumed); gels returns no rank. A B of shape A.shape[:-1] is a vector."""
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {driver}")
+    check_float_operands("torch.linalg.lstsq", self, b)
+    vector = b.ndim == 1 or (b.ndim == self.ndim - 1 and b.shape == self.shape[:-1])
+    B = b[..., None] if vector else b
     m, n = self.shape[-2:]
     real = jnp.real(self).dtype
-    residuals = jnp.sum(jnp.abs(self @ x - b) ** 2, -2) if m > n else jnp.zeros((0,), real)
-    rank = jnp.linalg.matrix_rank(self).astype(jnp.int64)
-    return x, residuals, rank, jnp.zeros((0,), real)
+    rtol = np.finfo(real).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    x = jnp.linalg.pinv(self, rtol=rtol) @ B
+    empty = jnp.zeros((0,), real)
+    residuals = empty
+    if driver != "gelsy" and m > n:
+        residuals = jnp.sum(jnp.abs(self @ x - B) ** 2, -2)
+    rank = jnp.zeros((0,), jnp.int64) if driver == "gels" else jnp.linalg.matrix_rank(self, rtol=rtol).astype(jnp.int64)
+    singular_values = jnp.linalg.svd(self, compute_uv=False) if driver in ("gelsd", "gelss") else empty
+    return (x[..., 0] if vector else x), residuals, rank, singular_values

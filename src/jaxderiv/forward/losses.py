@@ -72,6 +72,21 @@ def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
     return jnp.where(x < -beta, -g, jnp.where(x > beta, g, x * g / beta))
 
 
+@impl("huber_loss")
+def huber_loss(self, target, reduction=MEAN, delta=1.0):
+    """Quadratic below delta, delta-sloped linear above: smooth_l1 times delta."""
+    z = jnp.abs(self - target)
+    return reduce(jnp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+@impl("huber_loss_backward")
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    """x = self - target, clipped to [-delta, delta]: at |x| == delta both sides agree."""
+    x = self - target
+    g = norm(reduction, self) * grad_output
+    return jnp.where(x < -delta, -delta * g, jnp.where(x > delta, delta * g, x * g))
+
+
 @impl("soft_margin_loss")
 def soft_margin_loss(self, target, reduction=MEAN):
     """log(1 + exp(-target * self))."""

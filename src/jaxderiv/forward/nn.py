@@ -46,22 +46,57 @@ def _log_softmax(self, dim, half_to_float):
     return jax.nn.log_softmax(x, axis=_axis(dim, x.ndim))
 
 
+def _input_dtype(self_or_dtype):
+    """The gradient's dtype: ATen 1.7's signature passes the input `self`, from 1.11 its dtype."""
+    return self_or_dtype.dtype if hasattr(self_or_dtype, "dtype") else jnp.dtype(self_or_dtype)
+
+
 @impl("_softmax_backward_data")
-def _softmax_backward_data(grad_output, output, dim, self):
-    """output * (grad - sum(grad * output)); `self` gives only the dtype (ATen 1.7's signature)."""
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """output * (grad - sum(grad * output)), in the input's dtype."""
     if jnp.ndim(output) == 0:
-        return jnp.zeros_like(grad_output * output)
+        return jnp.zeros_like(grad_output * output).astype(_input_dtype(input_dtype))
     d = _axis(dim, jnp.ndim(output))
-    return output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))
+    return (output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))).astype(_input_dtype(input_dtype))
 
 
 @impl("_log_softmax_backward_data")
-def _log_softmax_backward_data(grad_output, output, dim, self):
-    """grad - exp(output) * sum(grad); `self` gives only the dtype (ATen 1.7's signature)."""
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    """grad - exp(output) * sum(grad), in the input's dtype."""
     if jnp.ndim(output) == 0:
-        return jnp.zeros_like(grad_output * output)
+        return jnp.zeros_like(grad_output * output).astype(_input_dtype(input_dtype))
     d = _axis(dim, jnp.ndim(output))
-    return grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)
+    return (grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)).astype(_input_dtype(input_dtype))
+
+
+@impl("_safe_softmax")
+def _safe_softmax(self, dim, dtype=None):
+    """softmax, except that a slice whose every element is -inf gives zeros instead of NaN
+    (the rows an attention mask blanks out entirely)."""
+    x = _float(self.astype(dtype) if dtype is not None else self)
+    if x.ndim == 0:
+        return jnp.ones_like(x)
+    d = _axis(dim, x.ndim)
+    blank = jnp.all(x == -jnp.inf, axis=d, keepdims=True)
+    return jnp.where(blank, jnp.zeros((), x.dtype), jax.nn.softmax(x, axis=d))
+
+
+def masked_softmax_mask(mask, x, mask_type):
+    """The boolean mask (True: left out) laid over x. mask_type 1 is a (batch, key) padding
+    mask of a (batch, heads, query, key) input; 0 and 2 broadcast as they are."""
+    mask = jnp.asarray(mask, bool)
+    if mask_type == 1 and mask.ndim == 2 and x.ndim == 4:
+        mask = mask[:, None, None, :]
+    return jnp.broadcast_to(mask, x.shape)
+
+
+@impl("_masked_softmax")
+def _masked_softmax(self, mask, dim=None, mask_type=None):
+    """softmax over `dim` (default the last) of self with the masked elements at -inf: they
+    get 0, a slice masked entirely NaN, as ATen's CPU kernel gives."""
+    x = _float(self)
+    d = _axis(-1 if dim is None else dim, x.ndim)
+    return jax.nn.softmax(jnp.where(masked_softmax_mask(mask, x, mask_type), -jnp.inf, x), axis=d)
 
 
 # -- glu ----------------------------------------------------------------------------------------
@@ -211,3 +246,45 @@ def _embedding_bag_dense_grad(grad, indices, offset2bag, bag_size, maximum_indic
         counts = jnp.zeros((num_weights,), grad.dtype).at[indices].add(1)
         g = g / counts[indices][:, None]
     return jnp.zeros((num_weights, dim), grad.dtype).at[indices].add(g)
+
+
+# -- torch 2.13's linear, prelu and dropout kernels ------------------------------------------------
+
+
+@impl("linear")
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias; a 1-d weight gives one output feature, dropped from the shape."""
+    out = jnp.matmul(input, jnp.swapaxes(weight, -1, -2) if jnp.ndim(weight) == 2 else weight)
+    return out if bias is None else out + bias
+
+
+@impl("linear_backward")
+def linear_backward(self, grad_output, weight, output_mask):
+    """(grad_input, grad_weight, grad_bias) of `linear`: the weight and bias gradients sum over
+    every leading (batch) dim. All three are computed whatever output_mask asks (JAX has no
+    undefined tensor), so that differentiating a call always applies linear_double_backward."""
+    flat_g = jnp.reshape(grad_output, (-1, grad_output.shape[-1]))
+    grad_weight = jnp.matmul(flat_g.T, jnp.reshape(self, (-1, self.shape[-1])))
+    return jnp.matmul(grad_output, weight), grad_weight, jnp.sum(flat_g, axis=0)
+
+
+@impl("_prelu_kernel")
+def _prelu_kernel(self, weight):
+    """self where positive, weight * self elsewhere; weight broadcasts against self."""
+    return jnp.where(self > 0, self, weight * self)
+
+
+@impl("_prelu_kernel_backward")
+def _prelu_kernel_backward(grad_output, self, weight):
+    """(grad_self, grad_weight) with the broadcast shape: the kernel does not sum the weight's
+    gradient over the broadcast dims (its caller's autograd does). At 0 the negative side's."""
+    positive = self > 0
+    grad_self = jnp.where(positive, grad_output, weight * grad_output)
+    grad_weight = jnp.where(positive, jnp.zeros((), grad_output.dtype), self * grad_output)
+    return grad_self, grad_weight
+
+
+@impl("native_dropout_backward")
+def native_dropout_backward(grad_output, mask, scale):
+    """grad_output where the forward kept an element, scaled as it scaled it."""
+    return grad_output * mask.astype(grad_output.dtype) * scale

@@ -139,6 +139,33 @@ def _layer_norm(input, weight, bias, M, N, eps):
     return jnp.reshape(y, input.shape), mean, rstd
 
 
+@impl("native_layer_norm_backward")
+def native_layer_norm_backward(grad_out, input, *args):
+    """(grad_input, grad_weight, grad_bias) of layer norm from its saved mean and rstd, all three
+    computed whatever output_mask asks (JAX has no undefined tensor; ATen's kernel leaves the
+    masked ones undefined): a formula that differentiates this call then always applies the
+    entry's own double-backward formula.
+
+    1.7's call (grad_out, input, mean, rstd, weight, M, N, output_mask) sees input as (M, N);
+    later schemas (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+    name the normalized trailing dims, whose shape the parameter gradients take.
+    """
+    if not isinstance(args[0], (tuple, list)):  # 1.7: an array (mean) where later schemas pass normalized_shape
+        mean, rstd, weight, M, N, output_mask = args
+        shape = (N,)
+    else:
+        normalized_shape, mean, rstd, weight, bias, output_mask = args
+        shape = tuple(normalized_shape)
+        N = math.prod(shape)
+        M = math.prod(input.shape[: input.ndim - len(shape)])
+    x, g = jnp.reshape(input, (M, N)), jnp.reshape(grad_out, (M, N))
+    r = jnp.reshape(rstd, (M, 1))
+    xhat = (x - jnp.reshape(mean, (M, 1))) * r
+    gy = g if weight is None else g * jnp.reshape(weight, (N,))
+    grad_input = r * (gy - jnp.mean(gy, axis=1, keepdims=True) - xhat * jnp.mean(gy * xhat, axis=1, keepdims=True))
+    return jnp.reshape(grad_input, input.shape), jnp.reshape(jnp.sum(g * xhat, axis=0), shape), jnp.reshape(jnp.sum(g, axis=0), shape)
+
+
 @impl("native_group_norm")
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(output, mean, rstd): input seen as (N, C, HxW), channels split into `group` groups; mean and rstd are (N, group)."""
@@ -163,8 +190,44 @@ def norm_except_dim(v, dim):
     return jnp.sqrt(jnp.sum(jnp.square(v), axis=axes, keepdims=True))
 
 
-@impl("_weight_norm_cuda_interface")
+@impl("_weight_norm_cuda_interface", "_weight_norm_interface")
 def _weight_norm_cuda_interface(v, g, dim=0):
     """(v * g / ||v||, ||v||): the norm over every dimension but `dim`, in g's shape."""
     n = norm_except_dim(v, dim)
     return v * (g / n), jnp.reshape(n, jnp.shape(g))
+
+
+# -- torch 2.13's batch norm split by whether running statistics update, and RMS norm ------------------
+
+
+@impl("_batch_norm_with_update")
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """(output, save_mean, save_invstd, reserve): training mode; reserve is a backend's workspace,
+    an empty byte tensor on CPU. The running statistics are not updated (arrays are immutable)."""
+    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    return out, mean, invstd, jnp.zeros((0,), jnp.uint8)
+
+
+@impl("_batch_norm_no_update")
+def _batch_norm_no_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Evaluation mode with the running statistics (batch statistics where there are none)."""
+    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, running_mean is None, momentum, eps)
+    return out, mean, invstd, jnp.zeros((0,), jnp.uint8)
+
+
+def rms_stats_shape(input, normalized_shape):
+    """rstd's shape: the leading dims, the normalized ones kept as size 1."""
+    k = len(normalized_shape)
+    return input.shape[: input.ndim - k] + (1,) * k
+
+
+@impl("_fused_rms_norm")
+def _fused_rms_norm(input, normalized_shape, weight=None, eps=None):
+    """(input * rstd * weight, rstd), rstd = 1/sqrt(mean(input^2) + eps) over the trailing
+    `normalized_shape` dims; eps defaults to the dtype's machine epsilon."""
+    if eps is None:
+        eps = float(jnp.finfo(input.dtype).eps)
+    axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    rstd = 1 / jnp.sqrt(jnp.mean(jnp.square(input), axis=axes, keepdims=True) + eps)
+    out = input * rstd
+    return (out if weight is None else out * weight), rstd

@@ -215,7 +215,7 @@ def _adaptive_avg_pool2d(self, output_size):
     return adaptive_avg_pool(self, 2, output_size)
 
 
-@impl("adaptive_avg_pool3d")
+@impl("adaptive_avg_pool3d", "_adaptive_avg_pool3d")
 def adaptive_avg_pool3d(self, output_size):
     return adaptive_avg_pool(self, 3, output_size)
 
@@ -225,7 +225,7 @@ def _adaptive_avg_pool2d_backward(grad_output, self):
     return adaptive_avg_pool_backward(grad_output, self, 2)
 
 
-@impl("adaptive_avg_pool3d_backward")
+@impl("adaptive_avg_pool3d_backward", "_adaptive_avg_pool3d_backward")
 def adaptive_avg_pool3d_backward(grad_output, self):
     return adaptive_avg_pool_backward(grad_output, self, 3)
 
@@ -375,3 +375,19 @@ def max_unpool2d_backward(grad_output, self, indices, output_size):
 @impl("max_unpool3d_backward")
 def max_unpool3d_backward(grad_output, self, indices, output_size, stride, padding):
     return _unpool_backward(grad_output, indices, 3)
+
+
+# -- torch 2.13's max pooling without indices -----------------------------------------------------
+
+
+@impl("max_pool2d")
+def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """max_pool2d_with_indices' values."""
+    return max_pool(self, 2, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+@impl("max_pool2d_backward")
+def max_pool2d_backward(grad_output, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """grad_output scattered to each window's argmax, the indices found again from self."""
+    _, indices = max_pool(self, 2, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_backward(grad_output, self, indices, 2)

@@ -328,6 +328,13 @@ def amin(self, dim=(), keepdim=False):
     return jnp.min(self, axis=reduced_dims(dim, self.ndim), keepdims=keepdim)
 
 
+@impl("aminmax")
+def aminmax(self, dim=None, keepdim=False):
+    """(amin, amax) over one dim, or over all (dim None; keepdim keeps them as size 1)."""
+    dims = () if dim is None else dim
+    return amin(self, dims, keepdim), amax(self, dims, keepdim)
+
+
 # -- order statistics -----------------------------------------------------------------------------
 
 
@@ -547,3 +554,42 @@ def _unique(self, sorted=True, return_inverse=False):
     values, inverse = jnp.unique(jnp.ravel(self), return_inverse=True)
     inverse = jnp.reshape(inverse, self.shape).astype(I64) if return_inverse else jnp.zeros((0,), I64)
     return values, inverse
+
+
+# -- segment reductions ---------------------------------------------------------------------------
+
+
+def segment_mask(data, lengths, offsets, axis: int):
+    """(mask, counts, ax): mask[..., s, n, 1...] marks the positions n along `axis` that segment s
+    covers (segments from lengths, or offsets[s]..offsets[s + 1]), shaped to broadcast against
+    data with a segment dim inserted before `axis`; counts are the segments' lengths."""
+    ax = wrap_dim(axis, data.ndim)
+    if offsets is None:
+        ends = jnp.cumsum(lengths, axis=-1)
+        offsets = jnp.concatenate([jnp.zeros(jnp.shape(ends)[:-1] + (1,), ends.dtype), ends], axis=-1)
+    pos = jnp.arange(data.shape[ax])
+    mask = (offsets[..., :-1, None] <= pos) & (pos < offsets[..., 1:, None])
+    rest = (1,) * (data.ndim - ax - 1)
+    counts = (offsets[..., 1:] - offsets[..., :-1]).astype(data.dtype)
+    return jnp.reshape(mask, mask.shape + rest), jnp.reshape(counts, counts.shape + rest), ax
+
+
+@impl("segment_reduce")
+def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Each segment along `axis` reduced (sum, mean, max, min, prod); `initial` joins every
+    segment as one more element (mean still divides by the length); an empty segment gives
+    `initial`, else the reduction's identity (mean: NaN)."""
+    if reduce not in ("sum", "mean", "max", "min", "prod"):
+        raise RuntimeError(f"segment_reduce: reduction {reduce!r} is not supported")
+    mask, counts, ax = segment_mask(data, lengths, offsets, axis)
+    x = jnp.expand_dims(data, ax)
+    fill = {"sum": 0, "mean": 0, "prod": 1, "max": -jnp.inf, "min": jnp.inf}[reduce]
+    masked = jnp.where(mask, x, jnp.asarray(fill, data.dtype))
+    out = {"sum": jnp.sum, "mean": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min}[reduce](masked, axis=ax + 1)
+    if initial is not None:
+        out = {"sum": out + initial, "mean": out + initial, "prod": out * initial,
+               "max": jnp.maximum(out, initial), "min": jnp.minimum(out, initial)}[reduce]
+    if reduce == "mean":
+        empty = jnp.nan if initial is None else initial
+        out = jnp.where(counts == 0, jnp.asarray(empty, data.dtype), out / jnp.where(counts == 0, 1, counts))
+    return out

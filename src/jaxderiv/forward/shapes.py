@@ -95,6 +95,45 @@ def slice_tensor(self, dim=0, start=0, end=9223372036854775807, step=1):
     return self[(slice(None),) * d + (slice(start, end, step),)]
 
 
+# -- the scatters of views: self with one view of it replaced by src ----------------------------
+
+
+@impl("slice_scatter")
+def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    if step <= 0:
+        raise ValueError("slice step must be positive")
+    d = wrap_dim(dim, self.ndim)
+    return self.at[(slice(None),) * d + (slice(start, end, step),)].set(jnp.asarray(src, self.dtype), unique_indices=True)
+
+
+@impl("slice_inverse")
+def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+    """The base `src` with its slice replaced by `self`, the view: slice_scatter(src, self, ...)."""
+    return slice_scatter(src, self, dim, start, end, step)
+
+
+@impl("select_scatter")
+def select_scatter(self, src, dim, index):
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {self.shape} at dimension {dim}")
+    return self.at[(slice(None),) * d + (index % n,)].set(jnp.asarray(src, self.dtype), unique_indices=True)
+
+
+@impl("diagonal_scatter")
+def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
+    moved = jnp.moveaxis(self, (d1, d2), (-2, -1))
+    length = max(0, min(moved.shape[-2] + min(offset, 0), moved.shape[-1] - max(offset, 0)))
+    if tuple(jnp.shape(src)) != moved.shape[:-2] + (length,):
+        raise RuntimeError(f"diagonal_scatter: src has shape {tuple(jnp.shape(src))}, the diagonal {moved.shape[:-2] + (length,)}")
+    rows = np.arange(length) + max(-offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    out = moved.at[..., rows, cols].set(jnp.asarray(src, self.dtype), unique_indices=True)
+    return jnp.moveaxis(out, (-2, -1), (d1, d2))
+
+
 def split_sizes_of(n: int, split_size: int) -> list[int]:
     """ATen's split: chunks of split_size, the last one smaller; one empty chunk for n == 0."""
     if split_size == 0 and n != 0:
@@ -167,6 +206,49 @@ def repeat(self, repeats):
     if len(repeats) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     return jnp.tile(self, tuple(repeats))
+
+
+def _lead(self, op: str, at_least: int):
+    if self.ndim < at_least:
+        raise RuntimeError(f"{op} expects input to have at least {at_least} dimensions, but got input with {self.ndim} dimension(s)")
+    return self.shape[: self.ndim - 3]
+
+
+@impl("pixel_shuffle")
+def pixel_shuffle(self, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): out[c, h r + i, w r + j] = in[c r^2 + i r + j, h, w]."""
+    lead, r = _lead(self, "pixel_shuffle", 3), upscale_factor
+    c, h, w = self.shape[-3:]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(lead)
+    x = jnp.reshape(self, lead + (c // (r * r), r, r, h, w))
+    x = jnp.transpose(x, tuple(range(n)) + tuple(n + i for i in (0, 3, 1, 4, 2)))
+    return jnp.reshape(x, lead + (c // (r * r), h * r, w * r))
+
+
+@impl("pixel_unshuffle")
+def pixel_unshuffle(self, downscale_factor):
+    """The inverse of pixel_shuffle: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    lead, r = _lead(self, "pixel_unshuffle", 3), downscale_factor
+    c, h, w = self.shape[-3:]
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got {h}x{w} and {r}")
+    n = len(lead)
+    x = jnp.reshape(self, lead + (c, h // r, r, w // r, r))
+    x = jnp.transpose(x, tuple(range(n)) + tuple(n + i for i in (0, 2, 4, 1, 3)))
+    return jnp.reshape(x, lead + (c * r * r, h // r, w // r))
+
+
+@impl("channel_shuffle")
+def channel_shuffle(self, groups):
+    """(N, C, *) -> channels regrouped: (N, g, C/g, *) transposed to (N, C/g, g, *)."""
+    _lead(self, "channel_shuffle", 3)
+    n, c = self.shape[:2]
+    if groups <= 0 or c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    x = jnp.reshape(self, (n, groups, c // groups) + self.shape[2:])
+    return jnp.reshape(jnp.swapaxes(x, 1, 2), self.shape)
 
 
 @impl("diagonal")
@@ -248,6 +330,16 @@ def as_strided(self, size, stride, storage_offset=None):
     if pos.size and (pos.min() < 0 or pos.max() >= self.size):
         raise RuntimeError(f"as_strided: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements")
     return jnp.ravel(self)[pos]
+
+
+@impl("as_strided_scatter")
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """The flattened storage of a contiguous self, with the as_strided view's elements set to src."""
+    pos = strided_indices(size, stride, storage_offset or 0)
+    if pos.size and (pos.min() < 0 or pos.max() >= self.size):
+        raise RuntimeError(f"as_strided_scatter: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements")
+    flat = jnp.ravel(self).at[pos.ravel()].set(jnp.ravel(jnp.asarray(src, self.dtype)))
+    return jnp.reshape(flat, self.shape)
 
 
 @impl("one_hot")

@@ -61,6 +61,7 @@ special_i0e = _unary("special_i0e", jsp.i0e)
 special_i1 = _unary("special_i1", jsp.i1)
 special_i1e = _unary("special_i1e", jsp.i1e)
 lgamma = _unary("lgamma", lax.lgamma)
+special_ndtri = _unary("special_ndtri", jsp.ndtri)
 
 
 @jax.jit

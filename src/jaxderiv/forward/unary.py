@@ -51,6 +51,12 @@ for _name, _fn in _FLOATING.items():
     impl(_name)(_floating(_fn))
 
 
+@impl("sinc")
+def sinc(self):
+    """sin(pi x) / (pi x), and 1 at x == 0; integers compute in float32."""
+    return jnp.sinc(_float(self))
+
+
 @impl("deg2rad")
 def deg2rad(self):
     _reject("deg2rad", self, "complex")

@@ -1,11 +1,12 @@
-"""Forward implementations of ATen's upsampling (nearest, linear, bilinear, trilinear, bicubic) and their backwards.
+"""Forward implementations of ATen's upsampling (nearest, nearest-exact, linear, bilinear, trilinear, bicubic, antialiased bilinear/bicubic/Lanczos) and their backwards.
 
 Upsampling is separable and linear, one spatial dim at a time, from ATen's exact
 source-index formulas computed in NumPy. Nearest reads one input position per output
 (nearest_idx in float32): a repeat for an integer factor, a strided slice for an integer
 downsampling, a gather otherwise, and its backward the adjoint sum. The interpolating modes
 multiply by a fixed (out x in) matrix (area_pixel_compute_source_index, the cubic convolution
-with A = -0.75 and clamped taps); their backward applies its transpose.
+with A = -0.75 and clamped taps; the antialiased modes' normalized, scale-stretched filters);
+their backward applies its transpose.
 The default overloads also take a `.vec` call's arguments (output_size None, a list of
 scale factors), as the `.vec` entries' formulas pass them.
 """
@@ -62,6 +63,14 @@ def _nearest_source(i, o, scale):
     return np.minimum(np.floor(np.arange(o, dtype=np.float32) * s).astype(np.int64), i - 1)
 
 
+def _nearest_exact_source(i, o, scale):
+    """nearest_exact_idx: floor((dst + 0.5) * scale) with the float32 scale of nearest_idx (the
+    product rounded to float32), at most i - 1: the input pixel whose centre is nearest."""
+    s = np.float32(1.0 / scale if scale is not None and scale > 0 else i / o)
+    product = ((np.arange(o) + 0.5) * np.float64(s)).astype(np.float32)
+    return np.minimum(np.floor(product).astype(np.int64), i - 1)
+
+
 def _nearest_pattern(src, i):
     """("repeat", f) where the positions are each input f times in order (an integer factor),
     ("stride", f) where they are every f-th input, else ("gather", None)."""
@@ -100,13 +109,15 @@ def _nearest_axis_backward(g, axis, src, i):
     return jnp.moveaxis(jax.ops.segment_sum(moved, jnp.asarray(src), num_segments=i, indices_are_sorted=True), 0, axis)
 
 
-def _nearest(x, input_size, output_size, scales, adjoint):
-    """Nearest upsampling (or its adjoint) one spatial dim at a time, by index."""
+def _nearest(x, input_size, output_size, scales, adjoint, exact=False):
+    """Nearest upsampling (or its adjoint) one spatial dim at a time, by index; `exact`: the
+    nearest-exact mode's source positions (pixel centres) instead of nearest's (corners)."""
     n = len(output_size)
+    source = _nearest_exact_source if exact else _nearest_source
     for d, (i, o, s) in enumerate(zip(tuple(input_size)[-n:], output_size, scales)):
         axis = x.ndim - n + d
         step = _nearest_axis_backward if adjoint else _nearest_axis
-        x = step(x, axis, _nearest_source(i, o, s), i)
+        x = step(x, axis, source(i, o, s), i)
     return x
 
 
@@ -143,10 +154,49 @@ def _cubic_matrix(i, o, align_corners, scale):
     return m
 
 
+def _triangle(x):
+    x = np.abs(x)
+    return np.where(x < 1.0, 1.0 - x, 0.0)
+
+
+def _keys(x, a=-0.5):
+    """The antialiasing cubic filter: Keys' kernel with a = -0.5 (plain bicubic takes -0.75)."""
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+def _lanczos(x, a=3.0):
+    """The Lanczos window of 3 lobes: sinc(x) sinc(x / 3) inside |x| < 3."""
+    return np.where(np.abs(x) < a, np.sinc(x) * np.sinc(x / a), 0.0)
+
+
+def _antialiased_matrix(i, o, align_corners, scale, interp_size, kernel):
+    """ATen's antialiased weights (_compute_indices_min_size_weights_aa): output o_ reads the
+    inputs within `support` of its centre scale * (o_ + 0.5), the filter stretched by the scale
+    when downsampling (so it averages every input it covers), the weights normalized to sum 1."""
+    s = _linear_scale(i, o, align_corners, scale)
+    support = interp_size * 0.5 * s if s >= 1.0 else interp_size * 0.5
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    m = np.zeros((o, i))
+    for row in range(o):
+        center = s * (row + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), i)
+        w = kernel((np.arange(lo, hi) - center + 0.5) * invscale)
+        total = w.sum()
+        m[row, lo:hi] = w / total if total != 0 else w
+    return m
+
+
 def _matrices(mode, input_size, output_size, align_corners, scales):
     n = len(output_size)
     ins = tuple(input_size[-n:])
-    build = _cubic_matrix if mode == "cubic" else _linear_matrix
+    build = {"cubic": _cubic_matrix, "linear": _linear_matrix,
+             "linear-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 2, _triangle),
+             "cubic-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 4, _keys),
+             "lanczos-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 6, _lanczos)}[mode]
     return [build(i, o, align_corners, s) for i, o, s in zip(ins, output_size, scales)]
 
 
@@ -160,18 +210,21 @@ def _apply(x, matrices):
 
 
 def upsample(x, n, mode, output_size, align_corners, scales):
+    if mode.endswith("-aa") and not jnp.issubdtype(x.dtype, jnp.inexact):
+        # ATen's uint8 path rounds each separable pass in fixed point: not reproduced here
+        raise NotImplementedError(f"antialiased upsampling ({mode}) is implemented for floating-point inputs only, not {x.dtype}")
     scales = _scales(scales, n)
     size = _sizes(x.shape, output_size, scales, n)
-    if mode == "nearest":
-        return _nearest(x, x.shape, size, scales, adjoint=False)
+    if mode in ("nearest", "nearest-exact"):
+        return _nearest(x, x.shape, size, scales, adjoint=False, exact=mode == "nearest-exact")
     return _apply(x, _matrices(mode, x.shape, size, align_corners, scales))
 
 
 def upsample_backward(grad, n, mode, output_size, input_size, align_corners, scales):
     scales = _scales(scales, n)
     size = _sizes(input_size, output_size, scales, n)
-    if mode == "nearest":
-        return _nearest(grad, input_size, size, scales, adjoint=True)
+    if mode in ("nearest", "nearest-exact"):
+        return _nearest(grad, input_size, size, scales, adjoint=True, exact=mode == "nearest-exact")
     return _apply(grad, [m.T for m in _matrices(mode, tuple(input_size), size, align_corners, scales)])
 
 
@@ -243,3 +296,69 @@ def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corn
 @impl("upsample_trilinear3d_backward", "upsample_trilinear3d_backward.vec")
 def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
     return upsample_backward(grad_output, 3, "linear", output_size, input_size, align_corners, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+
+
+# -- torch 2.13's nearest-exact mode -------------------------------------------------------------
+
+
+@impl("_upsample_nearest_exact1d")
+def _upsample_nearest_exact1d(self, output_size, scales=None):
+    return upsample(self, 1, "nearest-exact", output_size, False, scales)
+
+
+@impl("_upsample_nearest_exact2d")
+def _upsample_nearest_exact2d(self, output_size, scales_h=None, scales_w=None):
+    return upsample(self, 2, "nearest-exact", output_size, False, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+
+
+@impl("_upsample_nearest_exact3d")
+def _upsample_nearest_exact3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+    return upsample(self, 3, "nearest-exact", output_size, False, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+
+
+@impl("_upsample_nearest_exact1d_backward")
+def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
+    return upsample_backward(grad_output, 1, "nearest-exact", output_size, input_size, False, scales)
+
+
+@impl("_upsample_nearest_exact2d_backward")
+def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    return upsample_backward(grad_output, 2, "nearest-exact", output_size, input_size, False, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+
+
+@impl("_upsample_nearest_exact3d_backward")
+def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+    return upsample_backward(grad_output, 3, "nearest-exact", output_size, input_size, False, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+
+
+# -- torch 2.13's antialiased bilinear, bicubic and Lanczos ------------------------------------------------
+
+
+@impl("_upsample_bilinear2d_aa")
+def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return upsample(self, 2, "linear-aa", output_size, align_corners, [scales_h, scales_w])
+
+
+@impl("_upsample_bicubic2d_aa")
+def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return upsample(self, 2, "cubic-aa", output_size, align_corners, [scales_h, scales_w])
+
+
+@impl("_upsample_lanczos2d_aa")
+def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return upsample(self, 2, "lanczos-aa", output_size, align_corners, [scales_h, scales_w])
+
+
+@impl("_upsample_bilinear2d_aa_backward")
+def _upsample_bilinear2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    return upsample_backward(grad_output, 2, "linear-aa", output_size, input_size, align_corners, [scales_h, scales_w])
+
+
+@impl("_upsample_bicubic2d_aa_backward")
+def _upsample_bicubic2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    return upsample_backward(grad_output, 2, "cubic-aa", output_size, input_size, align_corners, [scales_h, scales_w])
+
+
+@impl("_upsample_lanczos2d_aa_backward")
+def _upsample_lanczos2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+    return upsample_backward(grad_output, 2, "lanczos-aa", output_size, input_size, align_corners, [scales_h, scales_w])

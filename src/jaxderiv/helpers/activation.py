@@ -21,6 +21,13 @@ helper("infinitely_differentiable_silu_backward")(silu_backward)
 helper("infinitely_differentiable_gelu_backward")(gelu_backward)
 
 
+@helper("infinitely_differentiable_mish_backward")
+def infinitely_differentiable_mish_backward(grad_output, input):
+    """mish'(x) = tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2), sp = log1p(exp(x)) (no threshold)."""
+    t = jnp.tanh(jnp.log1p(jnp.exp(input)))
+    return grad_output * (t + input * jax.nn.sigmoid(input) * (1.0 - t * t))
+
+
 @helper("softplus_double_backward")
 def softplus_double_backward(grad, input, beta, threshold):
     """d/dx of sigmoid(beta * x): beta * s * (1 - s), zero where softplus is the identity."""

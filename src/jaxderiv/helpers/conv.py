@@ -74,3 +74,33 @@ def _cudnn_convolution_backward(self, grad_output, weight, padding, output_paddi
     """(grad_input, grad_weight) of cuDNN's convolution, which has no bias: the same mathematics."""
     gi, gw, _ = convolution_backward(grad_output, self, weight, stride, padding, dilation, transposed, output_padding, groups, (output_mask[0], output_mask[1], False))
     return gi, gw
+
+
+# -- torch 2.13's forward-mode helpers ------------------------------------------------------------
+
+
+@helper("convolution_jvp")
+def convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution is bilinear in (input, weight) and affine in bias:
+    conv(dx, w) + conv(x, dw) + db, each term present where its tangent is."""
+    conv = lambda x, w, b=None: convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+    terms = [conv(input_t, weight_p)] if input_t is not None else []
+    terms += [conv(input_p, weight_t)] if weight_t is not None else []
+    if bias_t is not None:
+        shape = terms[0].shape if terms else conv(input_p, weight_p).shape
+        terms.append(jnp.broadcast_to(jnp.reshape(bias_t, (1, -1) + (1,) * (len(shape) - 2)), shape))
+    return sum(terms[1:], terms[0]) if terms else jnp.zeros_like(conv(input_p, weight_p, bias_p))
+
+
+@helper("_convolution_jvp")
+def _convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+    """convolution_jvp; the backend flags do not change the mathematics."""
+    return convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@helper("convolution_backward_jvp_grad_bias")
+def convolution_backward_jvp_grad_bias(grad_out_t, grad_bias):
+    """grad_bias sums grad_output over every dim but channels: its tangent sums grad_out_t so."""
+    if _defined(grad_bias) is None:
+        return None
+    return jnp.sum(grad_out_t, axis=(0,) + tuple(range(2, jnp.ndim(grad_out_t))))

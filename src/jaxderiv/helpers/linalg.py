@@ -156,8 +156,20 @@ def logdet_backward(grad, self, logdet):
 
 
 @helper("slogdet_backward")
-def slogdet_backward(grad, self, sign, logabsdet):
-    return _logabsdet_backward(grad, self, sign == 0)
+def slogdet_backward(*args):
+    """Two spellings: (grad, self, sign, logabsdet) before torch 1.13, the gradient of logabsdet;
+    (grad_sign, grad_logabsdet, A, sign, LU, pivots) later, where a complex sign's gradient adds
+    -i Im(conj(grad_sign) sign) to the scale of A⁻ᴴ (its phase moves with Im tr(A⁻¹ dA))."""
+    if len(args) == 4:
+        grad, self, sign, _ = args
+        return _logabsdet_backward(grad, self, sign == 0)
+    grad_sign, grad_logabsdet, A, sign, _, _ = args
+    if grad_logabsdet is None and (grad_sign is None or not jnp.iscomplexobj(A)):
+        return None
+    g = jnp.zeros(sign.shape, A.dtype) if grad_logabsdet is None else grad_logabsdet.astype(A.dtype)
+    if jnp.iscomplexobj(A) and grad_sign is not None:
+        g = g - 1j * jnp.imag(jnp.conj(grad_sign) * sign)
+    return _logabsdet_backward(g, A, sign == 0)
 
 
 @helper("_det_lu_based_helper_backward")
@@ -340,30 +352,43 @@ def _inverse_gaps(values):
 
 
 @helper("svd_backward")
-def svd_backward(grads, self, some, compute_uv, raw_u, sigma, raw_v):
-    """Reverse mode of A = U diag(S) Vᴴ; the free columns of a full U or V are ignored."""
+def svd_backward(*args):
+    """Reverse mode of A = U diag(S) Vᴴ; the free columns of a full U or V are ignored. Two
+    spellings: (grads, self, some, compute_uv, U, S, V) of torch.svd, and torch 1.11's
+    (gU, gS, gVh, U, S, Vh) of linalg.svd, whose U and Vh hold k = min(m, n) vectors."""
+    if len(args) == 6:
+        gu, gsigma, gvh, u, sigma, vh = args
+        if u.ndim < 2 or vh.ndim < 2:
+            raise NotImplementedDerivative("svd_backward: linalg.svd(compute_uv=False) is not differentiable")
+        shape = u.shape[:-1] + vh.shape[-1:]
+        return _svd_backward((gu, gsigma, None if gvh is None else _mH(gvh)), shape, u.dtype, u, sigma, _mH(vh))
+    grads, self, some, compute_uv, raw_u, sigma, raw_v = args
     if not compute_uv:
         raise NotImplementedDerivative("svd_backward: torch.svd(compute_uv=False) is not differentiable")
-    m, n = self.shape[-2:]
+    return _svd_backward(grads, self.shape, self.dtype, raw_u, sigma, raw_v)
+
+
+def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
+    m, n = shape[-2:]
     k = sigma.shape[-1]
     gu, gsigma, gv = grads
     u, v = raw_u[..., :k], raw_v[..., :k]
     gu = None if gu is None else gu[..., :k]
     gv = None if gv is None else gv[..., :k]
     vh, uh = _mH(v), _mH(u)
-    s = sigma.astype(self.dtype)
-    total = jnp.zeros_like(self)
+    s = sigma.astype(dtype)
+    total = jnp.zeros(jnp.broadcast_shapes(u.shape[:-2], v.shape[:-2]) + (m, n), dtype)
     if gsigma is not None:
-        total = total + (u * gsigma.astype(self.dtype)[..., None, :]) @ vh
+        total = total + (u * gsigma.astype(dtype)[..., None, :]) @ vh
     if gu is None and gv is None:
         return total
-    F = _inverse_gaps(sigma**2).astype(self.dtype)
+    F = _inverse_gaps(sigma**2).astype(dtype)
     if gu is not None:
         uhgu = uh @ gu
         u_term = u @ ((F * (uhgu - _mH(uhgu))) * s[..., None, :])
         if m > k:
             u_term = u_term + (gu - u @ uhgu) / s[..., None, :]
-        if jnp.iscomplexobj(self):  # the phase gauge: U diag(i Im diag(Uᴴ gU) / s) Vᴴ
+        if jnp.issubdtype(dtype, jnp.complexfloating):  # the phase gauge: U diag(i Im diag(Uᴴ gU) / s) Vᴴ
             u_term = u_term + u * (1j * jnp.imag(_diag(uhgu)) / s)[..., None, :]
         total = total + u_term @ vh
     if gv is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..forward.losses import BCE_EPSILON, MEAN, NONE, SUM, kl_div_backward, l1_loss_backward, mse_loss_backward, multilabel_is_target, nll_loss_forward, norm, smooth_l1_loss_backward, soft_margin_loss_backward
+from ..forward.losses import BCE_EPSILON, MEAN, NONE, SUM, kl_div_backward, l1_loss_backward, mse_loss_backward, multilabel_is_target, nll_loss_forward, huber_loss_backward, norm, smooth_l1_loss_backward, soft_margin_loss_backward
 from ..namespace import helper
 
 
@@ -48,6 +48,18 @@ def smooth_l1_loss_double_backward(grad, input, target, reduction, beta):
     """The quadratic part's curvature 1/beta; zero on the linear parts."""
     inside = jnp.abs(input - target) < beta
     return jnp.where(inside, norm(reduction, input) * grad / beta if beta else 0 * grad, 0)
+
+
+@helper("huber_loss_double_backward_grad_output")
+def huber_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, delta):
+    return _grad_output_part(lambda g: huber_loss_backward(g, input, target, reduction, delta), grad, grad_output, reduction)
+
+
+@helper("huber_loss_double_backward")
+def huber_loss_double_backward(grad, input, target, reduction, delta):
+    """The quadratic part's curvature 1; zero on the linear parts."""
+    inside = jnp.abs(input - target) < delta
+    return jnp.where(inside, norm(reduction, input) * grad, jnp.zeros((), jnp.result_type(grad)))
 
 
 @helper("soft_margin_loss_double_backward_grad_output")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..forward.nn import MODE_SUM, _axis, _embedding_bag_dense_backward, embedding_dense_backward, glu_backward, glu_halves
+from ..forward.nn import MODE_SUM, _axis, _embedding_bag_dense_backward, embedding_dense_backward, glu_backward, glu_halves, native_dropout_backward
 from ..namespace import helper
+from .forward_mode import logsumexp_jvp
 
 
 @helper("softmax_double_backward")
@@ -27,6 +28,15 @@ def softmax_double_backward(grad, grad_output, dim, output):
     t2 = ggI_out_sum * output * gO
     t3 = ggI_out_sum * output * gO_out_sum
     return t0 - t1 - t2 + t3
+
+
+@helper("softmax_double_backward", since=(1, 11))
+def softmax_double_backward_through_output(grad, grad_output, dim, output):
+    """Gradient of <grad, output * (gO - sum(gO * output))> for `output` itself: from PyTorch 1.11
+    `_softmax_backward_data` takes `output` (not `self`) as the input its formula differentiates."""
+    d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
+    gO = grad_output
+    return gO * grad - jnp.sum(output * gO, axis=d, keepdims=True) * grad - gO * jnp.sum(output * grad, axis=d, keepdims=True)
 
 
 @helper("log_softmax_double_backward")
@@ -106,3 +116,58 @@ def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, o
     g = jnp.take(grad, jnp.clip(offset2bag, 0, n_bags - 1), axis=0)
     return jnp.where(inside & (indices != padding_idx), jnp.sum(g * jnp.take(weight, indices, axis=0), axis=1), 0)
 
+
+
+# -- torch 2.13's linear, dropout and masked softmax -------------------------------------------------
+
+
+@helper("linear_double_backward")
+def linear_double_backward(grads, self, grad_output, weight):
+    """(grad_self, grad_grad_output, grad_weight) of linear_backward, whose outputs are
+    gI = gO W, gW = gO^T x (batch dims summed) and gb = sum gO: each is bilinear or linear,
+    so each input's gradient pairs the other input with the incoming grads."""
+    ggI, ggW, ggb = (list(grads) + [None] * 3)[:3]
+    if grad_output is None:
+        return None, None, None
+    flat = lambda t: jnp.reshape(t, (-1, t.shape[-1]))
+    grad_self = None if ggW is None else jnp.matmul(grad_output, ggW)
+    grad_weight = None if ggI is None else jnp.matmul(flat(grad_output).T, flat(ggI))
+    grad_grad_output = None
+    if ggI is not None or ggW is not None or ggb is not None:
+        grad_grad_output = jnp.zeros_like(grad_output)
+        if ggI is not None:
+            grad_grad_output = grad_grad_output + jnp.matmul(ggI, weight.T)
+        if ggW is not None:
+            grad_grad_output = grad_grad_output + jnp.matmul(self, ggW.T)
+        if ggb is not None:
+            grad_grad_output = grad_grad_output + ggb
+    return grad_self, grad_grad_output, grad_weight
+
+
+@helper("infinitely_differentiable_native_dropout_backward")
+def infinitely_differentiable_native_dropout_backward(grad, mask, scale):
+    """grad * mask * scale, written so that it differentiates again (it is linear in grad)."""
+    return grad * (mask.astype(grad.dtype) * scale)
+
+
+@helper("native_dropout_double_backward")
+def native_dropout_double_backward(ggI, grad, mask, scale):
+    """native_dropout_backward is linear in grad_output: its gradient is itself applied to ggI."""
+    return native_dropout_backward(ggI, mask, scale)
+
+
+@helper("_masked_softmax_backward")
+def _masked_softmax_backward(grad, output, mask, dim=None):
+    """softmax's backward, output * (grad - sum(grad * output)), zero at the masked elements."""
+    d = _axis(-1 if dim is None else dim, jnp.ndim(output))
+    g = output * (grad - jnp.sum(grad * output, axis=d, keepdims=True))
+    return jnp.where(jnp.broadcast_to(jnp.asarray(mask, bool), g.shape), jnp.zeros((), g.dtype), g)
+
+
+@helper("safe_logsumexp_jvp")
+def safe_logsumexp_jvp(self_p, self_t, dim, keepdim):
+    """logsumexp's tangent, zero over a slice whose every element is -inf (_safe_softmax's blank rows)."""
+    tangent = logsumexp_jvp(self_p, self_t, dim, keepdim)
+    axes = tuple(d % max(jnp.ndim(self_p), 1) for d in dim) if jnp.ndim(self_p) else None
+    blank = jnp.all(self_p == -jnp.inf, axis=axes, keepdims=keepdim)
+    return jnp.where(blank, jnp.zeros((), tangent.dtype), tangent)

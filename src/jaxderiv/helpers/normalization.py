@@ -11,7 +11,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..forward.normalization import norm_except_dim, per_channel, reduced_axes
+from ..forward.normalization import batch_stats, native_batch_norm_backward, norm_except_dim, per_channel, reduced_axes, rms_stats_shape
 from ..namespace import helper
 
 
@@ -104,7 +104,7 @@ def infinitely_differentiable_native_group_norm_backward(dY, dmean, drstd, X, me
     return jnp.reshape(dX, X.shape), dgamma, dbeta
 
 
-@helper("_weight_norm_differentiable_backward", "_weight_norm_cuda_interface_backward")
+@helper("_weight_norm_differentiable_backward", "_weight_norm_cuda_interface_backward", "_weight_norm_interface_backward")
 def _weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, dim):
     """Of w = v g / ||v||: grad_g = <grad_w, v> / ||v||; grad_v = g / ||v|| (grad_w - v <grad_w, v> / ||v||^2),
     the inner products over every dimension but `dim`. The norms are recomputed from v, as
@@ -118,12 +118,6 @@ def _weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, 
     grad_v = g / n * (grad_w - saved_v * dot / (n * n))
     grad_g = jnp.reshape(dot / n, jnp.shape(saved_g))
     return grad_v, grad_g
-
-
-@helper("native_layer_norm_backward")
-def native_layer_norm_backward(dY, X, mean, rstd, gamma, M, N, grad_input_mask):
-    """The first-order kernel: the same values without the mean and rstd cotangents."""
-    return infinitely_differentiable_native_layer_norm_backward(dY, None, None, X, mean, rstd, gamma, M, N, 0.0, grad_input_mask)
 
 
 @helper("native_group_norm_backward")
@@ -181,23 +175,53 @@ def layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, saved_m
     return _affine_jvp(out_t, (input_p - mean) * invstd, weight_p, weight_t, bias_t, lambda v: jnp.reshape(v, tuple(normalized_shape)))
 
 
-@helper("native_layer_norm_backward_symint")
-def native_layer_norm_backward_symint(dY, X, normalized_shape, mean, rstd, gamma, beta, grad_input_mask):
-    """native_layer_norm_backward in later files' schema: the normalized dims named by
-    `normalized_shape` instead of (M, N); beta does not enter the gradients.
-
-    Later files pass only `grad`, so mean and rstd reach this as saved, non-differentiable
-    outputs; PyTorch's own double backward (layer_norm_double_backward) accounts for their
-    dependence on the input. Here they are recomputed from X (same values: eps is what rstd
-    says it was) so that differentiating this helper again sees that dependence.
-    """
+@helper("layer_norm_double_backward")
+def layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape, output_mask):
+    """Gradients of native_layer_norm_backward's (gI, gW, gB), given their cotangents (ggI,
+    ggG, ggB), for (input, weight, grad_out). Per row of the (M, N) view, with r = rstd,
+    xmu = x - mean, xhat = xmu r and gxhat = gO gamma: gI = r (gxhat - mean(gxhat) -
+    xhat mean(gxhat xhat)), gW = sum_rows gO xhat, gB = sum_rows gO; mean and r are
+    functions of the row, so the input's gradient carries their derivatives (the r^3 terms)."""
+    k = len(normalized_shape)
     N = math.prod(normalized_shape)
-    M = math.prod(X.shape) // N if N else 0
-    x = jnp.reshape(X, (M, N))
-    mean_x = jnp.mean(x, axis=-1)
-    var_x = jnp.mean(jnp.square(x - mean_x[:, None]), axis=-1)
-    eps = jax.lax.stop_gradient(1 / jnp.square(jnp.reshape(rstd, (M,))) - var_x)
-    return native_layer_norm_backward(dY, X, mean_x, 1 / jnp.sqrt(var_x + eps), gamma, M, N, grad_input_mask)
+    M = math.prod(input.shape[: input.ndim - k])
+    x, g = jnp.reshape(input, (M, N)), jnp.reshape(gO, (M, N))
+    r = jnp.reshape(save_invstd, (M, 1)).astype(x.dtype)
+    xmu = x - jnp.reshape(save_mean, (M, 1)).astype(x.dtype)
+    r3 = r**3
+    xmu_r3 = xmu * r3
+    gamma_b = jnp.ones((1, 1), x.dtype) if gamma is None else jnp.reshape(gamma, (1, N))
+    row_sum = lambda t: jnp.sum(t, axis=1, keepdims=True)
+
+    def first_backward(t):
+        """The input gradient's map of a (row-wise) output gradient, without gamma: self-adjoint."""
+        xhat = xmu * r
+        return r * (t - row_sum(t) / N - xhat * row_sum(t * xhat) / N)
+
+    gI = ggO = gG = None
+    if ggI is not None:
+        ggI_ = jnp.reshape(ggI, (M, N))
+        gxhat = g * gamma_b
+        gxhat_mu_sum, gxhat_sum = row_sum(gxhat * xmu), row_sum(gxhat)
+        ggI_sum, ggI_mu_sum = row_sum(ggI_), row_sum(ggI_ * xmu)
+        all_sub = ggI_sum * gxhat_sum / N - row_sum(ggI_ * gxhat) + 3.0 / N * r**2 * gxhat_mu_sum * ggI_mu_sum
+        gI = xmu_r3 * all_sub / N + ggI_mu_sum * r3 / N * (gxhat_sum / N - gxhat) + gxhat_mu_sum * r3 / N * (ggI_sum / N - ggI_)
+        ggO = first_backward(ggI_) * gamma_b
+        if gamma is not None:
+            gG = jnp.reshape(jnp.sum(g * first_backward(ggI_), axis=0), jnp.shape(gamma))
+    if gamma is not None and ggG is not None:
+        ggG_ = jnp.reshape(ggG, (1, N))
+        gI_G = first_backward(g * ggG_)
+        gI = gI_G if gI is None else gI + gI_G
+        ggO_G = ggG_ * xmu * r
+        ggO = ggO_G if ggO is None else ggO + ggO_G
+    if ggB is not None:
+        ggO_B = jnp.broadcast_to(jnp.reshape(ggB, (1, N)), (M, N))
+        ggO = ggO_B if ggO is None else ggO + ggO_B
+    if gamma is not None and output_mask[1] and gG is None:
+        gG = jnp.zeros(jnp.shape(gamma), x.dtype)
+    reshape = lambda t, like: None if t is None else jnp.reshape(t, like.shape)
+    return reshape(gI, input), gG, reshape(ggO, gO)
 
 
 def _groups(x, group):
@@ -227,3 +251,79 @@ def group_norm_invstd_jvp(input_p, input_t, mean_p, invstd_p, group):
     x, dx = _groups(input_p, group), _groups(input_t, group)
     centered = x - jnp.reshape(mean_p, x.shape[:2] + (1,))
     return -(invstd_p**3) * jnp.reshape(jnp.mean(centered * dx, axis=-1), jnp.shape(invstd_p))
+
+
+# -- torch 2.13's batch norm with/without update and RMS norm ------------------------------------------
+
+
+@helper("batch_norm_backward")
+def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, update, eps, output_mask, reserve):
+    """(grad_input, grad_weight, grad_bias) of _batch_norm_with_update / _no_update: the batch
+    statistics' backward when they were used (update, or no running statistics), else the
+    running ones'. `reserve` is a backend's workspace. The batch statistics are recomputed
+    from input (the saved values), so that differentiating this again sees their dependence on it."""
+    train = update or running_mean is None
+    if train:
+        save_mean, save_invstd = batch_stats(input, None, None, True, eps)
+    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask)
+
+
+def _rms_axes(x, normalized_shape):
+    return tuple(range(x.ndim - len(normalized_shape), x.ndim))
+
+
+def _rms_rstd(x, rstd, axes):
+    """rstd recomputed from x (eps is what the saved rstd says it was), so that differentiating
+    a backward formula again sees rstd's dependence on x."""
+    ms = jnp.mean(jnp.square(x), axis=axes, keepdims=True)
+    eps = jax.lax.stop_gradient(1 / jnp.square(rstd) - ms)
+    return 1 / jnp.sqrt(ms + eps)
+
+
+@helper("infinitely_differentiable_native_rms_norm_backward")
+def infinitely_differentiable_native_rms_norm_backward(dY, drstd, input, normalized_shape, rstd, weight, output_mask):
+    """(grad_input, grad_weight) of y = x r w, r = (mean(x^2) + eps)^(-1/2) over the N normalized
+    elements: dr/dx = -r^3 x / N, so grad_input = r (w dY) - x r^3 / N (sum(w dY x) + drstd)."""
+    axes = _rms_axes(input, normalized_shape)
+    n = math.prod(normalized_shape)
+    r = _rms_rstd(input, jnp.reshape(rstd, rms_stats_shape(input, normalized_shape)), axes)
+    grad_input = jnp.zeros_like(input)
+    total = jnp.zeros(r.shape, input.dtype)
+    if dY is not None:
+        wdy = dY if weight is None else dY * weight
+        grad_input = grad_input + r * wdy
+        total = total + jnp.sum(wdy * input, axis=axes, keepdims=True)
+    if drstd is not None:
+        total = total + jnp.reshape(drstd, r.shape)
+    grad_input = grad_input - input * r**3 / n * total
+    grad_weight = None
+    if weight is not None and output_mask[1]:
+        lead = tuple(range(input.ndim - len(normalized_shape)))
+        grad_weight = jnp.zeros_like(weight) if dY is None else jnp.sum(dY * input * r, axis=lead)
+    return (grad_input if output_mask[0] else None), grad_weight
+
+
+@helper("_fused_rms_norm_backward")
+def _fused_rms_norm_backward(dY, input, normalized_shape, rstd, weight, output_mask):
+    """The first-order kernel: the same values without rstd's cotangent."""
+    return infinitely_differentiable_native_rms_norm_backward(dY, None, input, normalized_shape, rstd, weight, output_mask)
+
+
+@helper("rms_norm_rstd_jvp")
+def rms_norm_rstd_jvp(input_p, input_t, rstd_p, normalized_shape):
+    """The tangent of rstd = (mean(x^2) + eps)^(-1/2): -rstd^3 mean(x dx)."""
+    axes = _rms_axes(input_p, normalized_shape)
+    r = jnp.reshape(rstd_p, rms_stats_shape(input_p, normalized_shape))
+    return -(r**3) * jnp.mean(input_p * input_t, axis=axes, keepdims=True)
+
+
+@helper("rms_norm_jvp")
+def rms_norm_jvp(input_p, input_t, weight_p, weight_t, rstd_p, normalized_shape):
+    """The tangent of x rstd w: (dx rstd + x drstd) w + x rstd dw."""
+    r = jnp.reshape(rstd_p, rms_stats_shape(input_p, normalized_shape))
+    out_t = input_t * r + input_p * rms_norm_rstd_jvp(input_p, input_t, rstd_p, normalized_shape)
+    if weight_p is not None:
+        out_t = out_t * weight_p
+    if weight_t is not None:
+        out_t = out_t + input_p * r * weight_t
+    return out_t

@@ -1,9 +1,10 @@
-"""FunctionsManual's pooling helper: the double backward of every max pooling."""
+"""FunctionsManual's pooling helpers: the double backward of every max pooling."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ..errors import NotImplementedDerivative
 from ..namespace import helper
 
 
@@ -13,3 +14,11 @@ def max_pool_double_backward(grad, indices, dim):
     planes = jnp.reshape(grad, grad.shape[: grad.ndim - dim] + (-1,))
     flat = jnp.reshape(indices, indices.shape[: indices.ndim - dim] + (-1,))
     return jnp.reshape(jnp.take_along_axis(planes, flat, axis=-1), indices.shape)
+
+
+@helper("error_for_max_pool2d_double_backward")
+def error_for_max_pool2d_double_backward():
+    """max_pool2d_backward's gradient for grad_output: PyTorch raises, as its CPU kernel has no
+    double backward (max_pool2d_with_indices has one)."""
+    raise NotImplementedDerivative("max_pool2d with `requires_grad_output=True` has no double backward in the spec "
+                                   "(error_for_max_pool2d_double_backward); use max_pool2d_with_indices")

@@ -79,6 +79,26 @@ def scale_grad_by_count(grad, mask, dims):
     return (grad / count) * mask
 
 
+@helper("aminmax_backward")
+def aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max):
+    """Each defined gradient shared evenly among the positions equal to its extreme."""
+    dims = () if dim is None else (dim,)
+    total = jnp.zeros(jnp.shape(self), jnp.result_type(self))
+    for grad, extreme in ((grad_min, min), (grad_max, max)):
+        if grad is not None:
+            mask = self == restore_reduced_dims(extreme, dims, keepdim)
+            total = total + scale_grad_by_count(restore_reduced_dims(grad, dims, keepdim), mask, dims)
+    return total
+
+
+@helper("aminmax_jvp")
+def aminmax_jvp(self_p, self_t, result, dim, keepdim):
+    """amaxamin_jvp over the one dim, or over all of them."""
+    from .forward_mode import amaxamin_jvp
+
+    return amaxamin_jvp(self_p, self_t, result, () if dim is None else (dim,), keepdim)
+
+
 # -- selection --------------------------------------------------------------------------------
 
 
@@ -380,3 +400,30 @@ def min_(x, dim=None, keepdim=False):
 @method("norm")
 def norm(x, p=2, dim=None, keepdim=False):
     return R.vector_norm(x, p, dim, keepdim)
+
+
+# -- segment reductions ---------------------------------------------------------------------------
+
+
+@helper("_segment_reduce_backward")
+def segment_reduce_backward(grad, output, data, reduce, lengths=None, offsets=None, axis=0, initial=None):
+    """Each position's share of its segment's gradient: all of it (sum), 1/length (mean), split
+    among the elements equal to the extreme (max, min), times the product of the segment's
+    other elements and `initial` (prod)."""
+    mask, counts, ax = R.segment_mask(data, lengths, offsets, axis)
+    x, g, out = jnp.expand_dims(data, ax), jnp.expand_dims(grad, ax + 1), jnp.expand_dims(output, ax + 1)
+    dtype = jnp.result_type(grad)
+    if reduce == "sum":
+        share = g
+    elif reduce == "mean":
+        share = g / jnp.expand_dims(jnp.where(counts == 0, 1, counts), ax + 1)
+    elif reduce in ("max", "min"):
+        hit = mask & ((x == out) | (jnp.isnan(x) & jnp.isnan(out)))
+        count = jnp.sum(hit, axis=ax + 1, keepdims=True)
+        share = jnp.where(hit, g / jnp.where(count == 0, 1, count), jnp.zeros((), dtype))
+    elif reduce == "prod":
+        others = _exclusive_prods(jnp.where(mask, x, jnp.ones((), x.dtype)), ax + 1)
+        share = g * (others if initial is None else others * initial)
+    else:
+        raise RuntimeError(f"segment_reduce: reduction {reduce!r} is not supported")
+    return jnp.sum(jnp.where(mask, share, jnp.zeros((), dtype)), axis=ax)

@@ -242,3 +242,94 @@ def unique(x, sorted=True, return_inverse=False):
 def constant_pad_nd_backward(grad, pad):
     """Padding's inverse is cropping: the same op with negated pads."""
     return padding.constant_pad_nd(grad, [-p for p in pad])
+
+
+@helper("masked_fill_backward")
+def masked_fill_backward(grad, mask):
+    """The fill value's gradient: grad summed over the places the (broadcast) mask fills."""
+    return jnp.sum(jnp.where(mask, grad, jnp.zeros((), jnp.result_type(grad))))
+
+
+@helper("as_strided_scatter_backward")
+def as_strided_scatter_backward(grad, input_geometry, src_geometry, sizes, strides, storage_offset):
+    """PyTorch's formula for self, as it reads: zeros of self's sizes holding grad's elements
+    at the view's storage positions (the view's own positions, not the rest of self)."""
+    pos = shapes.strided_indices(sizes, strides, storage_offset or 0).ravel()
+    numel = int(np.prod(input_geometry.sizes, dtype=np.int64))
+    storage = jnp.zeros((numel,), grad.dtype).at[pos].set(jnp.ravel(grad)[pos])
+    return jnp.reshape(storage, input_geometry.sizes)
+
+
+def _reduce_backward(grad, self, src, reduce, include_self, result, *, reduce_at, read, add, drop_self):
+    """FunctionsManual's scatter_reduce_backward and index_reduce_backward, one body: `reduce_at`
+    is the forward, `read` takes each source element's target (gather / index_select), `add`
+    sums source-shaped values into self's shape (scatter_add / index_add) and `drop_self`
+    zeroes the targets (include_self=False leaves self's own elements out)."""
+    dtype = jnp.result_type(self)
+    if reduce == "sum":
+        grad_self, grad_src = grad, read(grad)
+    elif reduce == "prod":
+        # exclusive products computed apart for zeros in self or src
+        masked_self = jnp.where(self == 0, jnp.ones((), dtype), self)
+        grad_self = grad * reduce_at(masked_self, src) / masked_self
+        src_zero = src == 0
+        src_num_zeros = read(add(jnp.zeros_like(self), src_zero.astype(dtype)))
+        src_single_zero = src_zero & (src_num_zeros == 1)
+        masked_src_result = reduce_at(self, jnp.where(src_single_zero, jnp.ones((), dtype), src))
+        grad_src = jnp.where(src_single_zero, read(grad * masked_src_result),
+                             read(grad * result) / jnp.where(src_zero, jnp.ones((), dtype), src))
+    elif reduce == "mean":
+        n = add(jnp.full(jnp.shape(grad), int(include_self), dtype), jnp.ones_like(src))
+        n = jnp.where(n == 0, jnp.ones((), dtype), n)
+        grad_self, grad_src = grad / n, read(grad) / read(n)
+    elif reduce in ("amax", "amin"):
+        # the gradient split evenly among the elements equal to the extreme
+        value = read(result)
+        self_is_result = (self == result).astype(dtype)
+        src_is_result = (src == value).astype(dtype)
+        distributed = grad / add(self_is_result, src_is_result)
+        grad_self, grad_src = self_is_result * distributed, src_is_result * read(distributed)
+    else:
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
+    return (grad_self if include_self else drop_self(grad_self)), grad_src
+
+
+@helper("scatter_reduce_backward")
+def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
+    if grad is None:
+        return None, None
+    return _reduce_backward(
+        grad, self, src, reduce, include_self, result,
+        reduce_at=lambda x, s: indexing.scatter_reduce(x, dim, index, s, reduce, include_self),
+        read=lambda x: indexing.gather(x, dim, index),
+        add=lambda x, s: indexing.scatter_add(x, dim, index, s),
+        drop_self=lambda x: indexing.scatter_value(x, dim, index, 0))
+
+
+@helper("index_reduce_backward")
+def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result):
+    if grad is None:
+        return None, None
+    return _reduce_backward(
+        grad, self, source, reduce, include_self, result,
+        reduce_at=lambda x, s: indexing.index_reduce(x, dim, index, s, reduce, include_self),
+        read=lambda x: indexing.index_select(x, dim, index),
+        add=lambda x, s: indexing.index_add(x, dim, index, s),
+        drop_self=lambda x: indexing.index_fill(x, dim, index, 0))
+
+
+@helper("scatter_reduce_jvp")
+def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result):
+    """Linear for sum and mean; for amax and amin the tangents of the elements equal to the
+    extreme, averaged; PyTorch states no tangent for prod (None)."""
+    if reduce in ("sum", "mean"):
+        return indexing.scatter_reduce(self_t, dim, index, src_t, reduce, include_self)
+    if reduce in ("amin", "amax"):
+        dtype = jnp.result_type(self_t)
+        mask_self = self_p == result
+        mask_src = src_p == indexing.gather(result, dim, index)
+        masked_src_t = jnp.where(mask_src, src_t, jnp.zeros((), dtype))
+        div = indexing.scatter_reduce(mask_self.astype(dtype), dim, index, mask_src.astype(dtype), "sum", include_self)
+        total = indexing.scatter_reduce(jnp.where(mask_self, self_t, jnp.zeros((), dtype)), dim, index, masked_src_t, "sum", include_self)
+        return total / div
+    return None

@@ -185,6 +185,12 @@ def masked_fill(x, mask, value):
     return jnp.where(mask, jnp.asarray(value, jnp.result_type(x)), x)
 
 
+@method("square")
+def square(x):
+    """x * x (ATen's square is pow(x, 2); bool squares as int64 there, never in a formula)."""
+    return x * x
+
+
 @method("fill_")
 def fill_(x, value):
     return jnp.full(jnp.shape(x), value, jnp.result_type(x))

@@ -26,6 +26,16 @@ def rad2deg_backward(grad):
     return grad * (180 / math.pi)
 
 
+@helper("sinc_backward")
+def sinc_backward(grad, self):
+    """grad * conj((pi x cos(pi x) - sin(pi x)) / (pi x^2)), 0 at x == 0 (sinc's flat top)."""
+    x_pi = self * math.pi
+    x2_pi = self * self * math.pi
+    zero = x2_pi == 0
+    out = grad * jnp.conj((x_pi * jnp.cos(x_pi) - jnp.sin(x_pi)) / jnp.where(zero, 1, x2_pi))
+    return jnp.where(zero, jnp.zeros((), jnp.result_type(out)), out)
+
+
 @helper("log1p_backward")
 def log1p_backward(grad, self):
     return grad / jnp.conj(self + 1)

@@ -297,16 +297,32 @@ _register("qr", complex_=False, cases=lambda r, d: [
 ])
 
 
-def _householder(r, d):
-    a, tau = np.linalg.qr(_rand(r, (4, 3), d), mode="raw")
-    return np.ascontiguousarray(a.T), tau
+def _householder(r, d, shape=(4, 3)):
+    """LAPACK's geqrf reflectors of a random matrix (what orgqr and ormqr are given)."""
+    a, tau = np.linalg.qr(_rand(r, shape, d), mode="raw")
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2)), tau
 
 
-# not_implemented in the spec: one sample each, for the forward and the verdict
+# not_implemented in the seed specs: one sample each, for the forward and the verdict
 _register("geqrf", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 3), d))])
 _register("orgqr", complex_=False, cases=lambda r, d: [_s("4x3", **dict(zip(("self", "input2"), _householder(r, d))))])
-_register("ormqr", complex_=False, cases=lambda r, d: [
-    _s("4x3 on 4x2", **dict(zip(("self", "input2"), _householder(r, d))), input3=_rand(r, (4, 2), d))
+_register("ormqr", cases=lambda r, d: [
+    _s(f"4x3 on {'4x2' if left else '2x4'} left={left} transpose={transpose}", **dict(zip(("self", "input2"), _householder(r, d))),
+       input3=_rand(r, (4, 2) if left else (2, 4), d), left=left, transpose=transpose)
+    for left, transpose in [(True, False), (True, True), (False, False), (False, True)]
+])
+_register("linalg_householder_product", cases=lambda r, d: [
+    _s("4x3", **dict(zip(("input", "tau"), _householder(r, d)))),
+    _s("5x3, 2 reflectors", **dict(zip(("input", "tau"), (lambda a, t: (a, t[:2]))(*_householder(r, d, (5, 3)))))),
+])
+_register("linalg_qr", cases=lambda r, d: [
+    _s(f"{shape} {mode}", self=_spread_singular_values(r, shape, d), mode=mode)
+    for shape, mode in [((4, 3), "reduced"), ((2, 3, 3), "reduced"), ((3, 4), "reduced"), ((3, 4), "complete")]
 ])
 _register("lstsq", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 2), d), A=_rand(r, (4, 3), d))])
-_register("linalg_lstsq", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 3), d), b=_rand(r, (4, 2), d))])
+_register("linalg_lstsq", cases=lambda r, d: [
+    _s("4x3, 4x2", self=_rand(r, (4, 3), d), b=_rand(r, (4, 2), d)),
+    _s("4x3, 4x2 gelsd (residuals)", self=_rand(r, (4, 3), d), b=_rand(r, (4, 2), d), driver="gelsd"),
+    _s("2x4x3, 2x4 vectors gelss", self=_rand(r, (2, 4, 3), d), b=_rand(r, (2, 4), d), driver="gelss"),
+    _s("3x5, 3 (minimum norm)", self=_rand(r, (3, 5), d), b=_rand(r, (3,), d)),
+])

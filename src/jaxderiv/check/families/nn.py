@@ -48,10 +48,11 @@ def _softmax(rng):
 
 
 def _softmax_backward_data(log):
-    """grad_output, output = (log_)softmax(self), dim, self. The 1.7 spec keys the derivative
-    through `output` to `self`: its formula for `self` is softmax's double backward, the
-    derivative through output = softmax(self). So the reference, of which it is the
-    derivative, computes output from self."""
+    """grad_output, output = (log_)softmax(self), dim, and `self` (1.7's schema) or its dtype
+    (from 1.11). The 1.7 spec keys the derivative through `output` to `self`: its formula for
+    `self` is softmax's double backward, the derivative through output = softmax(self). So the
+    reference, of which it is the derivative, computes output from self. From 1.11 the
+    formula is keyed to `output` itself and needs no reference."""
     forward_name = "_log_softmax" if log else "_softmax"
 
     def make(op, rng, dtype=np.float64):
@@ -65,7 +66,8 @@ def _softmax_backward_data(log):
         for s, d in (((2, 3), 1), ((3, 2), 0)):
             x = rng.normal(size=s)
             y = np.asarray(softmax(x, d, False))
-            out.append(Sample((rng.normal(size=s), y, d, x), {}, f"{s} dim={d}, output = {forward_name}(self)",
+            last = x if keyed_to_self else np.dtype(dtype)
+            out.append(Sample((rng.normal(size=s), y, d, last), {}, f"{s} dim={d}, output = {forward_name}(self)",
                               reference=reference if keyed_to_self else None))
         return out
 
@@ -373,3 +375,88 @@ known_failure(
     "kl_div",
     modes=("vjp_vjp",),
 )
+
+
+# -- torch 2.13's linear, prelu kernel, dropout backward and softmax variants ------------------------
+
+samples("linear")(_make(lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "2x3 by 4x3, bias"),
+    ((rng.normal(size=(2, 2, 3)), rng.normal(size=(4, 3)), None), "batched 2x2x3, no bias"),
+    ((rng.normal(size=(3,)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "1-d input"),
+]))
+# every output_mask entry on: an output the mask turns off is undefined (None), nothing to check
+samples("linear_backward")(_make(lambda rng: [
+    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3)), (True, True, True)), "2x3 by 4x3, every output"),
+    ((rng.normal(size=(2, 2, 3)), rng.normal(size=(2, 2, 4)), rng.normal(size=(4, 3)), (True, True, True)), "batched 2x2x3"),
+]))
+# the kink of prelu is self = 0: values kept away from it
+samples("_prelu_kernel")(_make(lambda rng: [
+    ((_away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
+    ((_away(rng, (2, 3, 2), (0.0,)), rng.normal(size=(1, 3, 1))), "channel weight"),
+]))
+samples("_prelu_kernel_backward")(_make(lambda rng: [
+    ((rng.normal(size=(2, 3)), _away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
+]))
+samples("native_dropout_backward")(_make(lambda rng: [
+    ((rng.normal(size=(3, 4)), rng.uniform(size=(3, 4)) < 0.7, 1 / 0.7), "3x4 scale=1/0.7"),
+]))
+
+
+def _masked(rng, shape, dim):
+    """A mask (True: left out) that leaves at least one element of every slice along dim."""
+    mask = rng.uniform(size=shape) < 0.4
+    keep = np.expand_dims(np.arange(shape[dim]), tuple(i for i in range(len(shape)) if i != dim % len(shape))) == 0
+    return mask & ~keep
+
+
+samples("_masked_softmax")(_make(lambda rng: [
+    ((rng.normal(size=(2, 4)), _masked(rng, (2, 4), -1), None, None), "2x4 last dim"),
+    ((rng.normal(size=(3, 2, 3)), _masked(rng, (3, 2, 3), 0), 0, 2), "3x2x3 dim=0"),
+]))
+samples("_safe_softmax")(_make(lambda rng: [
+    ((rng.normal(size=(2, 3)), 1, None), "2x3 dim=1"),
+    ((rng.normal(size=(3, 2)), -2, None), "3x2 dim=-2"),
+    ((rng.normal(size=()), 0, None), "0-d"),
+]))
+
+
+# -- torch 2.13's normalization entries --------------------------------------------------------------
+
+samples("_weight_norm_interface")(_make(lambda rng: [
+    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
+    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
+]))
+
+
+def _batch_norm_split(update):
+    """_batch_norm_with_update (training) or _no_update (running statistics) samples, affine
+    only: torch 2.13's backward of these entries rejects an absent weight."""
+
+    def make(rng):
+        return [((x, w, b, rm, rv, m, eps), label.replace(f" training={training}", "")) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if training == update and w is not None]
+
+    return make
+
+
+samples("_batch_norm_with_update")(_make(_batch_norm_split(True)))
+samples("_batch_norm_no_update")(_make(_batch_norm_split(False)))
+samples("_fused_rms_norm")(_make(lambda rng: [
+    ((rng.normal(size=(2, 3, 4)), (3, 4), rng.uniform(0.5, 1.5, size=(3, 4)), None), "2x3x4 over 3x4, weight, default eps"),
+    ((rng.normal(size=(2, 5)), (5,), None, 1e-3), "2x5 no weight eps=1e-3"),
+]))
+
+
+def _layer_norm_backward(rng):
+    """mean and rstd are the forward's of the input (their formulas are not_implemented: the
+    double backward of native_layer_norm, checked through that entry, is what exercises this one)."""
+    out = []
+    for normalized, affine in (((4,), True), ((3, 4), False)):
+        x, g = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
+        axes = tuple(range(3 - len(normalized), 3))
+        mean, rstd = x.mean(axes, keepdims=True), 1 / np.sqrt(x.var(axes, keepdims=True) + 1e-5)
+        w, b = (rng.uniform(0.5, 1.5, size=normalized), rng.normal(size=normalized)) if affine else (None, None)
+        out.append(((g, x, normalized, mean, rstd, w, b, (True, affine, affine)), f"2x3x4 over {normalized} affine={affine}"))
+    return out
+
+
+samples("native_layer_norm_backward")(_make(_layer_norm_backward))

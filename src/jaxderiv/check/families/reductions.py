@@ -224,3 +224,25 @@ def _topk(rng, dtype):
 @_register("sort")
 def _sort(rng, dtype):
     return [((_x(rng, dtype),), {}, "dim=-1"), ((_x(rng, dtype), 0, True), {}, "dim=0 descending"), ((_x(rng, dtype, ()),), {}, "0-d")]
+
+
+@_register("aminmax")
+def _aminmax(rng, dtype):
+    """Over all elements (keepdim or not), one dim (negative), a 0-d input."""
+    return [((_x(rng, dtype),), {}, "3x4 all"), ((_x(rng, dtype),), {"keepdim": True}, "3x4 all keepdim"),
+            ((_x(rng, dtype),), {"dim": 1}, "dim=1"), ((_x(rng, dtype),), {"dim": -2, "keepdim": True}, "dim=-2 keepdim"),
+            ((_x(rng, dtype, ()),), {"dim": 0}, "0-d dim=0")]
+
+
+@_register("segment_reduce")
+def _segment_reduce(rng, dtype):
+    """Every reduction by lengths along axis 0, by batched offsets along axis 1, with `initial`;
+    an empty segment where its value is finite (sum's 0, prod's 1; not NaN or infinities)."""
+    out = []
+    for reduce in ("sum", "mean", "max", "min", "prod"):
+        lengths = np.array([2, 0, 3] if reduce in ("sum", "prod") else [2, 3], np.int64)
+        out.append(((_x(rng, dtype, (5, 2)), reduce), {"lengths": lengths}, f"{reduce} lengths={lengths.tolist()}"))
+        out.append(((_x(rng, dtype, (2, 5)), reduce), {"offsets": np.array([[0, 2, 5], [0, 1, 5]], np.int64), "axis": 1}, f"{reduce} offsets axis=1"))
+    for reduce in ("sum", "mean", "prod"):
+        out.append(((_x(rng, dtype, (5,)), reduce), {"lengths": np.array([4, 1], np.int64), "initial": 1.5}, f"{reduce} initial=1.5"))
+    return out

@@ -67,8 +67,10 @@ def _conv_entry(name, arg_names, n, groups=1, transposed=False, bias=True, backw
         if bias:
             values["bias"] = _normal(rng, cout)
         named = {"stride": (stride,) * n, "padding": (padding,) * n, "dilation": (dilation,) * n, "output_padding": (op,) * n,
-                 "groups": groups, "transposed": transposed, "kernel_size": w_shape[2:], "benchmark": False, "deterministic": False, "allow_tf32": False}
+                 "groups": groups, "transposed": transposed, "kernel_size": w_shape[2:], "benchmark": False, "deterministic": False, "allow_tf32": False, "cudnn_enabled": True}
         values.update({k: v for k, v in named.items() if k in arg_names})
+        if "bias_sizes" in arg_names:
+            values["bias_sizes"] = (cout,)
         if backward:
             out = tuple(_out_size(x_shape[2 + i], w_shape[2 + i], stride, padding, dilation, transposed, op) for i in range(n))
             values["grad_output"] = _normal(rng, x_shape[0], cout, *out)
@@ -95,6 +97,9 @@ _CONV = {  # name: (argument names, dims, groups, transposed, bias, stride/paddi
     "miopen_depthwise_convolution": (("self", "padding", "stride", "dilation", "groups", "benchmark", "deterministic"), dict(n=2, groups=2, depthwise=True)),
     "miopen_convolution_transpose": (("self", "padding", "output_padding", "stride", "dilation", "groups", "benchmark", "deterministic"), dict(n=2, groups=2, transposed=True)),
     "mkldnn_convolution": (("self", "padding", "stride", "dilation", "groups"), dict(n=2, groups=2, dilation=2)),
+    "convolution": (("input", "stride", "padding", "dilation", "transposed", "output_padding", "groups"), None),
+    "_convolution": (("input", "stride", "padding", "dilation", "transposed", "output_padding", "groups", "benchmark", "deterministic", "cudnn_enabled", "allow_tf32"), dict(n=2, groups=2, dilation=2)),
+    "_slow_conv2d_forward": (("self", "kernel_size", "stride", "padding"), dict(n=2, dilation=1)),
 }
 for _name, (_args, _kw) in _CONV.items():
     if _kw is None:  # the general entry: 1d, 2d with groups and dilation, transposed 2d, 3d
@@ -117,10 +122,12 @@ _BACKWARD = {  # backward entry: its forward's argument names
     "miopen_depthwise_convolution_backward": "miopen_depthwise_convolution",
     "miopen_convolution_transpose_backward": "miopen_convolution_transpose",
     "mkldnn_convolution_backward": "mkldnn_convolution",
+    "convolution_backward": "convolution",
+    "_slow_conv2d_backward.output_mask": "_slow_conv2d_forward",
 }
 for _name, _fwd in _BACKWARD.items():
     _args, _kw = _CONV[_fwd]
-    _args = _args + ("columns", "ones", "finput", "fgrad_input")
+    _args = _args + ("columns", "ones", "finput", "fgrad_input", "bias_sizes")
     two = _name.startswith("cudnn")
     if _kw is None:  # its formula passes transposed=false whatever `transposed` is: direct only
         variants = [dict(n=1), dict(n=2, groups=2, dilation=2)]
@@ -180,15 +187,19 @@ for _n, _shape, _avg, _max in ((2, _P2, _AVG2, _MAX2), (3, _P3, _AVG3, _MAX3)):
     _register(f"max_pool{_n}d_with_indices", *[_pool(_shape, **v) for v in _max])
     _register(f"max_pool{_n}d_with_indices_backward", *[_pool(_shape, f"max_pool{_n}d_with_indices", "indices", **v) for v in _max])
     _sizes = [dict(output_size=(3, 2)), dict(output_size=(2, 4))] if _n == 2 else [dict(output_size=(3, 2, 2))]
-    _adaptive_avg = "_adaptive_avg_pool2d" if _n == 2 else "adaptive_avg_pool3d"
-    _register(_adaptive_avg, *[_pool(_shape, **v) for v in _sizes])
-    _register(f"{_adaptive_avg}_backward", *[_pool(_shape, _adaptive_avg, **v) for v in _sizes])
+    for _adaptive_avg in ("_adaptive_avg_pool2d",) if _n == 2 else ("adaptive_avg_pool3d", "_adaptive_avg_pool3d"):
+        _register(_adaptive_avg, *[_pool(_shape, **v) for v in _sizes])
+        _register(f"{_adaptive_avg}_backward", *[_pool(_shape, _adaptive_avg, **v) for v in _sizes])
     _register(f"adaptive_max_pool{_n}d", *[_pool(_shape, **v) for v in _sizes])
     _register(f"adaptive_max_pool{_n}d_backward", *[_pool(_shape, f"adaptive_max_pool{_n}d", "indices", **v) for v in _sizes])
     _frac = dict(kernel_size=(2,) * _n, output_size=(3, 2, 2)[:_n])
     _samples = lambda rng, _s=_shape, _k=_n: rng.uniform(0, 1, (_s[0], _s[1], _k))
     _register(f"fractional_max_pool{_n}d", lambda rng, _s=_shape, _f=_frac, _r=_samples: {**_pool(_s, **_f)(rng), "random_samples": _r(rng)})
     _register(f"fractional_max_pool{_n}d_backward", lambda rng, _s=_shape, _f=_frac, _r=_samples, _k=_n: _fractional_backward(rng, _s, _f, _r(rng), _k))
+
+
+_register("max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
+_register("max_pool2d_backward", *[_pool(_P2, "max_pool2d", **v) for v in _MAX2])
 
 
 def _fractional_backward(rng, shape, kw, random_samples, n):
@@ -229,6 +240,20 @@ for _mode, (_n, _corners) in _UP.items():
     _register(f"upsample_{_mode}_backward", *[lambda rng, _i=_in, _o=_out, _a=a: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i, **_a} for a in _ac])
     _register(f"upsample_{_mode}_backward.vec", *[lambda rng, _i=_in, _o=_out, _a=a: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i, "scale_factors": None, **_a} for a in _ac])
 
+# torch 2.13's nearest-exact mode: sizes whose source positions are neither a repeat nor a stride
+for _n in (1, 2, 3):
+    _in, _out = _UP_IN[_n], _UP_OUT[_n]
+    _register(f"_upsample_nearest_exact{_n}d", lambda rng, _i=_in, _o=_out: {"self": _normal(rng, *_i), "output_size": _o},
+              lambda rng, _i=_in, _o=_out: {"self": _normal(rng, *_i), "output_size": tuple(max(o // 3, 1) for o in _o)})
+    _register(f"_upsample_nearest_exact{_n}d_backward", lambda rng, _i=_in, _o=_out: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i})
+
+# torch 2.13's antialiased modes: upsampling, and downsampling where the filter spans several inputs
+_AA = [((1, 2, 4, 5), (7, 9), False), ((1, 2, 9, 11), (4, 5), False), ((1, 2, 9, 11), (4, 5), True)]
+for _mode in ("bilinear2d_aa", "bicubic2d_aa", "lanczos2d_aa"):
+    _register(f"_upsample_{_mode}", *[lambda rng, _i=i, _o=o, _a=a: {"self": _normal(rng, *_i), "output_size": _o, "align_corners": _a} for i, o, a in _AA])
+    _register(f"_upsample_{_mode}_backward", *[lambda rng, _i=i, _o=o, _a=a: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i, "align_corners": _a}
+                                               for i, o, a in _AA])
+
 
 known_failure(
     "spec bug (PyTorch 1.7): convolution_backward_overrideable's double-backward formula passes "
@@ -236,4 +261,11 @@ known_failure(
     "convolution_overrideable is the non-transposed one's",
     "convolution_overrideable",
     modes=("vjp_vjp",),
+)
+known_failure(
+    "spec bug (torch 2.13, an MPS-only entry): max_pool2d_backward's `result: auto_linear` runs the op on "
+    "the tangents of both grad_output and self, but the op is linear in grad_output only (self picks "
+    "each window's argmax), so the tangent scatters grad_output_t to the argmax of self_t",
+    "max_pool2d_backward",
+    modes=("jvp",),
 )

@@ -81,3 +81,6 @@ def _logit(op, rng, dtype=np.float64):
     """Without eps; with eps inside [eps, 1 - eps] and in the clamped part; negative eps (no clamp)."""
     cases = [(None, (0.05, 0.95)), (0.2, (0.25, 0.75)), (0.2, (0.02, 0.15)), (-1.0, (0.05, 0.95))]
     return [s for eps, r in cases for s in _pointwise(op, rng, dtype, {"self": r}, {"eps": eps}, f"eps={eps} x in {r}")]
+
+
+domain(0.05, 0.95, "special_ndtri")  # the inverse normal CDF has poles at 0 and 1

@@ -66,3 +66,6 @@ def _nan_to_num(op, rng, dtype=np.float64):
     x = draw(rng, (2, 3), -2.0, 2.0, dtype)
     x[0, :] = [np.nan, np.inf, -np.inf]
     return default_samples(op, rng, dtype) + [Sample((x, 1.0, 2.0, -2.0), label="2x3 non-finite")]
+
+
+complex_ok("sinc")  # torch 2.13's sinc_backward has the conjugate Wirtinger form

@@ -1,0 +1,181 @@
+"""Checker inputs of torch.linalg's factorization ops: well-posed matrices, batched where ATen is.
+
+Well-conditioned matrices for determinants, solves and LU (LU samples square, wide and tall);
+triangular ones (and directions within the triangle read) for solve_triangular; spread singular
+values and eigenvalues for the spectral ops. Gauge freedom, as `Sample.outputs` says:
+  - _linalg_svd: S, the squared entries of U and Vh, and U Vh (a joint phase only);
+  - _linalg_eigh, linalg_eig: the eigenvalues and the squared moduli of the eigenvectors;
+  - _linalg_eigh reads one triangle and its formulas assume a Hermitian input: Hermitian directions.
+linalg_vector_norm avoids its kinks (zeros, ties of |x| for ord=inf): finite differences cannot
+judge them; the torch tests include them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..samples import Sample, complex_ok, samples
+
+
+def _rand(rng, shape, dtype):
+    x = rng.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.normal(size=shape)
+    return np.asarray(x, dtype)  # an array also when 0-d
+
+
+def _mH(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _well_conditioned(rng, shape, dtype):
+    return _rand(rng, shape, dtype) * 0.3 + 2 * np.eye(shape[-2], shape[-1], dtype=dtype)
+
+
+def _spread_singular_values(rng, shape, dtype):
+    """Q1 diag(1.5, 2.5, ...) Q2ᴴ: singular values 1 apart."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    q1 = np.linalg.qr(_rand(rng, shape[:-2] + (m, m), dtype))[0][..., :k]
+    q2 = np.linalg.qr(_rand(rng, shape[:-2] + (n, n), dtype))[0][..., :k]
+    return (q1 * (1.5 + np.arange(k))) @ _mH(q2)
+
+
+def _squares(x):
+    return x * x.conj()
+
+
+def _register(*names, cases, complex_=True):
+    """`cases(rng, dtype) -> [Sample]` for each op of names."""
+
+    @samples(*names)
+    def make(op, rng, dtype=np.float64):
+        return cases(rng, dtype)
+
+    if complex_:
+        complex_ok(*names)
+
+
+def _s(label, outputs=None, tangents=None, **kwargs):
+    return Sample((), kwargs, label, outputs=outputs, tangents=tangents)
+
+
+# -- determinants ---------------------------------------------------------------------------------
+_register("_linalg_det", "_linalg_slogdet", cases=lambda r, d: [
+    _s("3x3", A=_well_conditioned(r, (3, 3), d)),
+    _s("2x3x3 negative det", A=-_well_conditioned(r, (2, 3, 3), d)),
+])
+_register("linalg_matrix_exp", cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)), _s("2x3x3", self=_rand(r, (2, 3, 3), d)),
+])
+
+
+# -- block_diag -----------------------------------------------------------------------------------
+_register("block_diag", cases=lambda r, d: [
+    _s("2x3, 0-d, 1-d, 1x2", tensors=[_rand(r, (2, 3), d), _rand(r, (), d), _rand(r, (2,), d), _rand(r, (1, 2), d)]),
+])
+
+
+# -- solves ---------------------------------------------------------------------------------------
+
+
+def _triangular(r, d, upper, shape):
+    lower = np.tril(_rand(r, shape, d) * 0.3, -1) + (2 + np.abs(r.normal(size=shape[-1]))) * np.eye(shape[-1])
+    return _mH(lower) if upper else lower
+
+
+def _in_triangle(upper, unit):
+    k = 1 if unit else 0
+    return lambda vs: [np.triu(vs[0], k) if upper else np.tril(vs[0], -k), *vs[1:]]
+
+
+_register("linalg_solve_triangular", cases=lambda r, d: [
+    _s(f"upper={u} left={lf} unit={un}", tangents=_in_triangle(u, un), self=_triangular(r, d, u, (2, 3, 3)),
+       B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d), upper=u, left=lf, unitriangular=un)
+    for u, lf, un in [(True, True, False), (False, False, False), (False, True, True)]
+])
+_register("_linalg_solve_ex", cases=lambda r, d: [
+    _s("3x3, 2x3x2 (batch broadcast)", A=_well_conditioned(r, (3, 3), d), B=_rand(r, (2, 3, 2), d)),
+    _s("2x3x3, vector 2x3", A=_well_conditioned(r, (2, 3, 3), d), B=_rand(r, (2, 3), d)),
+    _s("3x3 right", A=_well_conditioned(r, (3, 3), d), B=_rand(r, (2, 3), d), left=False),
+])
+
+
+# -- LU -------------------------------------------------------------------------------------------
+def _lu_cases(r, d):
+    return [_s("3x3", A=_well_conditioned(r, (3, 3), d)), _s("2x3x3", A=_well_conditioned(r, (2, 3, 3), d)),
+            _s("wide 3x5", A=_well_conditioned(r, (3, 5), d)), _s("tall 2x5x3", A=_well_conditioned(r, (2, 5, 3), d))]
+
+
+_register("linalg_lu_factor_ex", "linalg_lu", cases=_lu_cases)
+
+
+def _lu_of(a):
+    from ...forward.linalg import _lu
+
+    lu, piv = _lu(a)
+    return np.asarray(lu), np.asarray(piv)
+
+
+def _lu_solve_cases(r, d):
+    lu, piv = _lu_of(_rand(r, (2, 3, 3), d) + 2 * np.eye(3))
+    return [_s(f"left={lf} adjoint={adj}", LU=lu, pivots=piv, B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d), left=lf, adjoint=adj)
+            for lf, adj in [(True, False), (True, True), (False, False), (False, True)]]
+
+
+_register("linalg_lu_solve", cases=_lu_solve_cases)
+
+
+# -- norms ----------------------------------------------------------------------------------------
+def _away_from_zero(r, shape, d):
+    x = _rand(r, shape, d)
+    return np.where(np.abs(x) < 0.2, x + 0.5, x)
+
+
+_register("linalg_vector_norm", cases=lambda r, d: [
+    _s(f"2x3 ord={o} dim={dim} keepdim={k}", self=_away_from_zero(r, (2, 3), d), ord=o, dim=dim, keepdim=k)
+    for o, dim, k in [(2, None, False), (1, (1,), False), (3.5, (-1,), True), (0.5, (0,), False), (float("inf"), (1,), False), (-1.5, None, False)]
+])
+
+
+# -- spectral -------------------------------------------------------------------------------------
+def _svd_outputs(outs):
+    U, S, Vh = outs
+    k = S.shape[-1]
+    return [S, _squares(U[..., :k]), _squares(Vh[..., :k, :]), U[..., :k] @ Vh[..., :k, :]]
+
+
+_register("_linalg_svd", cases=lambda r, d: [
+    _s(f"{shape}", outputs=_svd_outputs, A=_spread_singular_values(r, shape, d))
+    for shape in [(3, 3), (2, 4, 3), (3, 4)]
+] + [_s(f"{shape} full_matrices", outputs=_svd_outputs, A=_spread_singular_values(r, shape, d), full_matrices=True) for shape in [(3, 3), (3, 4)]])
+
+
+def _hermitian_spread(r, d, shape):
+    q = np.linalg.qr(_rand(r, shape, d))[0]
+    return (q * (np.arange(shape[-1]) - 1.0)) @ _mH(q)
+
+
+def _hermitian(vs):
+    return [(vs[0] + _mH(vs[0])) / 2]
+
+
+_register("_linalg_eigh", cases=lambda r, d: [
+    _s(f"{shape} UPLO={u}", outputs=lambda outs: [outs[0], _squares(outs[1])], tangents=_hermitian, A=_hermitian_spread(r, d, shape), UPLO=u)
+    for shape, u in [((3, 3), "L"), ((2, 3, 3), "U")]
+])
+
+
+def _spread_spectrum(r, d):
+    p = np.eye(3) + 0.3 * _rand(r, (3, 3), d)
+    return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
+
+
+_register("linalg_eig", cases=lambda r, d: [
+    _s("3x3 distinct eigenvalues", outputs=lambda outs: [outs[0], _squares(outs[1])], self=_spread_spectrum(r, d)),
+])
+_register("linalg_pinv.atol_rtol_tensor", cases=lambda r, d: [
+    _s("3x3", self=_well_conditioned(r, (3, 3), d)),
+    _s("wide 2x3x4", self=_spread_singular_values(r, (2, 3, 4), d)),
+    _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
+])
