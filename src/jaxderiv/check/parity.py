@@ -774,7 +774,8 @@ through jaxderiv and once through `torch.ops.aten.<name>.<overload>` with the sa
   are each library's generator's);
 - **vjp**: `jax.vjp` with a random cotangent against `torch.autograd.grad` with the same cotangent;
   complex: `jax_vjp(ct) == conj(torch_grad(conj(ct)))`; outputs torch does not differentiate (indices,
-  pivots) get none; gauge-dependent outputs (svd, eigh) and one-triangle inputs (cholesky) are compared
+  pivots) get none, and one torch gives a nonzero gradient that jaxderiv does not differentiate is a difference;
+  gauge-dependent outputs (svd, eigh) and one-triangle inputs (cholesky) are compared
   through the sample's gauge-invariant function and input projection, as the checker does;
 - **jvp**: `jax.jvp` against `torch.func.jvp`, for entries with a `result:` formula;
 - **kinks**: forward and vjp (and jvp) on the KINKS inputs: abs/sgn/relu at 0, clamp and friends at their

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..samples import Sample, complex_ok, samples
+from .linalg import _mH, _spread_singular_values
 
 
 def _rand(rng, shape, dtype):
@@ -24,21 +25,9 @@ def _rand(rng, shape, dtype):
     return np.asarray(x, dtype)  # an array also when 0-d
 
 
-def _mH(x):
-    return np.conj(np.swapaxes(x, -1, -2))
-
 
 def _well_conditioned(rng, shape, dtype):
     return _rand(rng, shape, dtype) * 0.3 + 2 * np.eye(shape[-2], shape[-1], dtype=dtype)
-
-
-def _spread_singular_values(rng, shape, dtype):
-    """Q1 diag(1.5, 2.5, ...) Q2ᴴ: singular values 1 apart."""
-    m, n = shape[-2:]
-    k = min(m, n)
-    q1 = np.linalg.qr(_rand(rng, shape[:-2] + (m, m), dtype))[0][..., :k]
-    q2 = np.linalg.qr(_rand(rng, shape[:-2] + (n, n), dtype))[0][..., :k]
-    return (q1 * (1.5 + np.arange(k))) @ _mH(q2)
 
 
 def _squares(x):
