@@ -248,6 +248,8 @@ EQUIVALENTS: dict[str, Equivalent] = {
     "cudnn_affine_grid_generator": Equivalent(
         lambda aten, a: aten.affine_grid_generator(a["theta"], [a["N"], a["C"], a["H"], a["W"]], True),
         f"{_CUDA}: affine_grid_generator, align_corners"),
+    "_lazy_clone": Equivalent(lambda aten, a: aten.clone(a["self"]),
+                              "torch's _lazy_clone needs storage torch allocated itself (not torch.from_numpy's): aten.clone"),
     "slice_inverse": Equivalent(
         lambda aten, a: aten.slice_scatter(a["src"], a["self"], a["dim"], a["start"], a["end"], a["step"]),
         "torch's CPU kernel needs `self` to be a view of `src`: aten.slice_scatter(src, self, ...)"),

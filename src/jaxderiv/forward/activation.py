@@ -125,6 +125,18 @@ def rrelu_with_noise(self, noise, lower=0.125, upper=0.3333333333333333, trainin
     return leaky_relu(self, (lower + upper) / 2)
 
 
+@impl("rrelu_with_noise_functional")
+def rrelu_with_noise_functional(self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
+    """(rrelu_with_noise's output, the slopes it used), which ATen writes in place: in training
+    the given draw (1 where self > 0), or `lower` where self <= 0 when the range is empty;
+    otherwise noise as given."""
+    out = rrelu_with_noise(self, noise, lower, upper, training, generator)
+    if not training or upper - lower > 1e-6:
+        return out, noise
+    dtype = jnp.result_type(noise)
+    return out, jnp.where(self > 0, jnp.ones((), dtype), jnp.full((), lower, dtype))
+
+
 @impl("rrelu_with_noise_backward")
 def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, self_is_result):
     if training and upper - lower > 1e-6:

@@ -259,7 +259,13 @@ def clamp_max(self, max):
     return clamp(self, None, max)
 
 
-@impl("_s_where")
+@impl("ldexp.Tensor")
+def ldexp(self, other):
+    """ATen computes self * 2.0 ** other: integer inputs give the default float dtype."""
+    return mul(self, pow(2.0, other))
+
+
+@impl("_s_where", "where.self")
 def where(condition, self, other):
     self, other = _cast(result_type(self, other), self, other)
     return jnp.where(condition, self, other)

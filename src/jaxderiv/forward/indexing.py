@@ -162,7 +162,7 @@ def index_copy(self, dim, index, source):
     return self.at[_along(self, dim, index)].set(source.astype(self.dtype), unique_indices=True)
 
 
-@impl("index_fill_.int_Scalar", "index_fill_.int_Tensor")
+@impl("index_fill_.int_Scalar", "index_fill_.int_Tensor", "index_fill.int_Scalar", "index_fill.int_Tensor")
 def index_fill(self, dim, index, value):
     value = jnp.asarray(value).astype(self.dtype)
     if self.ndim == 0:
@@ -251,6 +251,16 @@ def masked_scatter(self, mask, source):
     flat = jnp.ravel(source).astype(self.dtype)
     taken = flat[jnp.clip(jnp.cumsum(m) - 1, 0, max(flat.size - 1, 0))] if flat.size else jnp.zeros_like(m, self.dtype)
     return jnp.reshape(jnp.where(m, taken, jnp.ravel(self)), self.shape)
+
+
+@impl("masked_scatter_backward")
+def masked_scatter_backward(grad_output, mask, sizes):
+    """The masked entries of grad_output, in order, padded with zeros to `sizes`' numel."""
+    numel = int(np.prod(tuple(sizes), dtype=np.int64))
+    m = jnp.ravel(jnp.broadcast_to(mask, jnp.shape(grad_output)))
+    pos = jnp.where(m, jnp.cumsum(m) - 1, numel)
+    out = jnp.zeros((numel,), grad_output.dtype).at[pos].add(jnp.ravel(grad_output), mode="drop")
+    return jnp.reshape(out, tuple(sizes))
 
 
 @impl("masked_select")

@@ -229,6 +229,14 @@ def _embedding_bag_dense_backward(grad, indices, *args):
     return out if padding_idx < 0 else out.at[padding_idx].set(0)
 
 
+@impl("_embedding_bag_backward")
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
+    """The dense weight gradient of _embedding_bag; a sparse one (`sparse`) has no JAX form."""
+    if sparse:
+        raise NotImplementedError("_embedding_bag_backward: sparse gradients are not implemented")
+    return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+
+
 def _embedding_bag_dense_grad(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights):
     dim = grad.shape[1]
     if mode == MODE_MAX:

@@ -231,3 +231,36 @@ def _fused_rms_norm(input, normalized_shape, weight=None, eps=None):
     rstd = 1 / jnp.sqrt(jnp.mean(jnp.square(input), axis=axes, keepdims=True) + eps)
     out = input * rstd
     return (out if weight is None else out * weight), rstd
+
+
+# -- torch 2.13's batch norm entries for export (running statistics required, or none) -----------
+
+
+@impl("_native_batch_norm_legit")
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """native_batch_norm with running statistics that must be given; ATen updates them in
+    place in training, here they are left as they are (arrays are immutable)."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+@impl("_native_batch_norm_legit_no_training")
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Evaluation mode: normalized with the running statistics."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
+
+
+@impl("_native_batch_norm_legit.no_stats")
+def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    """Without running statistics: the batch's are used (ATen only supports training here)."""
+    if not training:
+        raise RuntimeError("_native_batch_norm_legit.no_stats: running statistics are needed when training=False")
+    return native_batch_norm(input, weight, bias, None, None, True, momentum, eps)
+
+
+@impl("batch_norm_backward")
+def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve):
+    """native_batch_norm_backward for _batch_norm_with_update / _no_update: the saved batch
+    statistics (save_var holds invstd, as those forwards return) when they were used (update,
+    or no running statistics), else the running ones; `reserve` is a backend's workspace."""
+    train = update or running_mean is None
+    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var, train, eps, output_mask)

@@ -361,6 +361,12 @@ def sort(self, dim=-1, descending=False):
     return (values, idx) if self.ndim else (jnp.reshape(values, ()), jnp.reshape(idx, ()))
 
 
+@impl("sort.stable")
+def sort_stable(self, stable, dim=-1, descending=False):
+    """ATen's sort is stable whatever `stable` says, as this one."""
+    return sort(self, dim, descending)
+
+
 @impl("topk")
 def topk(self, k, dim=-1, largest=True, sorted=True):
     x = jnp.atleast_1d(self)
@@ -532,6 +538,42 @@ def all_dim(self, dim, keepdim=False):
     return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
 
 
+def _listed_dims(dim, ndim: int) -> tuple[int, ...]:
+    """any.dims / all.dims: None reduces every dim, an empty list none of them."""
+    if dim is None:
+        return tuple(range(ndim))
+    return tuple(sorted({wrap_dim(d, ndim) for d in dim if ndim > 0}))
+
+
+@impl("any.dims")
+def any_dims(self, dim=None, keepdim=False):
+    out = jnp.any(self != 0, axis=_listed_dims(dim, self.ndim), keepdims=keepdim)
+    return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
+
+
+@impl("all.dims")
+def all_dims(self, dim=None, keepdim=False):
+    out = jnp.all(self != 0, axis=_listed_dims(dim, self.ndim), keepdims=keepdim)
+    return out.astype(jnp.uint8) if self.dtype == jnp.uint8 else out
+
+
+def _require_bool(op: str, x) -> None:
+    if x.dtype != jnp.bool_:
+        raise TypeError(f"aten::{op} expects a bool tensor, got {x.dtype}")
+
+
+@impl("_is_all_true")
+def _is_all_true(self):
+    _require_bool("_is_all_true", self)
+    return jnp.all(self)
+
+
+@impl("_is_any_true")
+def _is_any_true(self):
+    _require_bool("_is_any_true", self)
+    return jnp.any(self)
+
+
 @impl("histc")
 def histc(self, bins=100, min=0, max=0):
     """Counts in `bins` equal bins over [min, max] (the data's range when equal); max is in the last bin."""
@@ -593,3 +635,75 @@ def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=
         empty = jnp.nan if initial is None else initial
         out = jnp.where(counts == 0, jnp.asarray(empty, data.dtype), out / jnp.where(counts == 0, 1, counts))
     return out
+
+
+# -- unique along a dim, of consecutive runs, and with counts (data-dependent shapes: eager only) ----
+
+
+def _unique_rows(op, self, dim):
+    """self as (n, rest) rows along `dim` (concrete), and how to put rows back in self's layout."""
+    from .shapes import concrete
+
+    x = concrete(self, op, "call it outside jit")
+    d = wrap_dim(dim, x.ndim)
+    moved = np.moveaxis(x, d, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    return rows, lambda r: jnp.asarray(np.moveaxis(r.reshape((r.shape[0],) + moved.shape[1:]), 0, d))
+
+
+def _runs(rows):
+    """(first row of each run of equal consecutive rows, each row's run, each run's length)."""
+    change = np.any(rows[1:] != rows[:-1], axis=1)
+    starts = np.flatnonzero(np.concatenate([[rows.shape[0] > 0], change]))
+    inverse = np.cumsum(np.concatenate([[0], change]))[: rows.shape[0]]
+    counts = np.diff(np.append(starts, rows.shape[0]))
+    return starts, inverse.astype(np.int64), counts.astype(np.int64)
+
+
+def _empty_unless(flag, a):
+    return jnp.asarray(a, I64) if flag else jnp.zeros((0,), I64)
+
+
+@impl("_unique2")
+def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
+    """(sorted unique values, inverse in self's shape, counts); the last two empty unless asked
+    (ATen's CPU kernel sorts even when `sorted` is False)."""
+    from .shapes import concrete
+
+    x = concrete(self, "_unique2", "call it outside jit")
+    values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
+    return jnp.asarray(values), _empty_unless(return_inverse, inverse.reshape(x.shape)), _empty_unless(return_counts, counts)
+
+
+@impl("unique_dim")
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    """The distinct slices along `dim`, in lexicographic order; inverse and counts are always
+    returned, as ATen does."""
+    rows, back = _unique_rows("unique_dim", self, dim)
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    starts, run, counts = _runs(rows[order])
+    inverse = np.empty_like(run)
+    inverse[order] = run
+    return back(rows[order][starts]), jnp.asarray(inverse, I64), jnp.asarray(counts, I64)
+
+
+@impl("unique_dim_consecutive")
+def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False):
+    """Each run of equal consecutive slices along `dim` kept once; inverse and counts always returned."""
+    rows, back = _unique_rows("unique_dim_consecutive", self, dim)
+    starts, inverse, counts = _runs(rows)
+    return back(rows[starts]), jnp.asarray(inverse, I64), jnp.asarray(counts, I64)
+
+
+@impl("unique_consecutive")
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """Runs of equal consecutive elements (of the flattened tensor) kept once, inverse in self's
+    shape and counts only when asked; with `dim`, unique_dim_consecutive."""
+    if dim is not None:
+        return unique_dim_consecutive(self, dim, return_inverse, return_counts)
+    from .shapes import concrete
+
+    x = concrete(self, "unique_consecutive", "call it outside jit")
+    flat = x.reshape(-1, 1)
+    starts, inverse, counts = _runs(flat)
+    return jnp.asarray(flat[starts, 0]), _empty_unless(return_inverse, inverse.reshape(x.shape)), _empty_unless(return_counts, counts)

@@ -64,6 +64,20 @@ def squeeze_dim(self, dim):
     return jnp.squeeze(self, d) if self.shape[d] == 1 else self
 
 
+@impl("squeeze.dims", "squeeze_.dims")
+def squeeze_dims(self, dim):
+    """Each listed dim of size 1 is removed; the others stay. A dim listed twice is an error."""
+    if self.ndim == 0:
+        for d in dim:
+            wrap_dim(d, 0)
+        return self
+    dims = [wrap_dim(d, self.ndim) for d in dim]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    drop = tuple(d for d in dims if self.shape[d] == 1)
+    return jnp.squeeze(self, drop) if drop else self
+
+
 @impl("expand")
 def expand(self, size, implicit=False):
     lead = len(size) - self.ndim
@@ -76,6 +90,22 @@ def expand(self, size, implicit=False):
 @impl("view", "_unsafe_view")
 def view(self, size):
     return jnp.reshape(self, tuple(size))
+
+
+@impl("_reshape_copy")
+def _reshape_copy(self, size):
+    return jnp.reshape(self, tuple(size))
+
+
+@impl("narrow_copy")
+def narrow_copy(self, dim, start, length):
+    """`length` elements of `dim` from `start`; a negative start counts from the end."""
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if not -n <= start <= n or length < 0 or (start % n if n and start < 0 else start) + length > n:
+        raise IndexError(f"narrow_copy(): start {start} and length {length} out of range for dimension {dim} of size {n}")
+    start = start + n if start < 0 else start
+    return jax.lax.slice_in_dim(self, start, start + length, axis=d)
 
 
 @impl("select.int")
@@ -96,6 +126,22 @@ def slice_tensor(self, dim=0, start=0, end=9223372036854775807, step=1):
 
 
 # -- the scatters of views: self with one view of it replaced by src ----------------------------
+
+
+@impl("select_backward")
+def select_backward(grad_output, input_sizes, dim, index):
+    """Zeros of input_sizes with grad_output written at `index` of `dim`."""
+    d = wrap_dim(dim, len(input_sizes))
+    z = jnp.zeros(tuple(input_sizes), grad_output.dtype)
+    return z.at[(slice(None),) * d + (index,)].set(grad_output, unique_indices=True)
+
+
+@impl("slice_backward")
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    """Zeros of input_sizes with grad_output written on the slice start:end:step of `dim`."""
+    d = wrap_dim(dim, len(input_sizes))
+    z = jnp.zeros(tuple(input_sizes), grad_output.dtype)
+    return z.at[(slice(None),) * d + (slice(start, end, step),)].set(grad_output, unique_indices=True)
 
 
 @impl("slice_scatter")
@@ -140,6 +186,18 @@ def split_sizes_of(n: int, split_size: int) -> list[int]:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
     count = max(-(-n // split_size), 1) if split_size else 1
     return [split_size] * (count - 1) + [n - split_size * (count - 1)]
+
+
+@impl("chunk")
+def chunk(self, chunks, dim=0):
+    """ATen's chunk: splits of ceil(size / chunks), so fewer than `chunks` pieces can result."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, self.ndim)
+    n = self.shape[d]
+    if n == 0:
+        return tuple(self for _ in range(chunks))
+    return tuple(split_with_sizes(self, split_sizes_of(n, -(-n // chunks)), d))
 
 
 @impl("split_with_sizes", "unsafe_split_with_sizes")
@@ -268,6 +326,22 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return jnp.moveaxis(z.at[..., rows, cols].set(grad_output, unique_indices=True), (-2, -1), (d1, d2))
 
 
+@impl("diag_embed")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """The last dim of self written on the (offset) diagonal of two new dims dim1, dim2."""
+    n_out = self.ndim + 1
+    d1, d2 = wrap_dim(dim1, n_out), wrap_dim(dim2, n_out)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    x = jnp.reshape(self, (1,)) if self.ndim == 0 else self
+    length = x.shape[-1]
+    m = length + abs(offset)
+    rows = np.arange(length) + max(-offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    z = jnp.zeros(x.shape[:-1] + (m, m), x.dtype).at[..., rows, cols].set(x, unique_indices=True)
+    return jnp.moveaxis(z, (-2, -1), (d1, d2))
+
+
 @impl("diag")
 def diag(self, diagonal=0):
     if self.ndim == 1:
@@ -321,6 +395,12 @@ def strided_indices(size, stride, offset: int) -> np.ndarray:
     for i, (n, s) in enumerate(zip(size, stride)):
         pos = pos + (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - i - 1))
     return pos
+
+
+@impl("_reshape_alias")
+def _reshape_alias(self, size, stride):
+    """A strided view of self's (contiguous) storage, as_strided without offset."""
+    return as_strided(self, size, stride)
 
 
 @impl("as_strided")

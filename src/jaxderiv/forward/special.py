@@ -62,6 +62,8 @@ special_i1 = _unary("special_i1", jsp.i1)
 special_i1e = _unary("special_i1e", jsp.i1e)
 lgamma = _unary("lgamma", lax.lgamma)
 special_ndtri = _unary("special_ndtri", jsp.ndtri)
+special_entr = _unary("special_entr", jsp.entr)  # -x log x; 0 at 0, -inf below 0
+special_log_ndtr = _unary("special_log_ndtr", jsp.log_ndtr)  # accurate far in the lower tail
 
 
 @jax.jit

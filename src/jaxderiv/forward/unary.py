@@ -6,6 +6,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import impl
 
@@ -109,6 +110,16 @@ impl("round")(_rounding("round", jnp.round))  # half to even, as ATen's nearbyin
 impl("trunc")(_rounding("trunc", jnp.trunc))
 
 
+@impl("round.decimals")
+def round_decimals(self, decimals):
+    """ATen scales by 10**|decimals| in self's dtype, rounds half to even, and scales back."""
+    _reject("round", self, "bool", "complex", "integer")
+    if decimals == 0:
+        return jnp.round(self)
+    scale = jnp.asarray(10.0 ** abs(decimals), self.dtype)
+    return jnp.round(self * scale) / scale if decimals > 0 else jnp.round(self / scale) * scale
+
+
 @impl("frac")
 def frac(self):
     _reject("frac", self, "bool", "integer", "complex")
@@ -201,9 +212,47 @@ def clone(self, memory_format=None):
     return jnp.array(self)
 
 
-@impl("alias")
+@impl("alias", "lift", "lift_fresh", "_lazy_clone")
 def alias(self):
+    """Aliases and lifts have self's values: JAX arrays neither alias nor mutate."""
     return self
+
+
+def _to_bytes(x):
+    """x's bytes, little-endian, in a new trailing dim."""
+    dt = np.dtype(x.dtype)
+    if dt == np.bool_:
+        return x.astype(jnp.uint8)[..., None]
+    if dt.kind == "c":
+        parts = _to_bytes(jnp.stack([jnp.real(x), jnp.imag(x)], -1))
+        return jnp.reshape(parts, x.shape + (dt.itemsize,))
+    raw = jax.lax.bitcast_convert_type(x, jnp.uint8)
+    return raw[..., None] if dt.itemsize == 1 else raw
+
+
+def _from_bytes(b, dt: np.dtype):
+    """The values of `dt` whose bytes fill b's trailing dim."""
+    if dt == np.bool_:
+        return b[..., 0] != 0
+    if dt.kind == "c":
+        half = np.dtype(f"float{dt.itemsize * 4}")
+        parts = _from_bytes(jnp.reshape(b, b.shape[:-1] + (2, dt.itemsize // 2)), half)
+        return jax.lax.complex(parts[..., 0], parts[..., 1])
+    return jax.lax.bitcast_convert_type(b[..., 0] if dt.itemsize == 1 else b, dt)
+
+
+@impl("view.dtype")
+def view_dtype(self, dtype):
+    """self's bytes read as `dtype`: a different element size rescales the last dim, as in ATen."""
+    src, dst = np.dtype(self.dtype), np.dtype(dtype)
+    if src == dst:
+        return self
+    if src.itemsize != dst.itemsize and (self.ndim == 0 or self.shape[-1] * src.itemsize % dst.itemsize):
+        raise RuntimeError(f"self.size(-1) must be divisible by {dst.itemsize // math.gcd(src.itemsize, dst.itemsize)} to view {src} as {dst} (different element sizes)")
+    b = _to_bytes(self)
+    if self.ndim:
+        b = jnp.reshape(b, self.shape[:-1] + (-1, dst.itemsize))
+    return _from_bytes(b, dst)
 
 
 @impl("_to_copy")
@@ -216,12 +265,12 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     return self.astype(dtype)
 
 
-@impl("fill_.Scalar")
+@impl("fill_.Scalar", "fill.Scalar")
 def fill__Scalar(self, value):
     return jnp.full(jnp.shape(self), value, jnp.result_type(self))
 
 
-@impl("fill_.Tensor")
+@impl("fill_.Tensor", "fill.Tensor")
 def fill__Tensor(self, value):
     if jnp.ndim(value) != 0:
         raise ValueError(f"aten::fill_ only supports 0-dimension value tensor but got tensor with {jnp.ndim(value)} dimensions")

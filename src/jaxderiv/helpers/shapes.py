@@ -48,6 +48,8 @@ def index_fill(x, dim, index, value):
 def unsqueeze_to(grad, *args):
     """unsqueeze_to(grad, sizes) or (grad, dim, sizes): put back the size-1 dims squeeze removed."""
     sizes = tuple(args[-1])
+    if len(args) == 2 and isinstance(args[0], (tuple, list)):
+        return jnp.reshape(grad, sizes)  # squeeze.dims: squeezing only drops size-1 dims
     if len(args) == 2 and sizes and sizes[shapes.wrap_dim(args[0], len(sizes))] != 1:
         return grad
     return jnp.reshape(grad, sizes)
@@ -61,16 +63,12 @@ def permute_backwards(grad, fwd_dims):
 
 @helper("select_backward")
 def select_backward(grad, input_sizes, dim, index):
-    d = shapes.wrap_dim(dim, len(input_sizes))
-    z = jnp.zeros(tuple(input_sizes), grad.dtype)
-    return z.at[(slice(None),) * d + (index,)].set(grad, unique_indices=True)
+    return shapes.select_backward(grad, input_sizes, dim, index)
 
 
 @helper("slice_backward")
 def slice_backward(grad, input_sizes, dim, start, end, step):
-    d = shapes.wrap_dim(dim, len(input_sizes))
-    z = jnp.zeros(tuple(input_sizes), grad.dtype)
-    return z.at[(slice(None),) * d + (slice(start, end, step),)].set(grad, unique_indices=True)
+    return shapes.slice_backward(grad, input_sizes, dim, start, end, step)
 
 
 @helper("split_with_sizes_backward")
@@ -217,12 +215,7 @@ def masked_select_backward(grad, self, mask):
 
 @helper("masked_scatter_backward")
 def masked_scatter_backward(grad, mask, sizes):
-    """The masked entries of grad, in order, padded with zeros to source's numel."""
-    numel = int(np.prod(tuple(sizes), dtype=np.int64))
-    m = jnp.ravel(jnp.broadcast_to(mask, jnp.shape(grad)))
-    pos = jnp.where(m, jnp.cumsum(m) - 1, numel)
-    out = jnp.zeros((numel,), grad.dtype).at[pos].add(jnp.ravel(grad), mode="drop")
-    return jnp.reshape(out, tuple(sizes))
+    return indexing.masked_scatter_backward(grad, mask, sizes)
 
 
 @helper("take_backward")

@@ -180,3 +180,6 @@ def _prelu_backward(op, rng, dtype=np.float64):
 _huber = _pair_loss(kinks_of_difference=(0.0, -0.7, 0.7), extra=(0.7,))
 samples("huber_loss")(_make(_huber))
 samples("huber_loss_backward")(_make(_pair_backward(_huber)))
+
+
+samples("rrelu_with_noise_functional")(_rrelu_with_noise)

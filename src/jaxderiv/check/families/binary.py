@@ -117,7 +117,8 @@ _register(
 _register("clamp_min", min=0.3, kinks=_from_bounds)
 _register("clamp_max", max=0.3, kinks=_from_bounds)
 _register("clamp_min.Tensor", "clamp_max.Tensor", kinks=_from_bounds)
-_register("_s_where", condition=_bools, complex_=True)
+_register("ldexp.Tensor", complex_=True)
+_register("_s_where", "where.self", condition=_bools, complex_=True)
 _register("maximum", "minimum", "fmax", "fmin", kinks=_from_other)
 # In-place comparisons write 0 and 1 into self's dtype: differentiable, with zero gradients.
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")

@@ -460,3 +460,34 @@ def _layer_norm_backward(rng):
 
 
 samples("native_layer_norm_backward")(_make(_layer_norm_backward))
+
+
+# -- torch 2.13's batch norm entries for export -------------------------------------------------------
+
+samples("_native_batch_norm_legit")(_make(_batch_norm))
+samples("_native_batch_norm_legit_no_training")(_make(lambda rng: [
+    ((x, w, b, rm, rv, m, eps), label.replace(" training=False", "")) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if not training]))
+samples("_native_batch_norm_legit.no_stats")(_make(lambda rng: [
+    ((x, w, b, training, m, eps), label) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if training]))
+samples("batch_norm_backward")(_make(lambda rng: [
+    ((g, x, w, rm, rv, sm, sv, False, eps, mask, np.zeros(0, np.uint8)), label)
+    for (g, x, w, rm, rv, sm, sv, train, eps, mask), label in _batch_norm_backward(rng) if w is not None]))
+
+
+def _embedding_bag_backward(rng):
+    """The bag layout (offset2bag, bag_size, maximum_indices) of _embedding_bag's forward on the
+    same indices; `grad` itself has a not_implemented formula, so nothing is differentiable."""
+    out = []
+    bag = implementation("_embedding_bag")
+    for (w, idx, offsets, _, mode, _, psw, last), label in _embedding_bag(rng):
+        if last:
+            continue
+        _, offset2bag, bag_size, max_indices = (np.asarray(t) for t in bag(w, idx, offsets, False, mode, False, psw, last))
+        g = rng.normal(size=(len(offsets), w.shape[1]))
+        for scale, padding_idx in ((False, -1), (True, 2)):
+            out.append(((g, idx, offsets, offset2bag, bag_size, max_indices, w.shape[0], scale, mode, False, psw, padding_idx),
+                        f"{label} scale_grad_by_freq={scale} padding_idx={padding_idx}"))
+    return out
+
+
+samples("_embedding_bag_backward")(_make(_embedding_bag_backward))

@@ -226,6 +226,25 @@ def _sort(rng, dtype):
     return [((_x(rng, dtype),), {}, "dim=-1"), ((_x(rng, dtype), 0, True), {}, "dim=0 descending"), ((_x(rng, dtype, ()),), {}, "0-d")]
 
 
+@_register("sort.stable")
+def _sort_stable(rng, dtype):
+    return [((_x(rng, dtype),), {"stable": True}, "stable dim=-1"), ((_x(rng, dtype),), {"stable": None, "dim": 0, "descending": True}, "dim=0 descending"),
+            ((_x(rng, dtype, ()),), {"stable": False}, "0-d")]
+
+
+@_register("any.dims", "all.dims")
+def _any_all_dims(rng, dtype):
+    """Zeros among the values; None reduces every dim, an empty list none."""
+    x = _x(rng, dtype) * (rng.random((3, 4)) < 0.7)
+    return [((x, None, False), {}, "dim=None"), ((x, [1], True), {}, "dim=1 keepdim"), ((x, [-1, 0], False), {}, "dims=-1,0"), ((x, [], False), {}, "dims=[]")]
+
+
+@_register("_is_all_true", "_is_any_true")
+def _is_true(rng, dtype):
+    """Bool inputs only, as ATen requires."""
+    return [((rng.random((3, 4)) < 0.5,), {}, "bool 3x4"), ((np.ones((2,), bool),), {}, "all True"), ((np.zeros((0,), bool),), {}, "empty")]
+
+
 @_register("aminmax")
 def _aminmax(rng, dtype):
     """Over all elements (keepdim or not), one dim (negative), a 0-d input."""
@@ -246,3 +265,28 @@ def _segment_reduce(rng, dtype):
     for reduce in ("sum", "mean", "prod"):
         out.append(((_x(rng, dtype, (5,)), reduce), {"lengths": np.array([4, 1], np.int64), "initial": 1.5}, f"{reduce} initial=1.5"))
     return out
+
+
+def _repeated(rng, dtype):
+    """A 4x3 tensor with repeated values, rows and consecutive runs (rows 0 and 1 equal, row 3 = row 0)."""
+    x = rng.choice(np.array([-1.5, 0.5, 2.0]), size=(4, 3)).astype(dtype)
+    x[1], x[3] = x[0], x[0]
+    return x
+
+
+@_register("_unique2")
+def _unique2(rng, dtype):
+    x = _repeated(rng, dtype)
+    return [((x, True, True, True), {}, "4x3 ties, inverse and counts"), ((x, False, False, False), {}, "4x3 ties, values only")]
+
+
+@_register("unique_dim", "unique_dim_consecutive")
+def _unique_dim(rng, dtype):
+    x = _repeated(rng, dtype)
+    return [((x, 0), {}, "4x3 dim=0 repeated rows"), ((x, -1), {"return_inverse": True, "return_counts": True}, "4x3 dim=-1")]
+
+
+@_register("unique_consecutive")
+def _unique_consecutive(rng, dtype):
+    x = _repeated(rng, dtype)
+    return [((x, True, True), {}, "4x3 flattened runs"), ((x,), {"dim": 0}, "4x3 dim=0 runs of rows")]

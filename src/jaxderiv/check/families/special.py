@@ -83,4 +83,5 @@ def _logit(op, rng, dtype=np.float64):
     return [s for eps, r in cases for s in _pointwise(op, rng, dtype, {"self": r}, {"eps": eps}, f"eps={eps} x in {r}")]
 
 
+domain(0.1, 3.0, "special_entr")  # -x log x: -inf below 0, a kink of its derivative at 0
 domain(0.05, 0.95, "special_ndtri")  # the inverse normal CDF has poles at 0 and 1

@@ -22,6 +22,7 @@ complex_ok(
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "log",
     "log10", "log1p", "log2", "neg", "sgn", "sin", "sinh", "_conj_physical",
     "conj_physical_", "_neg_view", "clone", "alias", "_to_copy", "fill_.Scalar", "fill_.Tensor",
+    "fill.Scalar", "fill.Tensor",
     "zero_", "angle",
 )
 known_failure(
@@ -46,7 +47,7 @@ def _view_as_complex(op, rng, dtype=np.float64):
     return [Sample((draw(rng, s + (2,), -2.0, 2.0),), label="x".join(map(str, s + (2,)))) for s in _SHAPES]
 
 
-@samples("fill_.Tensor")
+@samples("fill_.Tensor", "fill.Tensor")
 def _fill_tensor(op, rng, dtype=np.float64):
     """`value` must be 0-d."""
     return [Sample((draw(rng, s, -2.0, 2.0, dtype), draw(rng, (), -2.0, 2.0, dtype)), label="x".join(map(str, s))) for s in _SHAPES]
@@ -69,3 +70,17 @@ def _nan_to_num(op, rng, dtype=np.float64):
 
 
 complex_ok("sinc")  # torch 2.13's sinc_backward has the conjugate Wirtinger form
+
+
+@samples("round.decimals")
+def _round_decimals(op, rng, dtype=np.float64):
+    """Positive, zero and negative `decimals` (zero gradient almost everywhere)."""
+    x = draw(rng, (2, 3), -20.0, 20.0, dtype)
+    return [Sample((x,), {"decimals": d}, label=f"decimals={d}") for d in (2, 0, -1)]
+
+
+@samples("view.dtype")
+def _view_dtype(op, rng, dtype=np.float64):
+    """Same, smaller and larger element sizes (the last dim rescales), real to complex."""
+    x = draw(rng, (2, 4), -2.0, 2.0, np.float64)
+    return [Sample((x, np.dtype(d)), label=f"float64 as {d}") for d in ("int64", "int32", "float16", "complex128")]
