@@ -373,6 +373,9 @@ def _check_op(
         return [Row(op.name, m, "skipped", reason="no forward implementation yet", formula=label[m]) for m in modes]
     if not op.differentiable_inputs:
         return [Row(op.name, m, "not_applicable", reason="no differentiable input: the spec gives no formula for any Tensor input", formula=label[m]) for m in modes]
+    if _all_not_implemented(op):
+        stated = "; ".join(f"{f.key}: {f.text}" for f in op.entry.backward + op.entry.forward)
+        return [Row(op.name, m, "not_applicable", reason=f"the spec states no derivative ({stated})"[:300], formula=label[m]) for m in modes]
     for mode in modes:
         start = time.perf_counter()
         rng = np.random.default_rng(seed)
@@ -506,6 +509,12 @@ def plan(spec=None, ops: Iterable[str] | None = None, registry: Registry | None 
 
 def _texts(entry) -> tuple:
     return tuple((f.key, f.text) for f in entry.backward + entry.forward)
+
+
+def _all_not_implemented(op: Op) -> bool:
+    """Whether each formula the entry gives (backward and result) is a `not_implemented(...)` call."""
+    texts = [f.text.strip() for f in op.entry.backward + op.entry.forward]
+    return bool(texts) and all(t.startswith(("not_implemented(", "not_implemented_list(")) for t in texts)
 
 
 def check_all(
