@@ -293,3 +293,13 @@ def test_scan_would_see_an_eval_call():
     tree = ast.parse("x = eval('1')\ny = re.compile('a')\nexec(s)")
     found = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
     assert sorted(found) == ["eval", "exec"]
+
+
+def test_a_call_fitting_no_overload_of_a_helper_names_the_count(registry_from_text):
+    """svd_backward has two C++ overloads (7 and 6 arguments); 5 arguments fit neither."""
+    reg = registry_from_text("""
+        - name: svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+          self: svd_backward(grads, self, some, compute_uv, U)
+        """)
+    with pytest.raises(TranslationError, match="has no overload taking 5 arguments"):
+        reg.op("svd")

@@ -7,9 +7,10 @@ names registered here can ever reach JAX.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
-__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "REVISIONS", "helper", "method", "constant", "template", "lookup_helper",
+__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "REVISIONS", "Overloads", "helper", "method", "constant", "template", "lookup_helper",
            "plain"]
 
 HELPERS: dict[str, Callable] = {}  # free functions: FunctionsManual helpers, at:: functions, types
@@ -24,23 +25,54 @@ REVISIONS: dict[str, list[tuple[tuple[int, ...], Callable]]] = {}
 _NAMESPACES = ("at::native::", "at::", "std::", "c10::", "torch::autograd::generated::details::", "torch::autograd::generated::")
 
 
-def _register(table: dict, names: tuple[str, ...]):
+class Overloads:
+    """C++ overloads of one helper, told apart by their number of arguments (`svd_backward`
+    takes torch.svd's 7 or linalg.svd's 6): a formula's call picks the one its arguments fit."""
+
+    def __init__(self, name: str, fns: list[Callable]):
+        self.name, self.fns = name, fns
+
+    def pick(self, n: int) -> Callable | None:
+        for fn in self.fns:
+            try:
+                inspect.signature(fn).bind(*range(n))
+            except TypeError:
+                continue
+            return fn
+        return None
+
+    def __call__(self, *args):
+        fn = self.pick(len(args))
+        if fn is None:
+            raise TypeError(f"no overload of {self.name!r} takes {len(args)} arguments")
+        return fn(*args)
+
+
+def _register(table: dict, names: tuple[str, ...], overload: bool = False):
     def deco(fn):
         for n in names or (fn.__name__.rstrip("_"),):
-            if n in table:
+            if n in table and not overload:
                 raise ValueError(f"{n!r} is registered twice")
-            table[n] = fn
+            if overload:
+                if n not in table:
+                    raise ValueError(f"{n!r}: an overload needs the function it overloads registered first")
+                first = table[n]
+                table[n] = Overloads(n, (first.fns if isinstance(first, Overloads) else [first]) + [fn])
+            else:
+                table[n] = fn
         return fn
 
     return deco
 
 
-def helper(*names: str, since: tuple[int, ...] | None = None):
+def helper(*names: str, since: tuple[int, ...] | None = None, overload: bool = False):
     """Register a function under each of `names` (default: its Python name). With `since`, it
     is the meaning a helper already registered under that name has in PyTorch's files from
-    version `since` on (`softmax_double_backward` differentiates through `output` from 1.11)."""
+    version `since` on (`softmax_double_backward` differentiates through `output` from 1.11).
+    With `overload`, it is another C++ overload of that helper, taking another number of
+    arguments (see `Overloads`)."""
     if since is None:
-        return _register(HELPERS, names)
+        return _register(HELPERS, names, overload)
 
     def deco(fn):
         for n in names or (fn.__name__.rstrip("_"),):

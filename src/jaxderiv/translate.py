@@ -15,7 +15,7 @@ from . import expr as E
 from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
 from .forward import callable_named
-from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup_helper, plain, unqualified
+from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, Overloads, lookup_helper, plain, unqualified
 from .spec import pytorch_version
 
 __all__ = ["translate", "Compiled", "names_called"]
@@ -207,6 +207,11 @@ class _Translator:
             what = f"template {func.base.name!r}"
         else:
             raise self.error(func, "only named functions can be called")
+        if isinstance(fn, Overloads) and n_args is not None:
+            chosen = fn.pick(n_args)
+            if chosen is None:
+                raise self.error(func, f"{what} has no overload taking {n_args} arguments")
+            fn = chosen
         if n_args is not None and callable(fn):
             problem = _arity_error(fn, n_args)
             if problem:

@@ -511,14 +511,14 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
     outs = [k for k in inexact if differentiable[k]]
     if not xs or not outs:
         return verdict
-    for column, compare_ in (("vjp", _compare_vjp), ("jvp", _compare_jvp)):
+    undifferentiated = [k for k in inexact if not differentiable[k]]
+    compares = {"vjp": lambda: _compare_vjp(call, xs, outs, ours, rng, tally, undifferentiated),
+                "jvp": lambda: _compare_jvp(call, xs, outs, ours, rng, tally)}
+    for column, compare_ in compares.items():
         if column == "jvp" and not with_jvp:
             continue
         try:
-            if column == "vjp":
-                verdict[column] = _compare_vjp(call, xs, outs, ours, rng, tally, [k for k in inexact if not differentiable[k]])
-                continue
-            verdict[column] = compare_(call, xs, outs, ours, rng, tally)
+            verdict[column] = compare_()
         except NotImplementedDerivative as e:  # the spec says not_implemented: nothing to compare
             tally.note(f"{column}: {str(e).rsplit(': ', 1)[-1]}")
         except _DrawDependent:

@@ -156,14 +156,15 @@ def logdet_backward(grad, self, logdet):
 
 
 @helper("slogdet_backward")
-def slogdet_backward(*args):
-    """Two spellings: (grad, self, sign, logabsdet) before torch 1.13, the gradient of logabsdet;
-    (grad_sign, grad_logabsdet, A, sign, LU, pivots) later, where a complex sign's gradient adds
-    -i Im(conj(grad_sign) sign) to the scale of A⁻ᴴ (its phase moves with Im tr(A⁻¹ dA))."""
-    if len(args) == 4:
-        grad, self, sign, _ = args
-        return _logabsdet_backward(grad, self, sign == 0)
-    grad_sign, grad_logabsdet, A, sign, _, _ = args
+def slogdet_backward(grad, self, sign, logabsdet):
+    """Before torch 1.13: the gradient of logabsdet."""
+    return _logabsdet_backward(grad, self, sign == 0)
+
+
+@helper("slogdet_backward", overload=True)
+def slogdet_backward_of_sign_and_logabsdet(grad_sign, grad_logabsdet, A, sign, LU, pivots):
+    """Later files: a complex sign's gradient adds -i Im(conj(grad_sign) sign) to the scale of
+    A⁻ᴴ (its phase moves with Im tr(A⁻¹ dA))."""
     if grad_logabsdet is None and (grad_sign is None or not jnp.iscomplexobj(A)):
         return None
     g = jnp.zeros(sign.shape, A.dtype) if grad_logabsdet is None else grad_logabsdet.astype(A.dtype)
@@ -317,18 +318,18 @@ def lu_solve_forward_AD(dB, dLU, LU, pivs, X):
 
 
 @helper("lu_unpack_backward")
-def lu_unpack_backward(grads, LU_data, unpack_data, n=None):
-    """LU_grad: the strictly lower part of L_grad plus the upper part of U_grad.
-
-    Two forms: PyTorch 1.10's (grads, LU_data, unpack_data) and later files'
-    (grad_L, grad_U, m, n), which name the two gradients and the shape of LU_data."""
-    if n is not None:
-        grad_l, grad_u, m = grads, LU_data, unpack_data
-        like = grad_l if grad_l is not None else grad_u
-        return _lu_grad(grad_l, grad_u, jnp.zeros((*like.shape[:-2], m, n), like.dtype))
+def lu_unpack_backward(grads, LU_data, unpack_data):
+    """LU_grad: the strictly lower part of L_grad plus the upper part of U_grad (PyTorch 1.10)."""
     if not unpack_data:
         return jnp.zeros_like(LU_data)
     return _lu_grad(grads[1], grads[2], jnp.zeros_like(LU_data))
+
+
+@helper("lu_unpack_backward", overload=True)
+def lu_unpack_backward_of_l_and_u(grad_l, grad_u, m, n):
+    """Later files name the two gradients and the shape (m, n) of LU_data."""
+    like = grad_l if grad_l is not None else grad_u
+    return _lu_grad(grad_l, grad_u, jnp.zeros((*like.shape[:-2], m, n), like.dtype))
 
 
 def _lu_grad(grad_l, grad_u, out):
@@ -352,20 +353,20 @@ def _inverse_gaps(values):
 
 
 @helper("svd_backward")
-def svd_backward(*args):
-    """Reverse mode of A = U diag(S) Vᴴ; the free columns of a full U or V are ignored. Two
-    spellings: (grads, self, some, compute_uv, U, S, V) of torch.svd, and torch 1.11's
-    (gU, gS, gVh, U, S, Vh) of linalg.svd, whose U and Vh hold k = min(m, n) vectors."""
-    if len(args) == 6:
-        gu, gsigma, gvh, u, sigma, vh = args
-        if u.ndim < 2 or vh.ndim < 2:
-            raise NotImplementedDerivative("svd_backward: linalg.svd(compute_uv=False) is not differentiable")
-        shape = u.shape[:-1] + vh.shape[-1:]
-        return _svd_backward((gu, gsigma, None if gvh is None else _mH(gvh)), shape, u.dtype, u, sigma, _mH(vh))
-    grads, self, some, compute_uv, raw_u, sigma, raw_v = args
+def svd_backward(grads, self, some, compute_uv, raw_u, sigma, raw_v):
+    """Reverse mode of A = U diag(S) Vᴴ of torch.svd; the free columns of a full U or V are ignored."""
     if not compute_uv:
         raise NotImplementedDerivative("svd_backward: torch.svd(compute_uv=False) is not differentiable")
     return _svd_backward(grads, self.shape, self.dtype, raw_u, sigma, raw_v)
+
+
+@helper("svd_backward", overload=True)
+def linalg_svd_backward(gu, gsigma, gvh, u, sigma, vh):
+    """torch 1.11's spelling, of linalg.svd: U and Vh hold k = min(m, n) vectors."""
+    if u.ndim < 2 or vh.ndim < 2:
+        raise NotImplementedDerivative("svd_backward: linalg.svd(compute_uv=False) is not differentiable")
+    shape = u.shape[:-1] + vh.shape[-1:]
+    return _svd_backward((gu, gsigma, None if gvh is None else _mH(gvh)), shape, u.dtype, u, sigma, _mH(vh))
 
 
 def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
