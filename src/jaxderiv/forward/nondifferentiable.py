@@ -1,0 +1,236 @@
+"""ATen ops that derivatives.yaml does not list because they carry no gradient: constructors
+(`zeros`, `arange`, `*_like`, `new_*`), metadata asserts, and queries and logic on integer or
+bool tensors (`argmax`, `logical_not`, `bitwise_and`). Exported graphs contain them; `jaxderiv.torch` runs them with their
+inputs held constant. Each follows ATen: default dtype float32 for floating constructors,
+`arange`'s dtype from its arguments, a `*_like`'s dtype and shape from its input."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import impl as _register
+
+__all__ = ["carries_no_gradient"]
+
+
+def impl(*names):
+    """Register a forward whose outputs never carry a gradient (ATen gives them none)."""
+
+    def deco(fn):
+        fn.carries_no_gradient = True
+        return _register(*names)(fn)
+
+    return deco
+
+
+def carries_no_gradient(fn) -> bool:
+    """True for a forward registered here: its inputs are held constant by whoever runs it."""
+    return getattr(fn, "carries_no_gradient", False)
+
+_DEFAULT_FLOAT = jnp.float32  # torch.get_default_dtype() unless a model changes it
+
+
+def _scalar_dtype(value, dtype):
+    """ATen's dtype for a Scalar fill: bool, int64, the default float, complex64."""
+    if dtype is not None:
+        return dtype
+    if isinstance(value, bool):
+        return jnp.bool_
+    if isinstance(value, int):
+        return jnp.int64
+    if isinstance(value, complex):
+        return jnp.complex64
+    return _DEFAULT_FLOAT
+
+
+def _filled(size, value, dtype):
+    return jnp.full(tuple(size), value, dtype)
+
+
+@impl("zeros")
+def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 0, dtype or _DEFAULT_FLOAT)
+
+
+@impl("ones")
+def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 1, dtype or _DEFAULT_FLOAT)
+
+
+@impl("empty.memory_format")
+def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    # Uninitialised memory in ATen; zeros here, so a graph that reads it is deterministic.
+    return _filled(size, 0, dtype or _DEFAULT_FLOAT)
+
+
+@impl("empty_strided")
+def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, 0, dtype or _DEFAULT_FLOAT)
+
+
+@impl("full")
+def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    return _filled(size, fill_value, _scalar_dtype(fill_value, dtype))
+
+
+@impl("scalar_tensor")
+def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
+    # ATen: the default float dtype whatever the Scalar's kind, unless given.
+    return jnp.asarray(s, dtype or _DEFAULT_FLOAT)
+
+
+def _like(self, value, dtype):
+    return jnp.full(jnp.shape(self), value, dtype if dtype is not None else jnp.result_type(self))
+
+
+@impl("zeros_like")
+def zeros_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, 0, dtype)
+
+
+@impl("ones_like")
+def ones_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, 1, dtype)
+
+
+@impl("empty_like")
+def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, 0, dtype)
+
+
+@impl("full_like")
+def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, fill_value, dtype)
+
+
+def _new(self, size, value, dtype):
+    return jnp.full(tuple(size), value, dtype if dtype is not None else jnp.result_type(self))
+
+
+@impl("new_zeros")
+def new_zeros(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new(self, size, 0, dtype)
+
+
+@impl("new_ones")
+def new_ones(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new(self, size, 1, dtype)
+
+
+@impl("new_empty")
+def new_empty(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new(self, size, 0, dtype)
+
+
+@impl("new_full")
+def new_full(self, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    return _new(self, size, fill_value, dtype)
+
+
+def _arange_dtype(values, dtype):
+    """ATen: int64 when every bound is integral, else the default float dtype."""
+    if dtype is not None:
+        return dtype
+    return jnp.int64 if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) else _DEFAULT_FLOAT
+
+
+@impl("arange.start_step")
+def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
+    dt = _arange_dtype((start, end, step), dtype)
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    n = max(0, math.ceil((end - start) / step))
+    # start + i * step, as ATen computes each element (not a running sum).
+    if jnp.issubdtype(dt, jnp.integer):
+        return (start + step * jnp.arange(n, dtype=jnp.int64)).astype(dt)
+    return (start + step * jnp.arange(n, dtype=jnp.float64 if jnp.dtype(dt).itemsize >= 8 else jnp.float32)).astype(dt)
+
+
+@impl("arange.start")
+def arange_start(start, end, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(start, end, 1, dtype)
+
+
+@impl("arange")
+def arange(end, dtype=None, layout=None, device=None, pin_memory=None):
+    return arange_start_step(0, end, 1, dtype)
+
+
+# -- metadata and queries --------------------------------------------------------------------
+
+
+@impl("_assert_tensor_metadata")
+def _assert_tensor_metadata(a, size=None, stride=None, dtype=None, device=None, layout=None):
+    if size is not None and tuple(jnp.shape(a)) != tuple(size):
+        raise ValueError(f"tensor metadata assert: shape {tuple(jnp.shape(a))}, expected {tuple(size)}")
+    if dtype is not None and jnp.dtype(jnp.result_type(a)) != jnp.dtype(dtype):
+        raise ValueError(f"tensor metadata assert: dtype {jnp.result_type(a)}, expected {jnp.dtype(dtype)}")
+    return None
+
+
+@impl("sym_size.int")
+def sym_size(self, dim):
+    return jnp.shape(self)[dim]
+
+
+@impl("sym_numel")
+def sym_numel(self):
+    return math.prod(jnp.shape(self))
+
+
+@impl("sym_stride.int")
+def sym_stride(self, dim):
+    shape = jnp.shape(self)
+    return math.prod(shape[dim % len(shape) + 1:]) if shape else 1
+
+
+def _arg_reduce(fn, self, dim, keepdim):
+    x = jnp.asarray(self)
+    if dim is None:
+        out = fn(x.reshape(-1)) if x.ndim else jnp.asarray(0)
+        return out.reshape((1,) * x.ndim).astype(jnp.int64) if keepdim else out.astype(jnp.int64)
+    if x.ndim == 0:
+        return jnp.asarray(0, jnp.int64)
+    # ATen treats NaN as the extreme value: the first NaN's index wins, as jnp's does.
+    return fn(x, axis=dim, keepdims=keepdim).astype(jnp.int64)
+
+
+@impl("argmax")
+def argmax(self, dim=None, keepdim=False):
+    return _arg_reduce(jnp.argmax, self, dim, keepdim)
+
+
+@impl("argmin")
+def argmin(self, dim=None, keepdim=False):
+    return _arg_reduce(jnp.argmin, self, dim, keepdim)
+
+
+@impl("logical_not")
+def logical_not(self):
+    return jnp.logical_not(self)
+
+
+@impl("bitwise_not")
+def bitwise_not(self):
+    x = jnp.asarray(self)
+    return jnp.logical_not(x) if x.dtype == jnp.bool_ else jnp.bitwise_not(x)
+
+
+def _bitwise(fn_bool, fn_int):
+    def run(self, other):
+        a, b = jnp.asarray(self), jnp.asarray(other)
+        if a.dtype == jnp.bool_ and b.dtype == jnp.bool_:
+            return fn_bool(a, b)
+        if jnp.issubdtype(jnp.result_type(a, b), jnp.inexact):
+            raise TypeError(f"bitwise ops take integer or bool tensors, not {jnp.result_type(a, b)}")
+        return fn_int(a, b)
+
+    return run
+
+
+for _name, _b, _i in (("and", jnp.logical_and, jnp.bitwise_and), ("or", jnp.logical_or, jnp.bitwise_or), ("xor", jnp.logical_xor, jnp.bitwise_xor)):
+    impl(f"bitwise_{_name}.Tensor", f"bitwise_{_name}.Scalar", f"__{_name}__.Tensor", f"__{_name}__.Scalar")(_bitwise(_b, _i))
+    impl(f"logical_{_name}")(lambda self, other, _f=_b: _f(jnp.asarray(self), jnp.asarray(other)))

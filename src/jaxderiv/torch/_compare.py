@@ -1,0 +1,132 @@
+"""`compare(module, *inputs)`: torch and the import side by side, node by node.
+
+Each node's value is compared, and so is its gradient: the cotangent that reaches the node
+when a seeded cotangent is pulled back from the outputs, read on both sides as the gradient
+of a zero added to the node's output. The first node where either diverges is where a port
+starts to disagree."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from ..registry import Registry
+from ._model import ImportedModel, from_module
+from ._values import to_numpy
+
+__all__ = ["Comparison", "NodeDifference", "compare"]
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeDifference:
+    """One node: its op, the user's line, and the relative errors of value and gradient."""
+
+    node: str
+    op: str
+    source: str
+    value_error: float  # max |jax - torch| / max(|torch|, tiny)
+    grad_error: float | None  # None where the node carries no gradient on either side
+
+    def __str__(self) -> str:
+        grad = "-" if self.grad_error is None else f"{self.grad_error:.2e}"
+        return f"{self.node:<32} {self.op:<40} value {self.value_error:.2e}  grad {grad}  {self.source}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Every compared node in graph order; `first_value_divergence` / `first_grad_divergence`."""
+
+    nodes: tuple[NodeDifference, ...]
+    rtol: float
+
+    @property
+    def first_value_divergence(self) -> NodeDifference | None:
+        return next((n for n in self.nodes if n.value_error > self.rtol), None)
+
+    @property
+    def first_grad_divergence(self) -> NodeDifference | None:
+        """The divergent gradient nearest the outputs: backward runs in reverse graph order."""
+        return next((n for n in reversed(self.nodes) if n.grad_error is not None and n.grad_error > self.rtol), None)
+
+    @property
+    def ok(self) -> bool:
+        return self.first_value_divergence is None and self.first_grad_divergence is None
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.nodes)} nodes compared (rtol {self.rtol:g})"]
+        v, g = self.first_value_divergence, self.first_grad_divergence
+        lines.append("values: all agree" if v is None else f"values first diverge at\n  {v}")
+        lines.append("gradients: all agree" if g is None else f"gradients first diverge at\n  {g}")
+        return "\n".join(lines)
+
+
+def _rel(a, b) -> float:
+    a, b = np.asarray(a, np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64), np.asarray(b)
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    both_nan = np.isnan(a) & np.isnan(b)
+    diff = np.where(both_nan, 0, np.abs(a - b))
+    return float(np.max(diff) / max(float(np.max(np.abs(np.where(np.isnan(b), 0, b)))), 1e-30))
+
+
+def _inexact(x) -> bool:
+    return isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int = 0, model: ImportedModel | None = None, registry: Registry | None = None) -> Comparison:
+    """Run `module` in torch and its import in JAX on `inputs` (torch tensors); compare every
+    node's value and gradient. Buffers are read, not updated, on either side."""
+    model = model or from_module(module, *inputs, registry=registry)
+    program, ep = model.program, model.exported
+    values = model._placeholder_values(model.params, model.buffers, [jnp.asarray(to_numpy(x)) for x in inputs], {})
+
+    # torch: the same decomposed graph, each node's output plus a zero that requires grad.
+    torch_vals, probes = {}, {}
+
+    class Probed(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            if n.op == "call_function" and isinstance(out, torch.Tensor) and (out.is_floating_point() or out.is_complex()):
+                p = torch.zeros_like(out, requires_grad=True)
+                probes[n.name] = p
+                out = out + p
+                torch_vals[n.name] = out.detach().clone()
+            return out
+
+    placeholders = [n.name for n in ep.graph.nodes if n.op == "placeholder"]
+    args = [torch.from_numpy(np.array(values[name])) if hasattr(values[name], "shape") else values[name] for name in placeholders]
+    outs = Probed(ep.graph_module).run(*args)
+    user = [o for o, (_, role, _) in zip(outs, program.outputs) if role == "user"]
+    rng = np.random.default_rng(seed)
+    cts = [rng.standard_normal(tuple(o.shape)) for o in user]
+    loss = sum((o * torch.from_numpy(c).to(o.dtype)).sum() for o, c in zip(user, cts) if o.is_floating_point())
+    names = [k for k in probes if probes[k].requires_grad]
+    grads_t = torch.autograd.grad(loss, [probes[k] for k in names], allow_unused=True)
+    torch_grads = {k: g for k, g in zip(names, grads_t)}
+
+    # JAX: the program with a zero added at the same nodes; gradients w.r.t. those zeros.
+    shapes = {}
+    program.run(values, on_step=lambda s, y: (shapes.__setitem__(s.name, y) if _inexact(y) and s.name in probes else None) or y)
+    zeros = {k: jnp.zeros_like(v) for k, v in shapes.items()}
+
+    def run(z):
+        env = program.run(values, on_step=lambda s, y: y + z[s.name] if s.name in z else y)
+        ys = [env[r.name] for r, role, _ in program.outputs if role == "user"]
+        total = sum(jnp.sum(y * jnp.asarray(c, y.dtype)) for y, c in zip(ys, cts) if jnp.issubdtype(y.dtype, jnp.inexact))
+        return total, {k: env[k] for k in z}
+
+    jax_grads, jax_vals = jax.grad(run, has_aux=True)(zeros)
+    rows = []
+    for step in program.steps:
+        if step.name not in jax_vals or step.name not in torch_vals:
+            continue
+        tg = torch_grads.get(step.name)
+        grad_err = None if tg is None else _rel(jax_grads[step.name], to_numpy(tg))
+        rows.append(NodeDifference(step.name, step.op, step.source, _rel(jax_vals[step.name], to_numpy(torch_vals[step.name])), grad_err))
+    return Comparison(tuple(rows), rtol)

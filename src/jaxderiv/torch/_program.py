@@ -1,0 +1,222 @@
+"""An ExportedProgram as a list of steps over JAX values, every ATen node resolved up front.
+
+Decomposition mirrors torch's eager autograd: an op with a derivatives.yaml entry keeps its
+node (its formulas are the gradient torch computes), a CompositeImplicitAutograd op (`linear`,
+`layer_norm`, `scaled_dot_product_attention`) is decomposed as autograd sees it, and other ops
+without a jaxderiv implementation are lowered with torch's own decompositions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import os
+import re
+from typing import Any, Callable
+
+import jax
+import torch
+from torch.export.graph_signature import InputKind, OutputKind
+
+from .. import forward as _forward
+from ..errors import JaxderivError
+from ..forward.nondifferentiable import carries_no_gradient
+from ..registry import Registry
+from . import _variants
+from ._resolve import aten_name, resolve
+from ._values import convert_constant
+
+__all__ = ["Program", "Step", "Ref", "UnsupportedGraphError", "UnsupportedNode", "build_program", "decompose"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """An argument that is another node's value."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class UnsupportedNode:
+    """A graph node jaxderiv cannot run, and why."""
+
+    node: str  # the graph node's name
+    op: str  # its target: 'aten::foo.overload' or a Python callable's name
+    reason: str
+    source: str  # the user's source line that produced it, from the node's stack trace
+
+    def __str__(self) -> str:
+        where = f"\n    at {self.source}" if self.source else ""
+        return f"node {self.node!r} ({self.op}): {self.reason}{where}"
+
+
+class UnsupportedGraphError(JaxderivError):
+    """An exported graph holds nodes jaxderiv cannot run; `.nodes` lists every one."""
+
+    def __init__(self, nodes: list[UnsupportedNode]):
+        self.nodes = list(nodes)
+        lines = "\n".join(f"  - {n}" for n in nodes)
+        super().__init__(f"{len(nodes)} graph node(s) cannot run on jaxderiv ops:\n{lines}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One node: `fn(*args, **kwargs)` with Refs replaced by values."""
+
+    name: str
+    op: str
+    fn: Callable
+    args: tuple
+    kwargs: dict
+    kind: str  # "entry", "variant", "constant", "python"
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """Placeholders by role, the steps, and where each output goes."""
+
+    inputs: tuple[tuple[str, str, str | None], ...]  # (node, role, state_dict name or None); role: parameter/buffer/constant/user/token
+    steps: tuple[Step, ...]
+    outputs: tuple[tuple[Any, str, str | None], ...]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
+    stack: dict[str, str]  # node -> source line, for errors raised while running
+
+    def run(self, values: dict[str, Any], *, on_step: Callable | None = None) -> dict[str, Any]:
+        """Evaluate every step on `values` (placeholder name -> array); returns the environment."""
+        env = dict(values)
+        for step in self.steps:
+            args, kwargs = _substitute((step.args, step.kwargs), env)
+            try:
+                out = step.fn(*args, **kwargs)
+            except JaxderivError:
+                raise
+            except Exception as e:  # noqa: BLE001 - re-raised with the node and the user's line
+                where = f"\n    at {step.source}" if step.source else ""
+                raise type(e)(f"while running graph node {step.name!r} ({step.op}): {e}{where}") from e
+            if on_step is not None:
+                out = on_step(step, out)
+            env[step.name] = out
+        return env
+
+
+def _substitute(tree, env):
+    def sub(x):
+        return env[x.name] if isinstance(x, Ref) else x
+
+    return jax.tree.map(sub, tree, is_leaf=lambda x: isinstance(x, Ref) or x is None)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """The user's line that made the node: the innermost frame of its stack trace outside
+    torch itself (`nn.Linear`'s own line says less than the model's), as `file:line in fn: code`."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = _FRAME.findall(trace)
+    if not frames:
+        return ""
+    outside = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
+    file, line, fn, code = (outside or frames)[-1]
+    return f"{file}:{line} in {fn}: {code.strip()}"
+
+
+def _is_composite_implicit(op) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+
+
+def _runs_as_is(op, registry: Registry) -> bool:
+    """True when jaxderiv runs this overload itself, so torch should not decompose it."""
+    name = aten_name(op)
+    if name in _variants.VARIANTS:
+        return True
+    if name in registry.spec:
+        return _forward.implementation(name) is not None
+    impl = _forward.implementation(name)
+    return impl is not None and carries_no_gradient(impl)
+
+
+def decompose(ep: torch.export.ExportedProgram, registry: Registry) -> torch.export.ExportedProgram:
+    """Lower `ep` to the ops jaxderiv runs (see the module docstring)."""
+    table = torch.export.default_decompositions()
+    for op in list(table.keys()):
+        if not isinstance(op, torch._ops.OpOverload):
+            continue
+        if aten_name(op) in _variants.VARIANTS or not _is_composite_implicit(op) and _runs_as_is(op, registry):
+            table.pop(op)
+    return ep.run_decompositions(table)
+
+
+_INPUT_ROLES = {
+    InputKind.PARAMETER: "parameter",
+    InputKind.BUFFER: "buffer",
+    InputKind.CONSTANT_TENSOR: "constant",
+    InputKind.USER_INPUT: "user",
+    InputKind.TOKEN: "token",
+    InputKind.CUSTOM_OBJ: "custom_obj",
+}
+_OUTPUT_ROLES = {
+    OutputKind.USER_OUTPUT: "user",
+    OutputKind.BUFFER_MUTATION: "buffer",
+    OutputKind.USER_INPUT_MUTATION: "user_input_mutation",
+    OutputKind.TOKEN: "token",
+    OutputKind.LOSS_OUTPUT: "user",
+    OutputKind.GRADIENT_TO_PARAMETER: "gradient",
+    OutputKind.GRADIENT_TO_USER_INPUT: "gradient",
+    OutputKind.PARAMETER_MUTATION: "parameter_mutation",
+}
+
+
+def _convert_args(x):
+    """Nodes -> Refs, constants -> JAX's forms; fx's immutable lists and dicts -> plain ones."""
+    if isinstance(x, torch.fx.Node):
+        return Ref(x.name)
+    if isinstance(x, dict):
+        return {k: _convert_args(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
+        return (list if isinstance(x, list) else tuple)(_convert_args(v) for v in x)
+    return convert_constant(x)
+
+
+def build_program(ep: torch.export.ExportedProgram, registry: Registry) -> tuple[Program, list[UnsupportedNode]]:
+    """The program of an already decomposed `ep`, and every node that cannot run."""
+    sig = ep.graph_signature
+    inputs = tuple((s.arg.name, _INPUT_ROLES[s.kind], s.target) for s in sig.input_specs)
+    steps, bad, stack = [], [], {}
+    for node in ep.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        src = source_line(node)
+        stack[node.name] = src
+        if node.op != "call_function":
+            bad.append(UnsupportedNode(node.name, str(node.target), f"a {node.op!r} node", src))
+            continue
+        target = node.target
+        args, kwargs = _convert_args((tuple(node.args), dict(node.kwargs)))
+        if isinstance(target, torch._ops.OpOverload):
+            name = aten_name(target)
+            label = f"aten::{name}" if target.namespace == "aten" else str(target)
+            if target.namespace != "aten":
+                bad.append(UnsupportedNode(node.name, label, "not an ATen op (a custom or backend op)", src))
+                continue
+            how = resolve(name, registry)
+            if how.fn is None:
+                bad.append(UnsupportedNode(node.name, label, how.detail, src))
+                continue
+            steps.append(Step(node.name, label, how.fn, args, kwargs, how.kind, src))
+        elif target is operator.getitem or target in _PYTHON_OPS:
+            steps.append(Step(node.name, getattr(target, "__name__", str(target)), target, args, kwargs, "python", src))
+        else:
+            kind = "a higher-order op" if isinstance(target, torch._ops.HigherOrderOperator) else "not an ATen op"
+            bad.append(UnsupportedNode(node.name, str(getattr(target, "__name__", target)), f"{kind}: torch's decompositions leave it in the graph", src))
+    out_node = next(n for n in ep.graph.nodes if n.op == "output")
+    results = [Ref(a.name) if isinstance(a, torch.fx.Node) else convert_constant(a) for a in out_node.args[0]]
+    outputs = tuple((r, _OUTPUT_ROLES[s.kind], s.target) for r, s in zip(results, sig.output_specs))
+    return Program(inputs, tuple(steps), outputs, stack), bad
+
+
+# Python arithmetic on sizes that exported graphs may hold (shapes are static here).
+_PYTHON_OPS = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.truediv, operator.neg, operator.mod, operator.pow})
