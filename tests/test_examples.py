@@ -61,3 +61,16 @@ def test_verify_a_spec_quick(tmp_path):
     assert statuses.pop(("mul.Tensor", "vjp")) == "failed"
     assert set(statuses.values()) == {"passed"}
     assert "1 checks failed" in out.read_text()
+
+
+def test_torch_model_in_jax_quick(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path / "curve.png"
+    result = _example("torch_model_in_jax").main(["--quick", "--out", str(out)])
+    # GPT-2's loss is float32 inside transformers on both sides: equal to float32 rounding
+    assert len(result["torch"]) == 5
+    np.testing.assert_allclose(result["jax"], result["torch"], rtol=1e-6)
+    assert result["torch"][0] != result["torch"][-1]  # it trained
+    assert result["weight_diff"] < 1e-5
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -45,6 +45,7 @@ class Comparison:
 
     @property
     def first_value_divergence(self) -> NodeDifference | None:
+        """The first node, in graph order, whose value differs from torch's beyond rtol."""
         return next((n for n in self.nodes if n.value_error > self.rtol), None)
 
     @property
@@ -54,6 +55,7 @@ class Comparison:
 
     @property
     def ok(self) -> bool:
+        """Every value and every gradient within rtol of torch's."""
         return self.first_value_divergence is None and self.first_grad_divergence is None
 
     def __str__(self) -> str:
@@ -79,12 +81,14 @@ def _inexact(x) -> bool:
     return isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jnp.inexact)
 
 
-def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int = 0, model: ImportedModel | None = None, registry: Registry | None = None) -> Comparison:
-    """Run `module` in torch and its import in JAX on `inputs` (torch tensors); compare every
-    node's value and gradient. Buffers are read, not updated, on either side."""
-    model = model or from_module(module, *inputs, registry=registry)
+def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int = 0, model: ImportedModel | None = None,
+            registry: Registry | None = None, **kwinputs) -> Comparison:
+    """Run `module` in torch and its import in JAX on `inputs` (torch tensors, also as keywords);
+    compare every node's value and gradient. Buffers are read, not updated, on either side."""
+    model = model or from_module(module, *inputs, registry=registry, **kwinputs)
     program, ep = model.program, model.exported
-    values = model._placeholder_values(model.params, model.buffers, [jnp.asarray(to_numpy(x)) for x in inputs], {})
+    values = model._placeholder_values(model.params, model.buffers, [jnp.asarray(to_numpy(x)) for x in inputs],
+                                       {k: jnp.asarray(to_numpy(v)) for k, v in kwinputs.items()})
 
     # torch: the same decomposed graph, each node's output plus a zero that requires grad.
     torch_vals, probes = {}, {}

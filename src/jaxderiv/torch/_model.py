@@ -50,7 +50,7 @@ class ImportedModel:
         """Run the graph: `(outputs, new_buffers)`; outputs keep the module's structure
         (tuples, lists, dicts; a transformers ModelOutput becomes a dict)."""
         values = self._placeholder_values(params, buffers, inputs, kwinputs)
-        env = self.program.run(values)
+        env = self.program.run(values, key=key)
         user, new_buffers = [], dict(buffers)
         for value, role, target in self.program.outputs:
             value = env[value.name] if hasattr(value, "name") else value
@@ -119,7 +119,7 @@ class ImportedModel:
 def _user_leaves(in_spec, inputs, kwinputs) -> list:
     """The user inputs flattened as torch flattened them at export (kwargs in export order)."""
     if in_spec is not None and kwinputs:
-        kw_spec = in_spec.children_specs[1]
+        kw_spec = in_spec.child(1)
         order = list(kw_spec.context) if kw_spec.context else []
         missing = set(kwinputs) - set(order)
         if missing:
@@ -135,7 +135,7 @@ def _unflatten(spec, leaves):
     """Torch's output structure with JAX containers (a ModelOutput -> dict)."""
     if spec is None or spec.is_leaf():
         return next(leaves)
-    children = [_unflatten(c, leaves) for c in spec.children_specs]
+    children = [_unflatten(c, leaves) for c in spec.children()]
     if spec.type in (tuple, list):
         return spec.type(children)
     if spec.type is dict or isinstance(spec.context, (list, tuple)) and len(spec.context) == len(children) and all(isinstance(k, str) for k in spec.context):

@@ -8,6 +8,7 @@ without a jaxderiv implementation are lowered with torch's own decompositions.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import operator
 import os
@@ -68,7 +69,7 @@ class Step:
     fn: Callable
     args: tuple
     kwargs: dict
-    kind: str  # "entry", "variant", "constant", "python"
+    kind: str  # "entry", "variant", "random", "constant", "python"
     source: str
 
 
@@ -81,11 +82,14 @@ class Program:
     outputs: tuple[tuple[Any, str, str | None], ...]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
     stack: dict[str, str]  # node -> source line, for errors raised while running
 
-    def run(self, values: dict[str, Any], *, on_step: Callable | None = None) -> dict[str, Any]:
-        """Evaluate every step on `values` (placeholder name -> array); returns the environment."""
+    def run(self, values: dict[str, Any], *, key=None, on_step: Callable | None = None) -> dict[str, Any]:
+        """Evaluate every step on `values` (placeholder name -> array); returns the environment.
+        A random node draws from `jax.random.fold_in(key, its position)`."""
         env = dict(values)
-        for step in self.steps:
+        for i, step in enumerate(self.steps):
             args, kwargs = _substitute((step.args, step.kwargs), env)
+            if step.kind == "random":
+                kwargs = {**kwargs, "key": None if key is None else jax.random.fold_in(key, i)}
             try:
                 out = step.fn(*args, **kwargs)
             except JaxderivError:
@@ -139,8 +143,48 @@ def _runs_as_is(op, registry: Registry) -> bool:
     return impl is not None and carries_no_gradient(impl)
 
 
+def _differentiable_nodes(ep: torch.export.ExportedProgram) -> set[str]:
+    """Nodes whose value depends on a parameter or a floating user input: what requires grad in eager."""
+    roots = {s.arg.name for s in ep.graph_signature.input_specs if s.kind in (InputKind.PARAMETER, InputKind.USER_INPUT)}
+    found = set()
+    for node in ep.graph.nodes:
+        val = node.meta.get("val")
+        floating = isinstance(val, torch.Tensor) and (val.is_floating_point() or val.is_complex())
+        if floating and (node.name in roots or any(a.name in found for a in node.all_input_nodes)):
+            found.add(node.name)
+    return found
+
+
+def _attention_as_autograd_picks(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """`scaled_dot_product_attention` with a mask that requires grad (T5's learned position
+    bias) runs torch's math backend in eager, since the fused CPU kernel has no mask gradient;
+    decomposition, which sees no requires_grad, would pick the fused kernel. Such nodes are
+    pointed at the math backend first, so the gradient is the one eager torch computes."""
+    sdpa = torch.ops.aten.scaled_dot_product_attention.default
+    nodes = [n for n in ep.graph.nodes if n.target is sdpa]
+    if not nodes:
+        return ep
+    live = _differentiable_nodes(ep)
+    masked = [n.name for n in nodes if isinstance(mask := (n.args[3] if len(n.args) > 3 else n.kwargs.get("attn_mask")), torch.fx.Node) and mask.name in live]
+    if not masked:
+        return ep
+    ep = copy.deepcopy(ep)
+    graph = ep.graph
+    for n in [n for n in graph.nodes if n.name in masked]:
+        with graph.inserting_after(n):  # the math backend returns (output, weights)
+            math = graph.call_function(torch.ops.aten._scaled_dot_product_attention_math.default, n.args, n.kwargs)
+        with graph.inserting_after(math):
+            out = graph.call_function(operator.getitem, (math, 0))
+        math.meta, out.meta = dict(n.meta), dict(n.meta)
+        n.replace_all_uses_with(out)
+        graph.erase_node(n)
+    ep.graph_module.recompile()
+    return ep
+
+
 def decompose(ep: torch.export.ExportedProgram, registry: Registry) -> torch.export.ExportedProgram:
     """Lower `ep` to the ops jaxderiv runs (see the module docstring)."""
+    ep = _attention_as_autograd_picks(ep)
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
         if not isinstance(op, torch._ops.OpOverload):

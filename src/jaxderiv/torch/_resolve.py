@@ -28,7 +28,7 @@ class Resolved:
     """How a node runs: `fn(*args, **kwargs)` with the node's converted arguments."""
 
     fn: Callable | None
-    kind: str  # "entry" | "variant" | "constant" | "unsupported"
+    kind: str  # "entry" | "variant" | "random" (a variant taking key=) | "constant" | "unsupported"
     detail: str  # the entry it runs, or why it cannot run
 
 
@@ -77,7 +77,7 @@ def resolve(name: str, registry: Registry) -> Resolved:
             return Resolved(op, "entry", f"{op.entry.location} (functional form of {name})")
     variant = _variants.VARIANTS.get(name)
     if variant is not None:
-        return Resolved(functools.partial(variant.run, registry), "variant", variant.describe(registry))
+        return Resolved(functools.partial(variant.run, registry), "random" if variant.random else "variant", variant.describe(registry))
     impl = _forward.implementation(name)
     if impl is not None and carries_no_gradient(impl):
         return Resolved(_held_constant(impl), "constant", "no gradient (a constructor, assert or query)")

@@ -10,6 +10,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from ..op import Op
 from ..registry import Registry
 
 __all__ = ["VARIANTS", "Variant"]
@@ -20,17 +21,19 @@ class Variant:
     """An overload that runs the op of `entry` and adds outputs of its own."""
 
     entry: str  # the derivatives.yaml entry whose formulas apply
-    run_with: Callable  # (entry_op, *node_args) -> the variant's outputs
+    run_with: Callable  # (registry, entry_op, *node_args) -> the variant's outputs
     gradient: str  # what the docs table says of its gradient
 
+    random: bool = False  # takes `key=`: a jax.random key of its own for each node
+
     def run(self, registry: Registry, *args, **kwargs):
-        return self.run_with(registry.op(self.entry), *args, **kwargs)
+        return self.run_with(registry, registry.op(self.entry), *args, **kwargs)
 
     def describe(self, registry: Registry) -> str:
         return f"{registry.spec[self.entry].location} ({self.entry}'s formulas; {self.gradient})"
 
 
-def _batch_norm_functional(op, input, weight, bias, running_mean, running_var, training, momentum, eps):
+def _batch_norm_functional(registry, op, input, weight, bias, running_mean, running_var, training, momentum, eps):
     """`_native_batch_norm_legit_functional`: `_native_batch_norm_legit` plus the running
     statistics it would update in place: (1 - momentum) * old + momentum * batch statistic,
     the variance unbiased (ATen's batch_norm_cpu_update_stats)."""
@@ -47,7 +50,29 @@ def _batch_norm_functional(op, input, weight, bias, running_mean, running_var, t
     return out, save_mean, save_invstd, new_mean, new_var
 
 
+def _native_dropout(registry, op, input, p, train, *, key=None):
+    """`native_dropout` with the mask drawn from `key`: (input * mask / (1 - p), mask), mask
+    ~ Bernoulli(1 - p); the identity when not training. ATen's schema has no Generator, so the
+    entry's op is rebuilt around this draw: its derivatives stay the entry's formulas."""
+    x = jnp.asarray(input)
+    if train is False or p == 0:
+        mask = jnp.ones(x.shape, jnp.bool_)
+    elif key is None:
+        raise ValueError("native_dropout in training mode needs randomness: pass key=jax.random.key(...) to apply()")
+    else:
+        mask = jax.random.bernoulli(key, 1.0 - p, x.shape)
+
+    def forward(input, p, train):
+        if train is False:
+            return input, mask
+        scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+        return input * mask.astype(input.dtype) * scale, mask
+
+    return Op(op.entry, forward, calls=registry._entry_call)(input, p, train)
+
+
 VARIANTS: dict[str, Variant] = {
+    "native_dropout": Variant("native_dropout", _native_dropout, "the entry's formulas, the mask drawn from apply's key", random=True),
     "_native_batch_norm_legit_functional": Variant(
         "_native_batch_norm_legit", _batch_norm_functional, "outputs 0-2 as the entry; the running statistics carry none"
     ),

@@ -1,0 +1,202 @@
+"""jaxderiv.torch: the importer's contract (transforms, state, errors, randomness, formulas)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+import jaxderiv  # noqa: E402
+import jaxderiv.torch as jt  # noqa: E402
+from jaxderiv.spec import torch_spec_file  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.fc(x)).abs()).sum()
+
+
+@pytest.fixture(scope="module")
+def small():
+    torch.manual_seed(0)
+    m = Small().double()
+    x = torch.randn(5, 3, dtype=torch.float64)
+    return m, x, jt.from_module(m, x)
+
+
+def test_params_keyed_by_state_dict_names_and_round_trip(small):
+    m, _, model = small
+    assert set(model.params) == {"fc.weight", "fc.bias", "out.weight", "out.bias"}
+    sd = model.state_dict({k: v + 1 for k, v in model.params.items()})
+    for k, v in m.state_dict().items():
+        np.testing.assert_allclose(sd[k], v.numpy() + 1)
+    params, buffers = model.load_state_dict(m.state_dict())
+    assert all(np.array_equal(params[k], model.params[k]) for k in params) and buffers == {}
+
+
+def test_jit_grad_jvp_vmap_hessian(small):
+    m, x, model = small
+    xj = jnp.asarray(x.numpy())
+
+    def f(params, x):
+        return model.apply(params, model.buffers, x)[0]
+
+    xt = x.clone().requires_grad_()
+    loss = m(xt)
+    gx_t, = torch.autograd.grad(loss, xt)
+    np.testing.assert_allclose(jax.jit(jax.grad(f, argnums=1))(model.params, xj), gx_t.numpy(), rtol=1e-12)
+    # vmap over a batch of inputs equals the loop
+    batch = jnp.stack([xj, 2 * xj])
+    np.testing.assert_allclose(jax.vmap(f, in_axes=(None, 0))(model.params, batch), [f(model.params, xj), f(model.params, 2 * xj)], rtol=1e-12)
+    # jvp equals the directional derivative from the gradient
+    t = jnp.ones_like(xj)
+    _, tangent = jax.jvp(lambda x: f(model.params, x), (xj,), (t,))
+    np.testing.assert_allclose(tangent, jnp.sum(gx_t.numpy() * t), rtol=1e-12)
+    # hessian of a ReLU net w.r.t. its input is zero almost everywhere; w.r.t. out.weight too
+    h = jax.hessian(lambda x: f(model.params, x))(xj)
+    assert h.shape == xj.shape * 2 and float(jnp.max(jnp.abs(h))) == 0.0
+
+
+def test_gradient_follows_the_spec_text(tmp_path):
+    """Edit abs's formula in a copy of torch's file: the imported model's gradient changes."""
+    text = torch_spec_file().read_text()
+    original = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
+    assert original in text
+    edited = tmp_path / "derivatives.yaml"
+    edited.write_text(text.replace(original, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 3\n"))
+    registry = jaxderiv.Registry(jaxderiv.load_spec(edited))
+
+    class Abs(nn.Module):
+        def forward(self, x):
+            return x.abs().sum()
+
+    x = torch.tensor([-2.0, 0.0, 1.5], dtype=torch.float64)
+    plain = jt.from_module(Abs(), x)
+    tripled = jt.from_module(Abs(), x, registry=registry)
+    xj = jnp.asarray(x.numpy())
+    g = jax.grad(lambda x: plain.apply({}, {}, x)[0])(xj)
+    np.testing.assert_array_equal(g, [-1.0, 0.0, 1.0])  # torch's sgn at 0, not JAX's 1
+    np.testing.assert_array_equal(jax.grad(lambda x: tripled.apply({}, {}, x)[0])(xj), 3 * g)
+
+
+def test_compare_finds_the_first_diverging_gradient(tmp_path):
+    text = torch_spec_file().read_text()
+    original = "  self: threshold_backward(grad, result, 0)\n  result: auto_element_wise\n"
+    assert original in text
+    edited = tmp_path / "derivatives.yaml"
+    edited.write_text(text.replace(original, "  self: threshold_backward(grad, result, 0) * 2\n  result: auto_element_wise\n", 1))
+    torch.manual_seed(0)
+    m = Small().double()
+    x = torch.randn(5, 3, dtype=torch.float64)
+    good = jt.compare(m, x)
+    assert good.ok, str(good)
+    bad = jt.compare(m, x, registry=jaxderiv.Registry(jaxderiv.load_spec(edited)))
+    assert bad.first_value_divergence is None
+    first = bad.first_grad_divergence
+    # the doubled ReLU gradient shows first at the node feeding relu, where backward leaves it
+    assert first is not None and "relu" in first.source and first.grad_error > 0.1, str(bad)
+
+
+class WithConstructors(nn.Module):
+    def forward(self, x):
+        n = x.shape[0]
+        pos = torch.arange(n, dtype=torch.float64)
+        mask = torch.ones(n, n, dtype=torch.bool).tril()
+        scores = torch.where(mask, x[:, None] * pos[None, :], torch.zeros(n, n, dtype=x.dtype))
+        return scores.sum() + torch.full((1,), 2.0, dtype=x.dtype).sum() * x.argmax().to(x.dtype)
+
+
+def test_constructors_and_queries_carry_no_gradient():
+    x = torch.tensor([0.5, -1.0, 3.0, 2.0], dtype=torch.float64, requires_grad=True)
+    model = jt.from_module(WithConstructors(), x.detach())
+    kinds = {s.op: s.kind for s in model.program.steps}
+    assert kinds["aten::arange"] == "constant" and kinds["aten::argmax"] == "constant"
+    g_t, = torch.autograd.grad(WithConstructors()(x), x)
+    out, grad = jax.value_and_grad(lambda x: model.apply({}, {}, x)[0])(jnp.asarray(x.detach().numpy()))
+    np.testing.assert_allclose(out, WithConstructors()(x).item(), rtol=1e-14)
+    np.testing.assert_allclose(grad, g_t.numpy(), rtol=1e-14)
+
+
+class Dropped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(x)
+
+
+def test_dropout_draws_from_the_key_and_uses_the_spec_formula():
+    x = torch.ones(200, dtype=torch.float64)
+    model = jt.from_module(Dropped().train(), x)
+    assert [s.kind for s in model.program.steps if "dropout" in s.op] == ["random"]
+    xj = jnp.ones(200)
+    with pytest.raises(ValueError, match="pass key="):
+        model.apply({}, {}, xj)
+    y = model.apply({}, {}, xj, key=jax.random.key(1))[0]
+    kept = np.asarray(y) != 0
+    assert set(np.unique(np.asarray(y))) <= {0.0, 2.0} and 60 < kept.sum() < 140
+    np.testing.assert_array_equal(model.apply({}, {}, xj, key=jax.random.key(1))[0], y)  # same key, same mask
+    g = jax.grad(lambda x: jnp.sum(model.apply({}, {}, x, key=jax.random.key(1))[0]))(xj)
+    np.testing.assert_array_equal(g, np.where(kept, 2.0, 0.0))  # native_dropout_backward(grad, mask, 2)
+
+
+def test_unsupported_lists_every_node_with_the_users_line():
+    class Odd(nn.Module):
+        def forward(self, x):
+            a = torch.special.bessel_j0(x)  # no forward implementation in jaxderiv
+            return a + torch.special.bessel_j1(x)
+
+    x = torch.randn(3, dtype=torch.float64)
+    found = jt.unsupported(Odd(), x)
+    assert [n.op for n in found] == ["aten::special_bessel_j0", "aten::special_bessel_j1"]
+    assert all("test_torch_import.py" in n.source and "bessel" in n.source for n in found)
+    with pytest.raises(jt.UnsupportedGraphError) as e:
+        jt.from_module(Odd(), x)
+    assert e.value.nodes == found and "2 graph node(s)" in str(e.value) and "special_bessel_j1" in str(e.value)
+
+
+def test_float64_model_needs_x64():
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with pytest.raises(TypeError, match="jax_enable_x64"):
+            jt.from_module(Small().double(), torch.randn(2, 3, dtype=torch.float64))
+    finally:
+        jax.config.update("jax_enable_x64", True)
+
+
+def test_in_place_ops_in_the_module_become_functional():
+    class InPlace(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+        def forward(self, x):
+            self.count.add_(1)
+            y = x.clone()
+            y.mul_(3).relu_()
+            return y.sum() * self.count
+
+    x = torch.tensor([-1.0, 2.0], dtype=torch.float64)
+    model = jt.from_module(InPlace(), x)
+    out, buffers = model.apply({}, model.buffers, jnp.asarray(x.numpy()))
+    assert float(out) == 6.0 and float(buffers["count"]) == 1.0 and float(model.buffers["count"]) == 0.0
+
+
+def test_the_core_package_never_imports_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, jax.numpy as jnp, jaxderiv; jaxderiv.aten.abs.default(jnp.ones(2)); "
+            "jaxderiv.Registry(jaxderiv.load_spec(from_torch=True)).op('relu'); "
+            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
+    subprocess.run([sys.executable, "-c", code], check=True)
