@@ -15,6 +15,7 @@ MODULES = (
     ("jaxderiv", "The library: ops, spec files, the checker."),
     ("jaxderiv.nn", "Flax NNX layers on jaxderiv ops (needs the `flax` extra)."),
     ("jaxderiv.nn.functional", "torch.nn.functional forms on jaxderiv ops."),
+    ("jaxderiv.torch", "Import torch.export graphs onto jaxderiv ops (needs the `torch` extra)."),
 )
 
 

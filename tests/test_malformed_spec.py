@@ -16,9 +16,12 @@ CASES = [
     ("bad YAML", ABS + "  - name: [unclosed\n", SpecError, 3, "not valid YAML"),
     ("missing name", ABS + "\n- self: grad\n", SpecError, 4, "no 'name:'"),
     ("duplicate entry", ABS + "\n" + ABS.replace("self.sgn()", "2"), SpecError, 4, "duplicate entry 'abs' (first defined at line 1)"),
-    ("formula for an argument the schema lacks", ABS + "  other: grad\n", SpecError, 3, "'other', which is neither an input"),
     ("grads[5] on a 2-output op", MAX_DIM + "  self: value_selecting_reduction_backward(grads[5], dim, indices, self.sizes(), keepdim)\n", TranslationError, 2, "grads[5] names no output: the op has 2 output(s)"),
-    ("key neither input nor result", ABS + "  output: grad\n", SpecError, 3, "'output', which is neither an input of the schema (self) nor an output"),
+]
+# An unknown key is reported (a warning naming file:line), not a rejection of the whole file.
+REPORTED = [
+    ("formula for an argument the schema lacks", ABS + "  other: grad\n", 3, "'other' is neither an input"),
+    ("key neither input nor result", ABS + "  output: grad\n", 3, "'output' is neither an input of the schema (self) nor an output"),
 ]
 
 
@@ -44,6 +47,18 @@ def test_rejected_with_file_and_line(tmp_path, case, text, error, line, words):
     assert info.value.location.line == line
     assert f"{path}:{line}" in str(info.value)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("case, text, line, words", REPORTED, ids=[c[0] for c in REPORTED])
+def test_unknown_key_reported_with_file_and_line(tmp_path, case, text, line, words):
+    from jaxderiv.spec import SpecWarning
+
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(text)
+    with pytest.warns(SpecWarning) as caught:
+        _load_and_build(path)
+    (message,) = [str(w.message) for w in caught]
+    assert f"{path}:{line}" in message and words in message
 
 
 def test_the_valid_neighbours_load():

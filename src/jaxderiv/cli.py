@@ -18,10 +18,20 @@ def _spec_path(value):
     return str(torch_spec_file()) if value == "torch" else value
 
 
-def _spec_arg(value):
+def _spec_arg(value, torch_version=None):
+    """The Spec of `--spec` (None: the default), of release `--torch-version` if given."""
+    from .errors import SpecError
     from .spec import load_spec
 
-    return load_spec(_spec_path(value)) if value else None
+    if not value:
+        if torch_version:
+            raise SpecError("--torch-version needs --spec: the default spec's files each have their own release")
+        return None
+    return load_spec(_spec_path(value), torch_version=torch_version)
+
+
+_VERSION_HELP = ("the PyTorch release of the --spec file, e.g. 1.7 or 2.14.1 (default: detected from the file's content; "
+                 "the newest meanings are assumed when it cannot be)")
 
 
 def _transforms(value: str) -> tuple[str, ...]:
@@ -40,7 +50,7 @@ def _check(args) -> int:
 
     from .check import check_all, plan
 
-    spec = _spec_arg(args.spec)
+    spec = _spec_arg(args.spec, args.torch_version)
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
     names = plan(spec, ops)
     modes = tuple(m.strip() for m in args.modes.split(","))
@@ -71,7 +81,7 @@ def _write_html(report, spec, args, elapsed) -> None:
     from .spec import load_spec, shipped_spec_files
 
     specs = [spec] if spec is not None else [load_spec(p) for p in shipped_spec_files()]
-    title = f"jaxderiv check: {args.spec or 'shipped spec files'}"
+    title = f"jaxderiv check: {args.spec or 'shipped spec files'}"  # each file's release is in the report (Report.versions)
     with open(args.html, "w", encoding="utf-8") as f:
         f.write(to_html(report, title=title, entries=entries_of(specs), elapsed=elapsed))
 
@@ -79,7 +89,11 @@ def _write_html(report, spec, args, elapsed) -> None:
 def _coverage(args) -> int:
     from .coverage import coverage
 
-    result = coverage(_spec_path(args.spec))
+    if args.torch_version and not args.spec:
+        from .errors import SpecError
+
+        raise SpecError("--torch-version needs --spec: the default spec's files each have their own release")
+    result = coverage(_spec_path(args.spec), torch_version=args.torch_version)
     print(result.table())
     if args.json:
         with open(args.json, "w") as f:
@@ -94,14 +108,14 @@ def _parity(args) -> int:
     from .check.parity import DIFFERENCES, TORCH_SPEC_DIFFERENCES, parity, to_markdown, unexplained, write_json
     from .registry import Registry, default_registry
 
-    spec = _spec_arg(args.spec)
+    spec = _spec_arg(args.spec, args.torch_version)
     registry = Registry(spec) if spec is not None else default_registry()
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
     rows = parity(registry, ops, max_samples=args.samples)
     torch_version = version("torch")
     listed = TORCH_SPEC_DIFFERENCES if args.spec == "torch" else DIFFERENCES if args.spec is None else {}
     which = "TORCH_SPEC_DIFFERENCES, torch's own spec" if args.spec == "torch" else "DIFFERENCES, default spec" if args.spec is None else "none for this spec"
-    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}."
+    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}" + (f", {spec.version}." if spec is not None else ".")
     text = to_markdown(rows, title, listed, f"jaxderiv.check.parity.{which}" if args.spec in (None, "torch") else which)
     print(text)
     if args.json:
@@ -119,8 +133,8 @@ def _diff(args) -> int:
     from .diff import diff_specs
     from .spec import load_spec
 
-    new_spec = load_spec(_spec_path(args.new))
-    result = diff_specs(load_spec(_spec_path(args.old)), new_spec)
+    new_spec = load_spec(_spec_path(args.new), torch_version=args.new_torch_version)
+    result = diff_specs(load_spec(_spec_path(args.old), torch_version=args.old_torch_version), new_spec)
     result.old_file, result.new_file = args.old, args.new
     if args.check and result.changed:
         modes = tuple(m.strip() for m in args.modes.split(","))
@@ -152,10 +166,12 @@ def main(argv=None) -> int:
     p.add_argument("--thorough", action="store_true", help="also differentiate each output alone (vjp) and hold each input fixed (jvp)")
     p.add_argument("--transforms", type=_transforms, default="jit", help="comma-separated: jit (always), nojit, vmap")
     p.add_argument("--seed", type=int, default=0, help="seed of the samples and random directions")
+    p.add_argument("--torch-version", help=_VERSION_HELP)
     p.set_defaults(run=_check)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)")
     p.add_argument("--json", help="write the figures as JSON to this file")
+    p.add_argument("--torch-version", help=_VERSION_HELP)
     p.set_defaults(run=_coverage)
     p = sub.add_parser("parity", help="compare values, vjp, jvp, kinks and complex with the installed torch")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
@@ -163,6 +179,7 @@ def main(argv=None) -> int:
     p.add_argument("--samples", type=int, default=None, help="compare on the first N checker samples of each op (default: all)")
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the table as Markdown to this file")
+    p.add_argument("--torch-version", help=_VERSION_HELP)
     p.set_defaults(run=_parity)
     p = sub.add_parser("diff", help="entries added, removed and changed between two spec files")
     p.add_argument("old", help="a derivatives.yaml, or 'torch' for the installed torch's")
@@ -170,6 +187,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-check", dest="check", action="store_false", help="do not check the changed entries")
     p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="modes to check the changed entries in")
     p.add_argument("--json", help="write the diff as JSON to this file")
+    p.add_argument("--old-torch-version", help="the PyTorch release of the old file (default: detected from its content)")
+    p.add_argument("--new-torch-version", help="the PyTorch release of the new file (default: detected from its content)")
     p.set_defaults(run=_diff)
     args = parser.parse_args(argv)
     from .errors import JaxderivError

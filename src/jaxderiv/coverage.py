@@ -21,6 +21,7 @@ __all__ = ["coverage", "Coverage", "FileCoverage"]
 @dataclasses.dataclass
 class FileCoverage:
     file: str
+    version: str = ""  # its PyTorch release and how that was found
     entries: int = 0
     formulas: int = 0
     formulas_parsed: int = 0
@@ -53,6 +54,8 @@ class Coverage:
         lines = []
         for f in self.files:
             lines.append(f"{f.file}")
+            if f.version:
+                lines.append(f"  version {f.version}")
             lines.append(f"  entries {f.entries}; formulas parsed {f.formulas_parsed}/{f.formulas}; "
                          f"entries translated {f.entries_translated}/{f.entries}; with result formula {f.entries_with_result_formula}; "
                          f"with forward implementation {f.entries_with_forward}/{f.entries}")
@@ -99,14 +102,14 @@ def _seed_names(path: str) -> set[str]:
     return {e.name for p in shipped for e in load_spec(p)}
 
 
-def _file_coverage(path: str, verify: bool) -> FileCoverage:
+def _file_coverage(path: str, verify: bool, torch_version=None) -> FileCoverage:
     from .check import check_all
     from .registry import Registry
 
     helpers.load()
-    spec = load_spec(path)
+    spec = load_spec(path, torch_version=torch_version)
     seed = _seed_names(path)
-    fc = FileCoverage(file=str(path), entries=len(spec))
+    fc = FileCoverage(file=str(path), version=str(spec.version), entries=len(spec))
     implemented = []
     for entry in spec:
         fc.entries_with_result_formula += bool(entry.forward)
@@ -151,7 +154,10 @@ def _file_coverage(path: str, verify: bool) -> FileCoverage:
     return fc
 
 
-def coverage(spec_path: str | Path | None = None, verify: bool = False) -> Coverage:
-    """Coverage of one spec file, or of each shipped file when no path is given."""
+def coverage(spec_path: str | Path | None = None, verify: bool = False, torch_version=None) -> Coverage:
+    """Coverage of one spec file (of release `torch_version` if given, else detected), or of
+    each default shipped file when no path is given."""
+    if torch_version is not None and not spec_path:
+        raise ValueError("torch_version applies to one spec file")
     paths = [spec_path] if spec_path else [str(p) for p in shipped_spec_files()]
-    return Coverage([_file_coverage(p, verify) for p in paths])
+    return Coverage([_file_coverage(p, verify, torch_version) for p in paths])

@@ -39,6 +39,8 @@ class SpecDiff:
     removed: list[Entry]
     changed: list[Change]
     unchanged: int
+    old_version: str = ""  # each file's PyTorch release and how it was found
+    new_version: str = ""
 
     def to_text(self) -> str:
         """The diff for a terminal: counts, then each entry with its changed keys."""
@@ -46,6 +48,7 @@ class SpecDiff:
             f"{self.old_file} -> {self.new_file}: {len(self.added)} added, {len(self.removed)} removed, "
             f"{len(self.changed)} changed, {self.unchanged} unchanged",
         ]
+        lines += [f"{f}: {v}" for f, v in ((self.old_file, self.old_version), (self.new_file, self.new_version)) if v]
         if self.added:
             lines += ["", "added:"] + [f"  + {e.name}  ({e.location.line})" for e in self.added]
         if self.removed:
@@ -77,6 +80,8 @@ class SpecDiff:
                 for c in self.changed
             ],
             "unchanged": self.unchanged,
+            "old_version": self.old_version,
+            "new_version": self.new_version,
         }
 
 
@@ -108,4 +113,4 @@ def diff_specs(old: Spec | str | os.PathLike, new: Spec | str | os.PathLike) -> 
             changed.append(Change(e.name, a[e.name], e, keys, schema_changed))
         else:
             unchanged += 1
-    return SpecDiff(a_name, b_name, added, removed, changed, unchanged)
+    return SpecDiff(a_name, b_name, added, removed, changed, unchanged, str(a.version), str(b.version))

@@ -132,6 +132,8 @@ class _Parser:
 
     def parse(self) -> Node:
         tree = self.expr()
+        if self.peek().text == ";" and self.peek(1).kind == "END":
+            self.advance()  # C++ statement habit: `grad * 2;` is the formula `grad * 2`
         if self.peek().kind != "END":
             raise self.error("expected an operator or end of formula")
         _check_tree_depth(tree)

@@ -24,7 +24,7 @@ import yaml
 
 from .expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
 from .grammar import parse_formula
-from .spec import Entry, Formula, load_spec, pytorch_version, shipped_spec_files
+from .spec import Entry, Formula, load_spec, shipped_spec_files
 
 __all__ = ["KINDS", "Mutant", "mutants_of", "entry_yaml", "run_mutant", "main"]
 
@@ -183,11 +183,12 @@ def _modes(entry: Entry, key: str) -> list[str]:
     return ["jvp", "vjp", "vjp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp"]
 
 
-def _file_name(stem: str, entry: Entry) -> str:
-    """`mutant_v1_7.yaml`: the copy keeps its source's PyTorch version, which picks the meaning
-    of helpers PyTorch revised (namespace.REVISIONS)."""
-    version = pytorch_version(entry.location.file) if entry.location.file else None
-    return f"{stem}_v{version[0]}_{version[1]}.yaml" if version else f"{stem}.yaml"
+def _copy_spec(path: str, entry: Entry):
+    """The one-entry copy at `path`, loaded with its source's PyTorch release passed explicitly:
+    a single entry rarely holds a fingerprint, and the release picks the meaning of helpers
+    PyTorch revised (namespace.REVISIONS) and whether complex inputs are accepted."""
+    release = entry.version.text if entry.version is not None and entry.version.release else None
+    return load_spec(path, torch_version=release)
 
 
 def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0) -> dict:
@@ -196,12 +197,13 @@ def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0) -> dict:
 
     verdict = dataclasses.asdict(mutant) | {"killed": False, "mode": None, "status": "passed", "reason": ""}
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, _file_name("mutant", entry))
+        path = os.path.join(tmp, "mutant.yaml")
         with open(path, "w") as fh:
             fh.write(entry_yaml(entry, {mutant.key: mutant.mutated}))
+        spec = _copy_spec(path, entry)
         statuses = []
         for mode in _modes(entry, mutant.key):
-            rows = check_all(path, ops=[entry.name], modes=[mode], seed=seed).rows
+            rows = check_all(spec, ops=[entry.name], modes=[mode], seed=seed).rows
             bad = [r for r in rows if _failing(r)]
             statuses += [r.status for r in rows]
             if bad:
@@ -220,10 +222,10 @@ def _baseline_ok(entry: Entry) -> bool:
     from .check import check_all
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, _file_name("baseline", entry))
+        path = os.path.join(tmp, "baseline.yaml")
         with open(path, "w") as fh:
             fh.write(entry_yaml(entry))
-        rows = check_all(path, ops=[entry.name]).rows
+        rows = check_all(_copy_spec(path, entry), ops=[entry.name]).rows
     return any(r.status == "passed" for r in rows) and not any(_failing(r) for r in rows)
 
 

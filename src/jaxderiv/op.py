@@ -16,20 +16,32 @@ from .grammar import parse_formula
 from .rules import LinearRule, _like, differentiable_call
 from .schema import Argument, FunctionSchema
 from .spec import AUTO_FORMULAS, Entry, Formula
-from .translate import Compiled, translate
+from .translate import Compiled, real_only_inputs, translate
 
-__all__ = ["Op", "compile_formula"]
+__all__ = ["Op", "compile_formula", "RealOnlyDerivative"]
 
 
-def compile_formula(formula: Formula | str, variables: Sequence[str], location: Location | None = None, calls=None) -> Compiled:
+class RealOnlyDerivative(JaxderivError, TypeError):
+    """A derivative was asked, with complex values, of formulas their release wrote for real
+    tensors only: the result would be silently wrong (see `translate.real_only_inputs`)."""
+
+
+def _is_complex(v) -> bool:
+    if isinstance(v, (list, tuple)):
+        return any(_is_complex(x) for x in v)
+    return isinstance(v, complex) or (hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.complexfloating))
+
+
+def compile_formula(formula: Formula | str, variables: Sequence[str], location: Location | None = None, calls=None,
+                    version: tuple[int, ...] | None = None) -> Compiled:
     """Parse and translate one formula, with errors located at its file, line, entry and key.
-    `calls`: see `translate`."""
+    `calls`, `version`: see `translate`."""
     if isinstance(formula, Formula):
         text, location = formula.text, formula.location
     else:
         text = formula
     try:
-        return translate(parse_formula(text), variables, location, calls)
+        return translate(parse_formula(text), variables, location, calls, version)
     except JaxderivError as e:
         raise e.located(location or Location()) from None
 
@@ -88,13 +100,16 @@ class Op:
         tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
         self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors] + loop
         self.non_differentiable = set(entry.non_differentiable)
+        # (why, variables whose complex value the formulas get wrong), for a pre-complex release's entry
+        self.real_only = real_only_inputs(entry)
         # `calls`: a formula's call of another entry's op runs that op (see `translate`).
-        self._backward = [(f, compile_formula(f, self._bwd_vars, calls=calls)) for f in entry.backward]
+        release = entry.version.release if entry.version is not None else None
+        self._backward = [(f, compile_formula(f, self._bwd_vars, calls=calls, version=release)) for f in entry.backward]
         for f in entry.backward:
             _check_grads_indices(f, n_out)
         self._forward = {}
         for f in entry.forward:
-            self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars, calls=calls))
+            self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars, calls=calls, version=release))
         self._out_conditions = [
             compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability")) if isinstance(c, str) else c
             for c in (entry.output_differentiability or ())
@@ -146,6 +161,24 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<jaxderiv op aten::{self.name}>"
+
+    def complex_refusal(self, bound: dict, ys: Sequence | None = None) -> str | None:
+        """Why this call's derivative is refused (its real-only formulas would read complex values), or None.
+
+        `real_only` names the values; outputs count as complex when `ys` are (or, before they
+        are known, when an input is)."""
+        if self.real_only is None:
+            return None
+        why, names = self.real_only
+        outputs_complex = any(_is_complex(y) for y in ys) if ys is not None else any(_is_complex(v) for v in bound.values())
+        bad = sorted(n for n in names if (_is_complex(bound[n]) if n in bound else outputs_complex))
+        if not bad:
+            return None
+        return f"{why}. Here {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} complex, for which these formulas give wrong derivatives; load a newer release's file, or pass real values"
+
+    def accepts_complex(self, args: tuple, kwargs: dict) -> bool:
+        """Whether derivatives of this call (a checker sample) may be taken (see complex_refusal)."""
+        return self.complex_refusal(self.bind(args, kwargs)) is None
 
     # -- calling ---------------------------------------------------------------------------
     def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -277,6 +310,9 @@ class _Call:
 
     def rule(self, ys) -> LinearRule:
         """Both linear maps of this call, once its outputs (and so their dtypes) are known."""
+        refused = self.op.complex_refusal(self.bound, ys)
+        if refused is not None:
+            raise RealOnlyDerivative(refused, self.op.entry.location)
         self._flags = self.out_differentiable(ys)
         return LinearRule(self.op.name, len(self.slots), self._flags, self.tangent_map, self.cotangent_map)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -14,7 +14,12 @@ import yaml
 from .errors import Location, SchemaError, SpecError
 from .schema import FunctionSchema
 
-__all__ = ["Formula", "Entry", "Spec", "load_spec", "read_spec_text", "shipped_spec_files", "torch_spec_file"]
+__all__ = ["Formula", "Entry", "Spec", "Version", "SpecWarning", "load_spec", "read_spec_text", "detect_version", "parse_version",
+           "shipped_spec_files", "newest_spec_file", "torch_spec_file"]
+
+
+class SpecWarning(UserWarning):
+    """Something in a spec file was ignored (an unknown key); the message names file:line."""
 
 # libyaml's parser when PyYAML has it (same nodes and marks, several times faster), else PyYAML's own.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -52,6 +57,7 @@ class Entry:
     location: Location  # file and line of `- name:`
     dispatch: str | None = None  # the dispatch key the formulas were taken from, if any
     ignored: tuple[Formula, ...] = ()  # not_implemented formulas keyed to names the schema lacks
+    version: Version | None = None  # the release of the file the entry comes from
 
     @property
     def name(self) -> str:
@@ -72,6 +78,13 @@ class Spec:
 
     entries: Mapping[str, Entry]
     files: tuple[str, ...]
+    versions: tuple[Version, ...] = ()  # per file, in the order of `files`
+    warnings: tuple[str, ...] = ()  # what loading ignored, each naming file:line
+
+    @property
+    def version(self) -> Version:
+        """The release of the file (of the newest file, whose entries win, for a union)."""
+        return self.versions[-1] if self.versions else Version(None, UNDETERMINABLE)
 
     def __getitem__(self, name: str) -> Entry:
         try:
@@ -92,7 +105,7 @@ class Spec:
 
     def union(self, newer: "Spec") -> "Spec":
         """This spec with `newer`'s entries added, replacing those of the same name."""
-        return Spec({**self.entries, **newer.entries}, self.files + newer.files)
+        return Spec({**self.entries, **newer.entries}, self.files + newer.files, self.versions + newer.versions, self.warnings + newer.warnings)
 
 
 def _formulas_dir() -> Path:
@@ -103,31 +116,106 @@ def _formulas_dir() -> Path:
     raise SpecError(f"the shipped formulas/ folder is missing next to {here}")
 
 
-def _version(path: Path) -> tuple[int, ...]:
-    """(1, 10) from `derivatives_v1_10_flat.yaml`: shipped files are named by PyTorch version."""
-    m = re.search(r"v(\d+)_(\d+)", path.name)
-    return (int(m.group(1)), int(m.group(2))) if m else (0,)
+# -- the PyTorch release a file comes from, as data ---------------------------------------------
+
+# PyTorch releases before this one wrote most formulas for real tensors (no `.conj()`).
+COMPLEX_AUTOGRAD = (1, 8)
 
 
-@functools.lru_cache(maxsize=None)
-def pytorch_version(file: str | os.PathLike) -> tuple[int, ...] | None:
-    """The PyTorch (major, minor) a spec file comes from: a shipped file's name
-    (`derivatives_v1_7.yaml`), or for torchgen's packaged file the `torch/version.py` installed
-    beside it (read as text); None when unknown."""
-    path = Path(file)
-    if re.search(r"v(\d+)_(\d+)", path.name):
-        return _version(path)
-    if path.parent.parts[-3:] == ("torchgen", "packaged", "autograd"):
-        version_py = path.parents[3] / "torch" / "version.py"
-        m = re.search(r"""__version__\s*=\s*['"](\d+)\.(\d+)""", version_py.read_text()) if version_py.is_file() else None
-        if m:
-            return int(m.group(1)), int(m.group(2))
-    return None
+@dataclasses.dataclass(frozen=True)
+class Version:
+    """The PyTorch release a spec file's formulas come from, and how that was found out. It
+    picks the meaning of helpers PyTorch revised (namespace.REVISIONS) and whether complex
+    inputs are accepted (releases before complex autograd are real-only)."""
+
+    release: tuple[int, ...] | None  # (1, 7); None: undeterminable, the newest meanings apply
+    how: str  # "given", "detected from content: <fingerprint>", "undeterminable: ..."
+
+    @property
+    def text(self) -> str:
+        return ".".join(map(str, self.release)) if self.release else "unknown"
+
+    @property
+    def complex_autograd(self) -> bool:
+        """False for a release before complex autograd: its formulas are for real tensors."""
+        return self.release is None or self.release >= COMPLEX_AUTOGRAD
+
+    def __str__(self) -> str:
+        return f"PyTorch {self.text} ({self.how})"
+
+
+UNDETERMINABLE = "undeterminable: newest assumed; pass --torch-version"
+
+# Content fingerprints, newest release first: a file is of the newest release one of whose
+# markers it holds. Each marker is in that release's file and in none of the older ones
+# (tests/test_spec_version.py checks this against the files); markers sit early in the files
+# where they can (1.10's shipped file stops after mul.Scalar). A marker is
+# ("entry", name), ("formula", identifier written in some formula) or
+# ("argument", entry, "Type name") for an entry whose schema has that argument.
+# 1.11 has no file here: its marker is the change that revised softmax_double_backward.
+FINGERPRINTS: tuple[tuple[tuple[int, ...], tuple[tuple[str, ...], ...]], ...] = (
+    ((2, 14, 1), (("entry", "linalg_polar"), ("entry", "linalg_matrix_sqrth"), ("formula", "M_2_SQRTPI"))),
+    ((2, 13), (("entry", "_lazy_clone"), ("entry", "_unsafe_masked_index"))),
+    ((1, 11), (("argument", "_softmax_backward_data", "ScalarType input_dtype"),)),
+    ((1, 10), (("entry", "_neg_view"), ("entry", "_conj_physical"), ("entry", "_to_copy"))),
+    # 1.7: entries gone by 1.10 (`_bmm` early in the file, `_fft_with_size.norm_modes` near its end).
+    ((1, 7), (("entry", "_bmm"), ("entry", "_fft_with_size.norm_modes"))),
+)
+
+
+def _marker_text(marker: tuple[str, ...]) -> str:
+    kind, *what = marker
+    return f"{kind} `{what[0]}`" if len(what) == 1 else f"{kind} `{what[1]}` of `{what[0]}`"
+
+
+def _has_marker(entries: Mapping[str, "Entry"], marker: tuple[str, ...]) -> bool:
+    kind = marker[0]
+    if kind == "entry":
+        return marker[1] in entries
+    if kind == "argument":
+        e = entries.get(marker[1])
+        return e is not None and any(f"{a.type} {a.name}" == marker[2] for a in e.schema.arguments)
+    if kind == "formula":
+        word = re.compile(rf"(?<![\w:]){re.escape(marker[1])}(?!\w)")
+        return any(word.search(f.text) for e in entries.values() for f in e.backward + e.forward)
+    raise ValueError(f"unknown fingerprint kind {kind!r}")
+
+
+def detect_version(entries: Mapping[str, "Entry"]) -> Version:
+    """The release of a file from its content alone (never its name): see FINGERPRINTS."""
+    for release, markers in FINGERPRINTS:
+        for m in markers:
+            if _has_marker(entries, m):
+                return Version(release, f"detected from content: {_marker_text(m)}")
+    return Version(None, UNDETERMINABLE)
+
+
+def parse_version(text: "str | tuple[int, ...] | Version") -> Version:
+    """A user-given release: "1.7", "2.14.1", (1, 7), or a Version (kept as it is)."""
+    if isinstance(text, Version):
+        return text
+    if isinstance(text, tuple) and text and all(isinstance(n, int) for n in text):
+        return Version(text, "given")
+    m = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?\s*", str(text))
+    if not m:
+        raise SpecError(f"torch version {text!r}: expected MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 1.7 or 2.14.1")
+    return Version(tuple(int(g) for g in m.groups() if g is not None), "given")
+
+
+# The files the default registry and `python -m jaxderiv check` load, oldest first (newer win).
+_DEFAULT_FILES = ("derivatives_v1_7.yaml", "derivatives_v1_10_flat.yaml")
+# Shipped for reference, never loaded by default: torch 2.14.1's file.
+_NEWEST_FILE = "derivatives_v2_14_1.yaml"
 
 
 def shipped_spec_files() -> list[Path]:
-    """The spec files shipped with jaxderiv, oldest first."""
-    return sorted((p for p in _formulas_dir().iterdir() if p.suffix == ".yaml"), key=_version)
+    """The spec files the default spec is the union of, oldest first (newer entries win)."""
+    return [_formulas_dir() / name for name in _DEFAULT_FILES]
+
+
+def newest_spec_file() -> Path:
+    """The newest release's file shipped (torch 2.14.1's), not part of the default spec."""
+    return _formulas_dir() / _NEWEST_FILE
 
 
 def torch_spec_file() -> Path:
@@ -141,14 +229,17 @@ def torch_spec_file() -> Path:
     return path
 
 
-def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False) -> Spec:
+def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False, torch_version=None) -> Spec:
     """Load one spec file, the installed torch's (`from_torch=True`), or with no path the union
-    of the shipped files (newest wins)."""
+    of the default shipped files (newest wins). `torch_version` ("1.7") states the release
+    instead of detecting it from the content (for a file with no fingerprint, or to override)."""
     if from_torch:
         if path is not None:
             raise ValueError("give either a path or from_torch=True, not both")
         path = torch_spec_file()
     if path is None:
+        if torch_version is not None:
+            raise ValueError("torch_version applies to one file; the default spec's files each have their own")
         files = shipped_spec_files()
         spec = read_spec_text(files[0].read_text(), str(files[0]))
         for f in files[1:]:
@@ -159,7 +250,7 @@ def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False
         text = path.read_text()
     except OSError as e:
         raise SpecError(f"cannot read spec file: {e.strerror}", Location(file=str(path))) from None
-    return read_spec_text(text, str(path))
+    return read_spec_text(text, str(path), torch_version=torch_version)
 
 
 # -- text forms ---------------------------------------------------------------------------
@@ -217,8 +308,9 @@ def _drop_title_line(lines: list[str]) -> list[str]:
     return lines
 
 
-def read_spec_text(text: str, file: str | None = None) -> Spec:
-    """Parse the text of a derivatives.yaml (canonical or flattened) into a Spec."""
+def read_spec_text(text: str, file: str | None = None, torch_version=None) -> Spec:
+    """Parse the text of a derivatives.yaml (canonical or flattened) into a Spec. Its release
+    is `torch_version` if given ("1.7"), else detected from the content (`detect_version`)."""
     lines = _drop_title_line(text.splitlines())
     if _is_flattened(lines):
         lines = _unflatten(lines)
@@ -228,18 +320,25 @@ def read_spec_text(text: str, file: str | None = None) -> Spec:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise SpecError(f"not valid YAML: {getattr(e, 'problem', e)}", Location(file=file, line=line)) from None
+    try:
+        given = parse_version(torch_version) if torch_version is not None else None
+    except SpecError as e:
+        raise e.located(Location(file=file)) from None
     if root is None:
-        return Spec({}, (file or "<text>",))
+        return Spec({}, (file or "<text>",), (given or Version(None, UNDETERMINABLE),))
     if not isinstance(root, yaml.SequenceNode):
         raise SpecError("a spec file must be a YAML list of entries ('- name: ...')", Location(file=file, line=root.start_mark.line + 1))
     entries: dict[str, Entry] = {}
+    reported: list[str] = []
     for node in root.value:
-        entry = _read_entry(node, file)
+        entry = _read_entry(node, file, reported)
         if entry.name in entries:
             first = entries[entry.name].location.line
             raise SpecError(f"duplicate entry {entry.name!r} (first defined at line {first})", entry.location)
         entries[entry.name] = entry
-    return Spec(entries, (file or "<text>",))
+    version = given or detect_version(entries)
+    entries = {n: dataclasses.replace(e, version=version) for n, e in entries.items()}
+    return Spec(entries, (file or "<text>",), (version,), tuple(reported))
 
 
 def _scalar(node, where: Location) -> str:
@@ -248,7 +347,7 @@ def _scalar(node, where: Location) -> str:
     return node.value
 
 
-def _read_entry(node, file: str | None) -> Entry:
+def _read_entry(node, file: str | None, reported: list[str]) -> Entry:
     where = Location(file=file, line=node.start_mark.line + 1)
     if not isinstance(node, yaml.MappingNode):
         raise SpecError("each entry must be a mapping starting with 'name:'", where)
@@ -301,13 +400,16 @@ def _read_entry(node, file: str | None) -> Entry:
             # harmless, since no gradient can be asked of a missing input; kept for reports.
             ignored.append(Formula(names, text, loc))
         else:
+            # Reported, not fatal: one odd key (a newer file's new meta key, a typo) should not
+            # reject a whole file; the warning names file:line so a lost formula is found.
             bad = [n for n in names if n not in inputs and n not in outputs and not _RESULT_KEY.match(n)]
-            raise SpecError(
-                f"key names {', '.join(map(repr, bad))}, which is neither an input of the schema "
+            message = (
+                f"{loc}: unknown key: {', '.join(map(repr, bad))} is neither an input of the schema "
                 f"({', '.join(sorted(inputs)) or 'none'}) nor an output (result, result0.., "
-                f"{', '.join(sorted(outputs)) or 'no named outputs'})",
-                loc,
+                f"{', '.join(sorted(outputs)) or 'no named outputs'}); its formula is ignored"
             )
+            reported.append(message)
+            warnings.warn(message, SpecWarning, stacklevel=4)
 
     out_diff = None
     if "output_differentiability" in pairs:

@@ -16,7 +16,6 @@ from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
 from .forward import callable_named
 from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, Overloads, lookup_helper, plain, unqualified
-from .spec import pytorch_version
 
 __all__ = ["translate", "Compiled", "names_called"]
 
@@ -27,14 +26,18 @@ Compiled = Callable[[Mapping[str, Any]], Any]
 OpCalls = Callable[[str], "Callable | None"]
 
 
-def translate(tree: E.Node, variables: Iterable[str], location: Location | None = None, calls: OpCalls | None = None) -> Compiled:
+def translate(tree: E.Node, variables: Iterable[str], location: Location | None = None, calls: OpCalls | None = None,
+              version: tuple[int, ...] | None = None) -> Compiled:
     """Compile `tree` into `fn(env)`; `variables` are the names `env` will provide.
+
+    `version` is the release the formula's file comes from (`Spec.version.release`): it picks
+    the meaning of helpers PyTorch revised; None (unknown) gets the newest.
 
     `calls` resolves a call of an op that has its own entry in the spec being built (a registry
     passes its ops): differentiating the formula then applies that entry's formulas, as
     PyTorch's double backward does, instead of differentiating the op's forward implementation.
     """
-    return _Translator(frozenset(variables), location or Location(), calls).compile(tree)
+    return _Translator(frozenset(variables), location or Location(), calls, version).compile(tree)
 
 
 def names_called(tree: E.Node) -> set[str]:
@@ -69,11 +72,11 @@ def _arity_error(fn: Callable, n: int) -> str | None:
 
 
 class _Translator:
-    def __init__(self, variables: frozenset[str], location: Location, calls: OpCalls | None = None):
+    def __init__(self, variables: frozenset[str], location: Location, calls: OpCalls | None = None, version: tuple[int, ...] | None = None):
         self.variables = variables
         self.location = location
         self.calls = calls
-        self.version = pytorch_version(location.file) if location.file else None  # picks revised helpers' meaning
+        self.version = version  # picks revised helpers' meaning
 
     def _entry_op(self, name: str) -> Callable | None:
         """The spec's own op for a call `name(...)`, if the registry provides one."""
@@ -284,3 +287,134 @@ def unresolved_names(tree: E.Node) -> set[str]:
         elif isinstance(f, E.Template) and lookup_helper(TEMPLATES, f.base.name) is None:
             missing.add(f.base.name + "<>")
     return missing
+
+
+# -- formulas written for real tensors only ------------------------------------------------------
+
+# Methods that read only a tensor's metadata, and calls that read only the shape and dtype of
+# their tensor arguments: a complex value there changes nothing in the formula's math.
+_METADATA_METHODS = frozenset({"sizes", "sym_sizes", "size", "sym_size", "dim", "numel", "sym_numel", "strides", "sym_strides",
+                               "stride", "scalar_type", "options", "dtype", "device", "layout", "is_contiguous", "suggest_memory_format",
+                               "defined", "is_complex", "is_floating_point"})
+_SHAPE_ONLY_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})
+_SHAPE_ONLY_CALLS = frozenset({"zeros_like", "ones_like", "empty_like"})
+
+
+def _is_manual_helper(name: str) -> bool:
+    """A FunctionsManual helper (`det_backward`, `pow_backward_self`, `cat_jvp`): jaxderiv
+    implements these from the current math, which covers complex inputs."""
+    n = plain(unqualified(name))
+    return "_backward" in n or n.endswith("_jvp")
+
+
+def _whole(node) -> bool:
+    """A name passed as it is, or only cast or copied (`self.to(grad.scalar_type())`)."""
+    while isinstance(node, E.Call) and isinstance(node.func, E.Attr) and node.func.name in _CASTS:
+        node = node.func.obj
+    return isinstance(node, E.Name)
+
+
+_CASTS = frozenset({"to", "contiguous", "clone", "detach"})
+
+
+def _value_reads(node, exempt_helpers: bool = True) -> set[str]:
+    """Names the formula reads as values: not only their metadata, and (with `exempt_helpers`)
+    not only as a whole argument of a FunctionsManual helper (inline algebra on them counts)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, E.Name):
+            out.add(n.name)
+        elif isinstance(n, E.Call) and isinstance(n.func, E.Attr):
+            method, obj = n.func.name, n.func.obj
+            if not (method in _METADATA_METHODS and isinstance(obj, E.Name)):
+                stack.append(obj)
+            stack.extend(a for a in n.args if not (method in _SHAPE_ONLY_METHODS and isinstance(a, E.Name)))
+        elif isinstance(n, E.Call) and isinstance(n.func, E.Name):
+            name = plain(unqualified(n.func.name))
+            if name in _SHAPE_ONLY_CALLS:
+                stack.extend(a for a in n.args if not isinstance(a, E.Name))
+            else:
+                exempt = exempt_helpers and _is_manual_helper(name)
+                stack.extend(a for a in n.args if not (exempt and _whole(a)))
+        else:
+            stack.extend(E.children(n))
+    return out
+
+
+def _writes_conj(tree) -> bool:
+    return any(isinstance(n, (E.Attr, E.Name)) and plain(unqualified(getattr(n, "name", ""))) in ("conj", "conj_physical", "_conj")
+               for n in E.iter_nodes(tree))
+
+
+@functools.lru_cache(maxsize=1)
+def _newest_entries():
+    """The newest release's file shipped (torch 2.14.1's): where PyTorch later added `.conj()`."""
+    from .spec import load_spec, newest_spec_file
+
+    try:
+        return load_spec(newest_spec_file()).entries
+    except Exception:  # noqa: BLE001 - without it the other test still decides
+        return {}
+
+
+def real_only_inputs(entry) -> tuple[str, frozenset[str]] | None:
+    """Why `entry`'s formulas are for real tensors only, and the variables whose complex value
+    they get wrong; None where complex inputs are fine.
+
+    Only entries of a release before complex autograd (`Version.complex_autograd` False: PyTorch
+    1.7 and earlier) can be real-only. A formula of such an entry is real-only where it does not
+    write `conj` and either (a) the newest shipped release's formula for the same entry and key
+    conjugates some of the values it reads (PyTorch later fixed it for complex: 1.7's addmm
+    `maybe_multiply(grad, beta)`, sqrt, mv): those values; or (b) it reads values that are
+    complex for complex inputs (a differentiable Tensor input, a Scalar, an output) other than
+    through their metadata (`.sizes()`, `zeros_like(x)`) or as whole arguments of a
+    FunctionsManual `*_backward` helper, which jaxderiv writes from the current, complex-aware
+    math: those values. So grad-only and index/mask formulas (`grad`, `grad.gather(dim,
+    index)`) and helper calls (`det_backward(grad, self, result)`) stay complex-capable, and
+    inline algebra (`grad / (2 * result)`) is refused only when the value it reads is complex.
+    """
+    version = entry.version
+    if version is None or version.complex_autograd:
+        return None
+    from .grammar import parse_formula
+    from .spec import AUTO_FORMULAS
+
+    schema = entry.schema
+    capable = {a.name for a in schema.arguments if entry.formula_for(a.name) is not None and a.name not in entry.non_differentiable}
+    capable |= {a.name for a in schema.arguments if a.type.base == "Scalar"}
+    capable |= {"result"} | {f"result{i}" for i in range(len(schema.returns))}
+    capable |= {r.name for r in schema.returns if r.name} | {r.name + "_return" for r in schema.returns if r.name}
+    newest = _newest_entries().get(entry.name)
+    reasons, names = [], set()
+    for f in entry.backward + entry.forward:
+        text = f.text.strip()
+        if text in AUTO_FORMULAS or text == "non_differentiable" or text.startswith("not_implemented"):
+            continue
+        tree = parse_formula(text)
+        if _writes_conj(tree):
+            continue
+        reads = _value_reads(tree, exempt_helpers=False) & capable
+        later = next((g for g in (newest.backward + newest.forward if newest else ()) if g.key == f.key), None)
+        fixed = _conjugated(parse_formula(later.text)) & reads if later is not None and "conj" in later.text else set()
+        inline = _value_reads(tree) & capable
+        if fixed:
+            reasons.append(f"its formula for {f.key!r} ({text}) has no .conj(), which PyTorch's newer formula adds ({later.text})")
+        elif inline:
+            reasons.append(f"its formula for {f.key!r} ({text}) reads {', '.join(sorted(inline))} without .conj()")
+        names |= fixed | inline
+    if not names:
+        return None
+    return f"{entry.name!r} is from PyTorch {version.text}, written for real tensors (before complex autograd): " + "; ".join(reasons), frozenset(names)
+
+
+def _conjugated(tree) -> set[str]:
+    """Names a formula conjugates: `x.conj()`, `conj(x)`, `(x * y).conj()`."""
+    out = set()
+    for n in E.iter_nodes(tree):
+        if isinstance(n, E.Call) and isinstance(n.func, E.Attr) and n.func.name in ("conj", "conj_physical"):
+            out |= {m.name for m in E.iter_nodes(n.func.obj) if isinstance(m, E.Name)}
+        elif isinstance(n, E.Call) and isinstance(n.func, E.Name) and plain(unqualified(n.func.name)) in ("conj", "conj_physical"):
+            out |= {m.name for a in n.args for m in E.iter_nodes(a) if isinstance(m, E.Name)}
+    return out

@@ -390,6 +390,8 @@ def _check_op(
             cases = [(s, False) for s in samples_for(op, rng)]
             if complex_ and checks_complex(op.name, mode):
                 cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
+                if op.real_only is not None:  # samples_for left out the complex values it refuses
+                    row.reason = f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
             elif complex_ and (real_only := real_only_reason(op.name, mode)):
                 row.reason = f"real inputs only in this mode: {real_only}"
             if sample is not None and not 0 <= sample < len(cases):
@@ -436,12 +438,14 @@ def _check_op(
     return rows
 
 
-def _repro_command(spec_file: str | None, name: str, seed: int, thorough: bool, transforms: Sequence[str]) -> Callable[[str, int | None], str]:
+def _repro_command(spec_file: str | None, name: str, seed: int, thorough: bool, transforms: Sequence[str],
+                   torch_version: str | None = None) -> Callable[[str, int | None], str]:
     """The command line that checks exactly one (op, mode, sample) again, element by element."""
 
     def command(mode: str, index: int | None) -> str:
         parts = ["python", "-m", "jaxderiv", "check"]
         parts += ["--spec", spec_file] if spec_file else []
+        parts += ["--torch-version", torch_version] if spec_file and torch_version else []  # a given release is not in the file
         parts += ["--ops", name, "--modes", mode]
         parts += ["--sample", str(index)] if index is not None else []
         parts.append("--per-element")
@@ -557,12 +561,15 @@ def check_all(
     shipped = spec is None and registry is None
     options = {"sample": sample, "per_element": per_element, "thorough": thorough, "transforms": transforms}
     rows: list[Row] = []
+    versions: dict[str, str] = {}
     with jax.enable_x64(True):
         for registry_, name, complex_ in plan(spec, ops, registry):
+            for f, v in zip(registry_.spec.files, registry_.spec.versions):
+                versions.setdefault(f, str(v))
             rows += _check_named(registry_, name, modes, seed, complex_, shipped and complex_, options)
             if progress is not None:
                 progress(name)
-    return Report(rows)
+    return Report(rows, versions)
 
 
 def _check_named(
@@ -575,7 +582,8 @@ def _check_named(
         return [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
     source = os.path.basename(entry.location.file or "")
     spec_file = None if default_spec else (os.path.abspath(entry.location.file) if entry.location.file else "SPEC_FILE")
-    repro = _repro_command(spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)))
+    given = entry.version.text if entry.version is not None and entry.version.how == "given" else None
+    repro = _repro_command(spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)), given)
     why_not = not_applicable_reason(name)
     if why_not is not None:
         rows = [Row(name, m, "not_applicable", reason=why_not) for m in modes]

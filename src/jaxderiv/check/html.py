@@ -112,6 +112,7 @@ def to_html(
         f"<h1>{escape(title)}</h1>",
         f'<section id="summary"><h2>Summary</h2><p class="{"ok" if ok else "bad"}"><strong>{escape(verdict)}</strong>: '
         f"{n_entries} entries, {len(report)} checks{took} ({when}).</p>",
+        *(f'<p class="version">{escape(f)}: {escape(v)}</p>' for f, v in getattr(report, "versions", {}).items()),
         _counts_table({m: [r for r in report if r.mode == m] for m in dict.fromkeys(r.mode for r in report)}, "mode"),
         "</section>",
     ]

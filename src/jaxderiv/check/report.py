@@ -37,8 +37,10 @@ class Row:
 class Report:
     """All rows of a check run. `bool(report)` is False iff anything failed or errored."""
 
-    def __init__(self, rows: Iterable[Row] = ()):
+    def __init__(self, rows: Iterable[Row] = (), versions: dict[str, str] | None = None):
         self.rows: list[Row] = list(rows)
+        # spec file -> its PyTorch release and how it was found ("PyTorch 1.7 (detected from content: ...)")
+        self.versions: dict[str, str] = dict(versions or {})
 
     def __bool__(self) -> bool:
         return not self.failures
@@ -74,6 +76,7 @@ class Report:
             lines.append(f"{r.status.upper()}: {r.op}{where} [{r.mode}] {r.reason}")
             if r.repro:
                 lines.append(f"    repro: {r.repro}")
+        lines += [f"spec {f}: {v}" for f, v in self.versions.items()]
         return "\n".join(lines)
 
     def to_json(self) -> list[dict]:
