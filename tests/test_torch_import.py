@@ -140,8 +140,10 @@ def test_dropout_draws_from_the_key_and_uses_the_spec_formula():
     model = jt.from_module(Dropped().train(), x)
     assert [s.kind for s in model.program.steps if "dropout" in s.op] == ["random"]
     xj = jnp.ones(200)
-    with pytest.raises(ValueError, match="pass key="):
+    with pytest.raises(ValueError, match="pass key=") as e:
         model.apply({}, {}, xj)
+    note = " ".join(e.value.__notes__)  # the node, its op and the user's line
+    assert "aten::native_dropout" in note and "self.drop(x)" in note
     y = model.apply({}, {}, xj, key=jax.random.key(1))[0]
     kept = np.asarray(y) != 0
     assert set(np.unique(np.asarray(y))) <= {0.0, 2.0} and 60 < kept.sum() < 140
@@ -200,3 +202,33 @@ def test_the_core_package_never_imports_torch():
             "jaxderiv.Registry(jaxderiv.load_spec(from_torch=True)).op('relu'); "
             "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_imported_model_under_named_sharding():
+    """A batch sharded over 4 host devices gives the unsharded gradients (fresh interpreter:
+    the device count is fixed when JAX starts)."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import jax, jax.numpy as jnp, numpy as np, torch
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+import jaxderiv.torch as jt
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+x = torch.randn(8, 3)
+model = jt.from_module(m, x)
+loss = lambda p, x: jnp.sum(model.apply(p, model.buffers, x)[0] ** 2)
+g = jax.jit(jax.grad(loss))(model.params, jnp.asarray(x.numpy()))
+mesh = Mesh(np.array(jax.devices()), ("batch",))
+xs = jax.device_put(jnp.asarray(x.numpy()), NamedSharding(mesh, P("batch")))
+gs = jax.jit(jax.grad(loss))(model.params, xs)
+assert len(jax.devices()) == 4 and len(xs.sharding.device_set) == 4
+for k in g:
+    np.testing.assert_allclose(gs[k], g[k], rtol=1e-5, atol=1e-6)
+print("ok")
+"""
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]

@@ -80,7 +80,6 @@ class Program:
     inputs: tuple[tuple[str, str, str | None], ...]  # (node, role, state_dict name or None); role: parameter/buffer/constant/user/token
     steps: tuple[Step, ...]
     outputs: tuple[tuple[Any, str, str | None], ...]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
-    stack: dict[str, str]  # node -> source line, for errors raised while running
 
     def run(self, values: dict[str, Any], *, key=None, on_step: Callable | None = None) -> dict[str, Any]:
         """Evaluate every step on `values` (placeholder name -> array); returns the environment.
@@ -92,11 +91,10 @@ class Program:
                 kwargs = {**kwargs, "key": None if key is None else jax.random.fold_in(key, i)}
             try:
                 out = step.fn(*args, **kwargs)
-            except JaxderivError:
+            except Exception as e:
+                where = f", at {step.source}" if step.source else ""
+                e.add_note(f"while running graph node {step.name!r} ({step.op}){where}")
                 raise
-            except Exception as e:  # noqa: BLE001 - re-raised with the node and the user's line
-                where = f"\n    at {step.source}" if step.source else ""
-                raise type(e)(f"while running graph node {step.name!r} ({step.op}): {e}{where}") from e
             if on_step is not None:
                 out = on_step(step, out)
             env[step.name] = out
@@ -229,12 +227,11 @@ def build_program(ep: torch.export.ExportedProgram, registry: Registry) -> tuple
     """The program of an already decomposed `ep`, and every node that cannot run."""
     sig = ep.graph_signature
     inputs = tuple((s.arg.name, _INPUT_ROLES[s.kind], s.target) for s in sig.input_specs)
-    steps, bad, stack = [], [], {}
+    steps, bad = [], []
     for node in ep.graph.nodes:
         if node.op in ("placeholder", "output"):
             continue
         src = source_line(node)
-        stack[node.name] = src
         if node.op != "call_function":
             bad.append(UnsupportedNode(node.name, str(node.target), f"a {node.op!r} node", src))
             continue
@@ -259,7 +256,7 @@ def build_program(ep: torch.export.ExportedProgram, registry: Registry) -> tuple
     out_node = next(n for n in ep.graph.nodes if n.op == "output")
     results = [Ref(a.name) if isinstance(a, torch.fx.Node) else convert_constant(a) for a in out_node.args[0]]
     outputs = tuple((r, _OUTPUT_ROLES[s.kind], s.target) for r, s in zip(results, sig.output_specs))
-    return Program(inputs, tuple(steps), outputs, stack), bad
+    return Program(inputs, tuple(steps), outputs), bad
 
 
 # Python arithmetic on sizes that exported graphs may hold (shapes are static here).
