@@ -355,6 +355,10 @@ FORWARD = [
     ("fmin", (I32, I64), {}),
     ("logaddexp", (np.array([-INF, INF, NAN, 1.0, -1e300]), np.array([-INF, INF, 1.0, 1.0, 1e300])), {}),
     ("logaddexp2", (F32, F32), {}),
+    # complex: ATen's _log_add_exp_helper, imaginary part Im(max) + arg(1 + exp(min - max)), not
+    # wrapped to (-pi, pi] (jnp.logaddexp's was, 2 pi off); ties of real parts; -inf and NaN
+    ("logaddexp", (np.array([0.5 + 3.0j, 1.0 - 3.1j, 2.0 + 2.5j, -1.0 + 0.1j, 1.0 + 3.0j, -INF + 0.0j, 1.0 + NAN * 1j]),
+                   np.array([0.2 + 3.0j, 0.8 - 2.9j, 2.0 - 2.5j, -0.5 + 3.1j, 1.0 - 3.0j, -INF + 1.0j, 1.0 + 0.0j])), {}),
     ("eq.Scalar", (I32, 2.5), {}),
     ("eq.Scalar", (I32, 2), {}),
     ("eq.Tensor", (I32, F32), {}),

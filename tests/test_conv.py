@@ -136,3 +136,12 @@ def test_jit_and_vmap_of_a_convolution():
     g = jax.jit(jax.grad(loss, argnums=1))(jnp.asarray(x), jnp.asarray(w))
     batched = jax.vmap(jax.grad(loss, argnums=1), in_axes=(0, None))(jnp.asarray(x)[:, None], jnp.asarray(w))
     np.testing.assert_allclose(jnp.sum(batched, 0), g, rtol=1e-10)
+
+
+def test_im2col_of_a_zero_size_batch_is_torchs_empty_columns():
+    """OpInfo's 0-size batch: reshape's -1 raised ZeroDivisionError before."""
+    x = np.zeros((0, 3, 6, 6))
+    args = ([2, 2], [1, 1], [0, 0], [1, 1])
+    ours = jaxderiv.op("im2col")(jnp.asarray(x), *args)
+    assert ours.shape == tuple(aten.im2col(torch.tensor(x), *args).shape) == (0, 12, 25)
+    assert jax.grad(lambda x: jnp.sum(jaxderiv.op("im2col")(x, *args)))(jnp.asarray(x)).shape == x.shape

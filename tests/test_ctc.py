@@ -198,3 +198,18 @@ def test_ctc_loss_gradient_under_vmap():
     got = jax.vmap(jax.grad(loss))(jnp.asarray(stack))
     for k in range(2):
         np.testing.assert_allclose(np.asarray(got[k]), _torch(stack[k], PADDED, np.ones(N), il=il)[2], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("target_lengths", [(3, 2), (0, 0), (1, 4)])
+def test_log_alpha_has_torchs_shape_whatever_the_targets_padding(target_lengths):
+    """ATen's log_alpha is (N, T, 2 max(target_lengths) + 1), not sized by the padded width;
+    its entries outside the lattice are uninitialized in ATen, so the lattice alone is compared."""
+    rng = np.random.default_rng(5)
+    lp = torch.tensor(rng.normal(size=(6, 2, 4))).log_softmax(-1)
+    targets = np.array([[1, 2, 3, 1, 3, 2], [3, 1, 2, 1, 2, 3]])
+    nll, alpha = jaxderiv.op("_ctc_loss")(jnp.asarray(lp.numpy()), jnp.asarray(targets), [6, 5], target_lengths, 0, False)
+    t_nll, t_alpha = torch.ops.aten._ctc_loss(lp, torch.tensor(targets), [6, 5], list(target_lengths), 0, False)
+    assert alpha.shape == tuple(t_alpha.shape) == (2, 6, 2 * max(target_lengths) + 1)
+    np.testing.assert_allclose(nll, t_nll.numpy(), rtol=1e-12)
+    for b, (il, tl) in enumerate(zip((6, 5), target_lengths)):
+        np.testing.assert_allclose(alpha[b, :il, : 2 * tl + 1], t_alpha[b, :il, : 2 * tl + 1].numpy(), rtol=1e-12)

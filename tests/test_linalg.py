@@ -133,16 +133,20 @@ def test_products_match_torch(name, fn, args, dtype):
 def test_real_only_product_formulas_on_complex_inputs():
     """mv and ger exist only in the 1.7 file, whose formulas (mv: self: grad.ger(vec), vec:
     self.t().mv(grad); ger: self: grad.mv(vec2), vec2: grad.t().mv(self)) have no conj: on complex
-    inputs they give the formula's value, conj(formula(conj ct)), not torch 2.13's gradient."""
+    inputs they would give the formula's value, not torch 2.13's gradient, so a complex
+    derivative is refused with an error naming the entry and its release; real ones work."""
+    from jaxderiv.op import RealOnlyDerivative
+
     rng = np.random.default_rng(2)
     m, v, w, ct = (_rand(rng, s, C128) for s in [(3, 4), (4,), (3,), (3,)])
-    g_self, g_vec = jax.vjp(jaxderiv.op("mv"), jnp.asarray(m), jnp.asarray(v))[1](jnp.asarray(ct))
-    _close(g_self, np.conj(np.outer(np.conj(ct), v)))
-    _close(g_vec, np.conj(m.T @ np.conj(ct)))
-    ct2 = _rand(rng, (3, 4), C128)
-    g_self, g_vec2 = jax.vjp(jaxderiv.op("ger"), jnp.asarray(w), jnp.asarray(v))[1](jnp.asarray(ct2))
-    _close(g_self, np.conj(np.conj(ct2) @ v))
-    _close(g_vec2, np.conj(np.conj(ct2).T @ w))
+    with pytest.raises(RealOnlyDerivative, match=r"entry 'mv'.*PyTorch 1\.7"):
+        jax.vjp(jaxderiv.op("mv"), jnp.asarray(m), jnp.asarray(v))
+    with pytest.raises(RealOnlyDerivative, match=r"entry 'ger'.*PyTorch 1\.7"):
+        jax.vjp(jaxderiv.op("ger"), jnp.asarray(w), jnp.asarray(v))
+    g_self, g_vec = jax.vjp(jaxderiv.op("mv"), jnp.asarray(m.real), jnp.asarray(v.real))[1](jnp.asarray(ct.real))
+    _close(g_self, np.outer(ct.real, v.real))
+    _close(g_vec, m.real.T @ ct.real)
+    # what the formula would have given on complex is not torch's gradient
     tm = _t(m).requires_grad_()
     assert np.abs(np.conj(_n(torch.autograd.grad(torch.mv(tm, _t(v)), tm, _t(np.conj(ct)))[0])) - np.conj(np.outer(np.conj(ct), v))).max() > 1e-3
 
@@ -417,3 +421,13 @@ def test_jit_and_vmap_on_each_subgroup():
     svd = jaxderiv.op("svd")
     g = jax.jit(jax.vmap(jax.grad(lambda m: jnp.sum(svd(m)[1]))))
     _close(g(a), np.stack([np.linalg.svd(np.asarray(m))[0] @ np.linalg.svd(np.asarray(m))[2] for m in a]))
+
+
+@pytest.mark.parametrize("shape", [(5, 0), (0, 5), (2, 0, 3), (0, 0)])
+def test_geqrf_with_an_empty_dimension_has_torchs_empty_tau(shape):
+    """min(m, n) = 0: no reflectors ("Need at least one array to stack" before)."""
+    x = np.zeros(shape)
+    for reg in (jaxderiv.default_registry(), jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))):
+        a, tau = reg.op("geqrf")(jnp.asarray(x))
+        ta, ttau = aten.geqrf(torch.tensor(x))
+        assert (a.shape, tau.shape, tau.dtype) == (tuple(ta.shape), tuple(ttau.shape), jnp.float64)

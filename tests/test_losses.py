@@ -151,3 +151,28 @@ def test_kl_div_log_target_matches_torch(reduction):
     grads = jax.vjp(lambda a, b: op(a, b, reduction, log_target=True), jnp.asarray(x), jnp.asarray(t))[1](jnp.asarray(ct))
     for g, tg in zip(grads, torch.autograd.grad(theirs, [tx, tt], _t(ct))):
         np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- 0-d inputs (OpInfo samples): one sample of one class, as ATen reads them ------------------------
+
+ZERO_D_MARGIN = [("multi_margin_loss", 0, p, r) for p in (1, 2) for r in (0, 1, 2)] + [
+    ("multilabel_margin_loss_forward", t, None, r) for t in (0, -1) for r in (0, 1, 2)]
+
+
+@pytest.mark.parametrize("name,target,p,reduction", ZERO_D_MARGIN)
+def test_margin_losses_of_0d_inputs_match_torch(name, target, p, reduction):
+    args = (jnp.asarray(target), p, 1.0, None, reduction) if p else (jnp.asarray(target), reduction)
+    targs = (torch.tensor(target), p, 1.0, None, reduction) if p else (torch.tensor(target), reduction)
+    for reg in (jaxderiv.default_registry(), jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))):
+        op = reg.op(name)
+        first = lambda x: (lambda y: y[0] if isinstance(y, tuple) else y)(op(x, *args))  # noqa: E731
+        tx = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+        out = getattr(aten, name)(tx, *targs)
+        outs = out if isinstance(out, tuple) else (out,)
+        ours = op(jnp.asarray(0.7), *args)
+        ours = ours if isinstance(ours, tuple) else (ours,)
+        for o, t in zip(ours, outs, strict=True):
+            assert o.shape == tuple(t.shape)
+            np.testing.assert_allclose(o, t.detach().numpy())
+        (tg,) = torch.autograd.grad(outs[0], tx)
+        np.testing.assert_allclose(jax.grad(first)(jnp.asarray(0.7)), tg.numpy())

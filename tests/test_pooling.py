@@ -102,3 +102,26 @@ def test_jit_and_vmap_of_a_pooling():
     loss = lambda x: jnp.sum(op(x, (2, 2), (2, 2))[0] ** 2)
     g = jax.jit(jax.grad(loss))(x)
     np.testing.assert_allclose(jax.vmap(jax.grad(loss))(x[:, None])[:, 0], g)
+
+
+# -- 0-size batches (OpInfo samples): reshape's -1 divided by a zero size --------------------------
+
+EMPTY_BATCH = [
+    ("_adaptive_avg_pool2d", np.zeros((0, 3, 6, 6)), ([2, 3],)),
+    ("_adaptive_avg_pool3d", np.zeros((0, 2, 4, 4, 4)), ([2, 3, 2],)),
+    ("adaptive_max_pool2d", np.zeros((0, 3, 6, 6)), ([2, 3],)),
+    ("max_pool2d_with_indices", np.zeros((0, 3, 6, 6)), ([2, 2],)),
+]
+
+
+@pytest.mark.parametrize("name,x,args", EMPTY_BATCH, ids=[n for n, _, _ in EMPTY_BATCH])
+def test_zero_size_batch_gives_torchs_empty_outputs_and_gradient(name, x, args):
+    reg = jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+    op = reg.op(name)
+    ours = op(jnp.asarray(x), *args)
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = getattr(aten, name)(torch.tensor(x), *args)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    assert [o.shape for o in ours] == [tuple(t.shape) for t in theirs]
+    first = lambda x: (lambda y: y[0] if isinstance(y, tuple) else y)(op(x, *args))  # noqa: E731
+    assert jax.grad(lambda x: jnp.sum(first(x)))(jnp.asarray(x)).shape == x.shape

@@ -210,3 +210,27 @@ def test_the_estimator_references_catch_a_wrong_formula(tmp_path, name, key, wro
     bad.write_text(entry_yaml(entry, {key: wrong}))
     assert {r.status for r in check_all(str(right), ops=[name], modes=["vjp", "jvp"]).rows} == {"passed"}
     assert [r.status for r in check_all(str(bad), ops=[name], modes=["vjp", "jvp"]).rows] == ["failed", "failed"]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_normal_and_uniform_fill_complex_tensors_as_torch(dtype):
+    """ATen fills view_as_real(self): uniform_ draws both parts in [from, to); normal_ draws each
+    part N(mean, std / sqrt 2), so mean (1 + 1j) * mean and E|z - that|^2 = std^2 (torch's own
+    sample moments are compared, with the tolerance of 200000 draws)."""
+    torch = pytest.importorskip("torch")
+    tdtype = {np.complex64: torch.complex64, np.complex128: torch.complex128}[dtype]
+    n, mean, std, lo, hi = 200_000, 1.0, 2.0, -1.0, 3.0
+    z = jnp.zeros(n, dtype)
+    for reg in (jaxderiv.default_registry(), jaxderiv.Registry(load_spec(from_torch=True))):
+        ours = np.asarray(reg.op("normal_")(z, mean, std, generator=jax.random.key(0)))
+        theirs = torch.zeros(n, dtype=tdtype).normal_(mean, std).numpy()
+        assert ours.dtype == theirs.dtype == dtype
+        for part in (np.real, np.imag):
+            assert abs(part(ours).mean() - part(theirs).mean()) < 0.03
+            assert abs(part(ours).var() - std**2 / 2) < 0.05 and abs(part(theirs).var() - std**2 / 2) < 0.05
+        ours = np.asarray(reg.op("uniform_")(z, lo, hi, generator=jax.random.key(1)))
+        theirs = torch.zeros(n, dtype=tdtype).uniform_(lo, hi).numpy()
+        assert ours.dtype == dtype
+        for part in (np.real, np.imag):
+            assert lo <= part(ours).min() and part(ours).max() < hi
+            assert abs(part(ours).mean() - part(theirs).mean()) < 0.03

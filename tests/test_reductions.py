@@ -78,6 +78,7 @@ FORWARD = [
     ("max.dim", (TIES, 1), {}), ("min.dim", (TIES, 0, True), {}), ("max.dim", (WITH_NAN, 1), {}), ("max.dim", (ZERO_D, 0), {}), ("min.dim", (B, 1), {}),
     ("amax", (TIES,), {}), ("amin", (TIES, [1], True), {}), ("amax", (WITH_NAN, [-1, 0]), {}),
     ("median", (TIES,), {}), ("median", (WITH_NAN,), {}), ("nanmedian", (WITH_NAN,), {}), ("nanmedian", (np.array([NAN, NAN]),), {}),
+    ("median", (np.zeros(0),), {}), ("nanmedian", (np.zeros((0, 2)),), {}), ("median", (np.zeros((2, 0), np.int64),), {}),  # empty: NaN
     ("median.dim", (X, 1), {}), ("median.dim", (WITH_NAN, 1, True), {}), ("nanmedian.dim", (WITH_NAN, 1), {}), ("median.dim", (I32, 0), {}),
     ("mode", (TIES, 1), {}), ("mode", (TIES, 0, True), {}), ("mode", (np.array([[3, 1, 3, 1, 2]]),), {}),
     ("kthvalue", (X, 2, 1), {}), ("kthvalue", (X, 3, 0, True), {}),
@@ -182,6 +183,51 @@ def test_jvp_matches_torch(name, args, kwargs):
     _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(to_torch(t) for t in ts))
     for o, t in zip(ours, theirs, strict=True):
         assert_same(o, to_numpy(t))
+
+
+# -- complex log-sum-exp: both spec files -----------------------------------------------------------
+
+# imaginary parts up to 3: where ATen's logcumsumexp (an unwrapped sequential _log_add_exp_helper)
+# and log(cumsum(exp(x))) differ by 2 pi
+XC_WIDE = np.random.default_rng(11).uniform(-2, 2, (3, 4)) + 1j * np.random.default_rng(12).uniform(-3, 3, (3, 4))
+TORCH_REGISTRY = None
+
+
+def _torch_registry():
+    global TORCH_REGISTRY
+    if TORCH_REGISTRY is None:
+        TORCH_REGISTRY = jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+    return TORCH_REGISTRY
+
+
+COMPLEX_LSE = [("logsumexp", ([1], False)), ("logsumexp", ([0, 1], True)), ("logcumsumexp", (1,)), ("logcumsumexp", (-2,))]
+
+
+@pytest.mark.parametrize("spec", ["seed", "torch"])
+@pytest.mark.parametrize("name,rest", COMPLEX_LSE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(COMPLEX_LSE)])
+def test_complex_log_sum_exp_values_vjp_and_jvp_are_torchs(name, rest, spec):
+    op = jaxderiv.op(name) if spec == "seed" else _torch_registry().op(name)
+    t_op = _torch_op(name)
+    x = jnp.asarray(XC_WIDE)
+    assert_same(op(x, *rest), to_numpy(t_op(to_torch(XC_WIDE), *rest)))
+    rng = np.random.default_rng(3)
+    y, vjp = jax.vjp(lambda x: op(x, *rest), x)
+    ct = random_like(rng, y)
+    tx = to_torch(XC_WIDE).clone().requires_grad_()
+    (theirs,) = torch.autograd.grad(t_op(tx, *rest), tx, to_torch(np.asarray(np.conj(ct))))
+    assert_same(vjp(jnp.asarray(ct))[0], np.conj(to_numpy(theirs)))
+    t = random_like(rng, XC_WIDE)
+    _, ours = jax.jvp(lambda x: op(x, *rest), (x,), (jnp.asarray(t),))
+    _, expected = torch.func.jvp(lambda x: t_op(x, *rest), (to_torch(XC_WIDE),), (to_torch(t),))
+    assert_same(ours, to_numpy(expected))
+
+
+@pytest.mark.parametrize("x", [I32, B, np.array([3, 1], np.int64)], ids=["int32", "bool", "int64"])
+def test_logcumsumexp_rejects_integer_and_bool_inputs_as_aten(x):
+    with pytest.raises(RuntimeError, match="not implemented"):
+        aten.logcumsumexp(to_torch(x), 0)
+    with pytest.raises(RuntimeError, match="not implemented"):
+        jaxderiv.op("logcumsumexp")(jnp.asarray(x), 0)
 
 
 # -- semantics of the gradients ---------------------------------------------------------------------

@@ -223,6 +223,30 @@ def _max_pool2d_backward(aten, a):
     return [aten.max_pool2d_with_indices_backward(a["grad_output"], a["self"], *geometry, indices)]
 
 
+def _attention(lse_layout):
+    """The CUDA/privateuse1 attention ops as torch ops: softmax(scale Q K^T + bias, causal top-left) V and
+    each row's logsumexp, laid out as the op returns it (`lse_layout(aten, lse, a)`), so that a bias is
+    differentiated too (the CPU fused op treats its mask as constant)."""
+    def call(aten, a):
+        q, k, v, bias = a["query"], a["key"], a["value"], a.get("attn_bias")
+        s = aten.matmul(q, k.transpose(-2, -1)) * (a["scale"] if a.get("scale") is not None else q.shape[-1] ** -0.5)
+        if a.get("is_causal"):
+            torch = _torch()
+            s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), -float("inf"))
+        if bias is not None:
+            s = s + bias
+        lse = aten.logsumexp(s, [-1])
+        return [aten.matmul(aten.exp(s - lse.unsqueeze(-1)), v), lse_layout(aten, lse, a).detach()]  # logsumexp: not differentiable
+
+    return call
+
+
+def _efficient_lse(aten, lse, a):
+    """Rows padded with zeros to a multiple of 32; none without compute_log_sumexp."""
+    L = lse.shape[-1]
+    return aten.constant_pad_nd(lse, [0, (-(-L // 32) * 32 if a["compute_log_sumexp"] else 0) - L])
+
+
 EQUIVALENTS: dict[str, Equivalent] = {
     **{n: Equivalent(_conv(False, bias=False), f"{_CUDA}: aten.convolution") for n in ("cudnn_convolution",)},
     "cudnn_convolution_transpose": Equivalent(_conv(True, bias=False), f"{_CUDA}: aten.convolution, transposed"),
@@ -294,6 +318,12 @@ EQUIVALENTS: dict[str, Equivalent] = {
                                   "torch.autograd.grad of aten.linear, create_graph=True"),
     "max_pool2d_backward": Equivalent(_max_pool2d_backward, "torch 2.13 runs max_pool2d_backward only on MPS: "
                                       "aten.max_pool2d_with_indices, then max_pool2d_with_indices_backward"),
+    "_scaled_dot_product_efficient_attention": Equivalent(_attention(_efficient_lse), f"{_CUDA}: attention in torch ops"),
+    "_scaled_dot_product_flash_attention": Equivalent(_attention(lambda aten, lse, a: lse), f"{_CUDA}: attention in torch ops"),
+    "_scaled_dot_product_cudnn_attention": Equivalent(
+        _attention(lambda aten, lse, a: lse.unsqueeze(-1)), f"{_CUDA}: attention in torch ops, logsumexp (B, H, L, 1)"),
+    "_scaled_dot_product_fused_attention_overrideable": Equivalent(
+        _attention(lambda aten, lse, a: lse), "torch has no CPU kernel for the privateuse1 hook: attention in torch ops"),
     "to_mkldnn": Equivalent(lambda aten, a: [a["self"].clone()], "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"),
 }
 
@@ -646,8 +676,9 @@ DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
                                "schema has input_dtype there and sends it to output: the second-order gradient lands on another input"),
     "_log_softmax_backward_data": (("vjp",), "the seed's formula sends the second-order gradient to Tensor self; torch 2.13's "
                                    "schema has input_dtype there and sends it to output"),
-    "_ctc_loss": (("forward",), "log_alpha (output 1) past each sequence's input length is scratch: torch leaves 0 or "
-                  "uninitialized memory there, jaxderiv -inf; the loss and every gradient agree"),
+    "_ctc_loss": (("forward",), "log_alpha (output 1) past each sequence's input length and its 2 target_length + 1 states is "
+                  "scratch: torch leaves 0 or uninitialized memory there, jaxderiv -inf (the shape, N x T x "
+                  "2 max(target_lengths) + 1, is torch's); the loss and every gradient agree"),
     "slogdet": (("complex",), "the seed's output_differentiability [false, true] gives sign no gradient; torch 2.13 "
                 "differentiates sign, whose derivative is nonzero for complex inputs (zero for real ones)"),
     "_embedding_bag": (("forward",), "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "

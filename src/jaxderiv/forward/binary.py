@@ -10,6 +10,8 @@ stays float32.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -221,9 +223,31 @@ def addcdiv(self, tensor1, tensor2, value=1):
     return self + _scaled(tensor1, value, dt) / tensor2
 
 
+def log_add_exp_complex(x, y):
+    """ATen's complex _log_add_exp_helper (LogAddExp.h): log1p(exp(min - max)) + max, min and max
+    ordered by real part (a tie keeps x as max), so the imaginary part is Im(max) + arg(1 +
+    exp(min - max)), not wrapped to (-pi, pi] as log(exp(x) + exp(y)) is. NaN anywhere gives
+    NaN + NaN j; equal infinite real parts give min (-inf) or log(exp(min) + exp(max)) (+inf)."""
+    x, y = jnp.broadcast_arrays(x, y)
+    xr, yr = jnp.real(x), jnp.real(y)
+    x_is_min = jnp.isnan(xr) | jnp.isnan(yr) | (xr < yr)
+    lo, hi = jnp.where(x_is_min, x, y), jnp.where(x_is_min, y, x)
+    lo_r, hi_r = jnp.real(lo), jnp.real(hi)
+    both_inf = ~jnp.isfinite(lo_r) & (lo_r == hi_r)
+    diff = jnp.where(both_inf, jnp.zeros((), lo.dtype), lo - hi)
+    general = jnp.log1p(jnp.exp(diff)) + hi
+    pos_inf = jnp.log(jnp.exp(lo) + jnp.exp(hi))
+    value = jnp.where(both_inf, jnp.where(lo_r < 0, lo, pos_inf), general)
+    nan = jnp.isnan(lo_r) | jnp.isnan(jnp.imag(lo))
+    return jnp.where(nan, jnp.asarray(complex(math.nan, math.nan), lo.dtype), value)
+
+
 @impl("logaddexp")
 def logaddexp(self, other):
-    return jnp.logaddexp(*_cast(_floating(result_type(self, other)), self, other))
+    """Real: jnp.logaddexp. Complex: ATen's own helper, whose imaginary part is not wrapped."""
+    dt = _floating(result_type(self, other))
+    a, b = _cast(dt, self, other)
+    return log_add_exp_complex(a, b) if _category(dt) == _COMPLEX else jnp.logaddexp(a, b)
 
 
 @impl("logaddexp2")

@@ -9,6 +9,8 @@ output their output_mask does not ask for, as ATen returns an undefined tensor.
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 from jax import lax
 
@@ -241,7 +243,7 @@ def im2col(self, kernel_size, dilation, padding, stride):
     """(N, C, H, W) -> (N, C*kh*kw, L): column c*kh*kw + i*kw + j holds tap (i, j) of channel c."""
     c = self.shape[1]
     cols = _conv(self, _unfold_kernel(c, kernel_size, self.dtype), stride, padding, dilation, c)
-    return jnp.reshape(cols, (cols.shape[0], cols.shape[1], -1))
+    return jnp.reshape(cols, (cols.shape[0], cols.shape[1], math.prod(cols.shape[2:])))  # no -1: a 0-size batch
 
 
 @impl("col2im")

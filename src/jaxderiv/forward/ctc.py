@@ -43,6 +43,8 @@ def _log_sum(x, axis):
 
 def _shift(x, k, fill=NEG_INF):
     """x[:, s - k] (k > 0) or x[:, s + |k|] (k < 0), `fill` where that leaves the row."""
+    if abs(k) >= x.shape[1]:  # the whole row leaves (one state: every target length 0)
+        return jnp.full(x.shape, fill, x.dtype)
     pad = jnp.full((x.shape[0], abs(k)), fill, x.dtype)
     return jnp.concatenate([pad, x[:, :-k]], axis=1) if k > 0 else jnp.concatenate([x[:, -k:], pad], axis=1)
 
@@ -77,10 +79,10 @@ class _Problem:
             index = offsets[:, None] + np.minimum(np.arange(width)[None], np.maximum(np.array(tl)[:, None] - 1, 0))
             labels = targets[jnp.asarray(index)] if width else jnp.zeros((n, 0), jnp.int32)
         else:
-            width = targets.shape[1]
-            if max(tl, default=0) > width:
-                raise ValueError(f"ctc_loss: a target length exceeds the targets' width {width}")
-            labels = targets
+            if max(tl, default=0) > targets.shape[1]:
+                raise ValueError(f"ctc_loss: a target length exceeds the targets' width {targets.shape[1]}")
+            width = max(tl, default=0)  # ATen's log_alpha has 2 max(target_lengths) + 1 states, whatever the padding
+            labels = targets[:, :width]
         s = np.arange(2 * width + 1)
         odd = jnp.asarray(s % 2 == 1)
         label_at = jnp.asarray(np.minimum(s // 2, max(width - 1, 0)))

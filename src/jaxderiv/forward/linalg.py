@@ -312,6 +312,8 @@ def geqrf(self):
         rest = rest - (jnp.conj(tau)[..., None, None] * v[..., :, None]) * (jnp.conj(v) @ rest)[..., None, :]
         a = a.at[..., j:, j + 1:].set(rest).at[..., j + 1:, j].set(v[..., 1:]).at[..., j, j].set(beta.astype(a.dtype))
         taus.append(tau)
+    if not taus:  # min(m, n) = 0: no reflectors, an empty tau as LAPACK's
+        return a, jnp.zeros(self.shape[:-2] + (0,), self.dtype)
     return a, jnp.stack(taus, -1).astype(self.dtype)
 
 

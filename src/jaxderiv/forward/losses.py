@@ -196,7 +196,8 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
 
 
 def _as_matrix(self):
-    return self[None] if self.ndim <= 1 else self
+    """(N, C): a 1-d input is one sample, a 0-d one a sample of one class (ATen's 0-d case)."""
+    return jnp.reshape(self, (1, jnp.size(self))) if self.ndim <= 1 else self
 
 
 @impl("multi_margin_loss")

@@ -66,14 +66,20 @@ def _flat(windows, spatial):
     return flat, valid
 
 
+def _merge_tail(a, k):
+    """a with its dims from k on merged into one, sized explicitly (jnp.reshape's -1 divides by
+    the other dims' product, which a 0-size batch makes 0)."""
+    return jnp.reshape(a, a.shape[:k] + (math.prod(a.shape[k:]),))
+
+
 def _gather(x, windows, fill):
     """Windows of x (N, C, S...) -> (N, C, O..., K...), `fill` where a window leaves the input."""
     n = len(windows)
     flat, valid = _flat(windows, x.shape[2:])
     lead = x.shape[:2]
     flat = jnp.broadcast_to(flat, lead + flat.shape[-2 * n:]) if flat.ndim == 2 * n else jnp.broadcast_to(flat, lead + flat.shape[2:])
-    planes = jnp.reshape(x, lead + (-1,))
-    vals = jnp.take_along_axis(planes, jnp.reshape(flat, lead + (-1,)), axis=2)
+    planes = _merge_tail(x, 2)  # explicit sizes: reshape's -1 fails on a 0-size batch
+    vals = jnp.take_along_axis(planes, _merge_tail(flat, 2), axis=2)
     vals = jnp.reshape(vals, flat.shape)
     return jnp.where(valid, vals, jnp.asarray(fill, x.dtype)), flat
 
@@ -93,8 +99,8 @@ def _max(x, windows):
     n = len(windows)
     vals, flat = _gather(x, windows, -jnp.inf)
     out_shape = vals.shape[: vals.ndim - n]
-    vals = jnp.reshape(vals, out_shape + (-1,))
-    flat = jnp.reshape(flat, out_shape + (-1,))
+    vals = _merge_tail(vals, len(out_shape))
+    flat = _merge_tail(flat, len(out_shape))
     arg = jnp.argmax(jnp.where(jnp.isnan(vals), jnp.inf, vals), axis=-1)[..., None]
     return jnp.take_along_axis(vals, arg, -1)[..., 0], jnp.take_along_axis(flat, arg, -1)[..., 0].astype(_long())
 
@@ -352,8 +358,8 @@ def _unpool_backward(grad_output, indices, n):
     """The grad at each value's index."""
     g, squeeze = _batch(grad_output, n)
     i = indices[None] if squeeze else indices
-    planes = jnp.reshape(g, g.shape[:2] + (-1,))
-    out = jnp.reshape(jnp.take_along_axis(planes, jnp.reshape(i, i.shape[:2] + (-1,)), axis=2), i.shape)
+    planes = _merge_tail(g, 2)
+    out = jnp.reshape(jnp.take_along_axis(planes, _merge_tail(i, 2), axis=2), i.shape)
     return out[0] if squeeze else out
 
 

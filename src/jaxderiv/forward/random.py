@@ -65,20 +65,42 @@ def bernoulli__float(self, p=0.5, generator=None):
 # -- continuous distributions filled into self ----------------------------------------------------
 
 
+def _as_real_pairs(x):
+    """ATen's view_as_real of a complex x: (shape (..., 2) to draw in, its real dtype); None for real x."""
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return x.shape + (2,), jnp.real(x).dtype
+    return None
+
+
+def _from_pairs(pairs, dtype):
+    return (pairs[..., 0] + 1j * pairs[..., 1]).astype(dtype)
+
+
 @impl("uniform_")
 def uniform_(self, from_=0, to=1, generator=None):
-    """from + (to - from) * U[0, 1)."""
-    _require_floating("uniform_", self)
-    key = _key(generator, "uniform_")
+    """from + (to - from) * U[0, 1); complex: real and imaginary parts each so (ATen fills
+    view_as_real(self))."""
     x = jnp.asarray(self)
+    pairs = _as_real_pairs(x)
+    if pairs is None:
+        _require_floating("uniform_", self)
+    key = _key(generator, "uniform_")
+    if pairs is not None:
+        return _from_pairs(from_ + (to - from_) * jax.random.uniform(key, *pairs), x.dtype)
     return from_ + (to - from_) * jax.random.uniform(key, x.shape, x.dtype)
 
 
 @impl("normal_")
 def normal_(self, mean=0, std=1, generator=None):
-    _require_floating("normal_", self)
-    key = _key(generator, "normal_")
+    """mean + std * N(0, 1); complex: ATen fills view_as_real(self) with N(mean, std / sqrt 2),
+    so that each part has mean `mean` and variance std^2 / 2 (E|z - mean(1 + i)|^2 = std^2)."""
     x = jnp.asarray(self)
+    pairs = _as_real_pairs(x)
+    if pairs is None:
+        _require_floating("normal_", self)
+    key = _key(generator, "normal_")
+    if pairs is not None:
+        return _from_pairs(mean + (std / 2**0.5) * jax.random.normal(key, *pairs), x.dtype)
     return mean + std * jax.random.normal(key, x.shape, x.dtype)
 
 

@@ -410,15 +410,24 @@ def _median_position(ignore_nan: bool):
     return position
 
 
+def _empty_median(self):
+    """ATen's median/nanmedian of an empty tensor: a 0-d NaN (integers: NaN cast, the dtype's minimum)."""
+    if jnp.issubdtype(self.dtype, jnp.inexact):
+        return jnp.full((), jnp.nan, self.dtype)
+    return jnp.full((), jnp.iinfo(self.dtype).min if jnp.issubdtype(self.dtype, jnp.integer) else True, self.dtype)
+
+
 @impl("median")
 def median(self):
-    _nonempty("median", self)
+    if self.size == 0:
+        return _empty_median(self)
     return median_dim(jnp.ravel(self), 0)[0]
 
 
 @impl("nanmedian")
 def nanmedian(self):
-    _nonempty("nanmedian", self)
+    if self.size == 0:
+        return _empty_median(self)
     return nanmedian_dim(jnp.ravel(self), 0)[0]
 
 
@@ -497,8 +506,25 @@ def cummin(self, dim):
 
 @impl("logcumsumexp")
 def logcumsumexp(self, dim):
-    x = jnp.atleast_1d(self if _kind(self) != "integral" else jnp.asarray(self, jnp.float32))
-    return jnp.reshape(jax.lax.cumlogsumexp(x, axis=wrap_dim(dim, self.ndim)), jnp.shape(self))
+    """Real: lax.cumlogsumexp. Complex: ATen's sequential scan, cum = _log_add_exp_helper(x_i, cum)
+    from -inf, whose imaginary part is not wrapped to (-pi, pi] (it may differ from the wrapped
+    log(cumsum(exp(x))) by 2 pi)."""
+    if _kind(self) in ("integral", "bool"):  # ATen: "logcumsumexp_out_cpu" not implemented for 'Long'
+        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{jnp.result_type(self)}'")
+    x = jnp.atleast_1d(self)
+    d = wrap_dim(dim, self.ndim)
+    if jnp.iscomplexobj(x):
+        from .binary import log_add_exp_complex
+
+        def step(cum, xi):
+            cum = log_add_exp_complex(xi, cum)
+            return cum, cum
+
+        xm = jnp.moveaxis(x, d, 0)
+        init = jnp.full(xm.shape[1:], complex(-math.inf, 0.0), xm.dtype)
+        out = jnp.moveaxis(jax.lax.scan(step, init, xm)[1], 0, d) if xm.shape[0] else x
+        return jnp.reshape(out, jnp.shape(self))
+    return jnp.reshape(jax.lax.cumlogsumexp(x, axis=d), jnp.shape(self))
 
 
 # -- counting and logic ---------------------------------------------------------------------------

@@ -151,8 +151,24 @@ def frexp(self):
 def _zeta(x, q):
     """Hurwitz zeta with ATen's special cases, in its order: inf at x = 1, NaN for x < 1,
     inf at integer q <= 0 (JAX gives NaN there)."""
-    value = jnp.where((q <= 0) & (q == jnp.floor(q)), jnp.inf, jsp.zeta(x, q))
+    value = jnp.where((q <= 0) & (q == jnp.floor(q)), jnp.inf, _zeta_any_q(x, q))
     return jnp.where(x == 1, jnp.inf, jnp.where(x < 1, jnp.nan, value))
+
+
+def _zeta_any_q(x, q):
+    """Hurwitz zeta for any q: JAX's for q > 0; for q < 0 (ATen: NaN unless x is an integer)
+    the recurrence zeta(x, q) = zeta(x, q + N) + sum_{k<N} (q + k)^-x with N = ceil(-q),
+    whose sum is (-1)^x (zeta(x, 1 - f) - zeta(x, 1 - q)) with f = q - floor(q): every
+    argument positive. (jsp.zeta sums a fixed number of terms, wrong below q of about -7.)"""
+    x, q = jnp.broadcast_arrays(x, q)
+    negative = q < 0
+    qn = jnp.where(negative, q, -0.5)  # safe values off the branch
+    f = qn - jnp.floor(qn)
+    f = jnp.where(f > 0, f, 0.5)
+    sign = jnp.where(jnp.mod(x, 2) == 0, 1.0, -1.0).astype(q.dtype)
+    reflected = jsp.zeta(x, f) + sign * (jsp.zeta(x, 1 - f) - jsp.zeta(x, 1 - qn))
+    reflected = jnp.where(x == jnp.floor(x), reflected, jnp.nan)
+    return jnp.where(negative, reflected, jsp.zeta(x, jnp.where(negative, 1.0, q)))
 
 
 @impl("special_zeta", "special_zeta.self_scalar", "special_zeta.other_scalar")

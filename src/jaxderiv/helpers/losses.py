@@ -161,7 +161,7 @@ def _scale(grad, reduction, n):
 def multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction):
     """Each active hinge z = margin - x[y] + x[j] > 0 (j != y) adds w[y] (p z^(p-1)) / C to x[j]
     and subtracts it from x[y]."""
-    x = self[None] if self.ndim <= 1 else self
+    x = jnp.reshape(self, (1, jnp.size(self))) if self.ndim <= 1 else self  # 0-d: one sample, one class
     y = jnp.reshape(target, (-1,))
     n, c = x.shape
     z = margin - jnp.take_along_axis(x, y[:, None], axis=1) + x
@@ -177,8 +177,8 @@ def multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
 @helper("multilabel_margin_loss_backward", "at::multilabel_margin_loss_backward")
 def multilabel_margin_loss_backward(grad, self, target, reduction, is_target):
     """Each active hinge 1 - (x[j] - x[k]) > 0 (j a target, k not) adds 1/C to x[k], -1/C to x[j]."""
-    x = self[None] if self.ndim <= 1 else self
-    t = target[None] if target.ndim <= 1 else target
+    x = jnp.reshape(self, (1, jnp.size(self))) if self.ndim <= 1 else self  # 0-d: one sample, one class
+    t = jnp.reshape(target, (1, jnp.size(target))) if target.ndim <= 1 else target
     n, c = x.shape
     is_t, valid = multilabel_is_target(x, t)
     xj = jnp.take_along_axis(x, jnp.maximum(t, 0), axis=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 
 from ..errors import NotImplementedDerivative
@@ -11,8 +13,9 @@ from ..namespace import helper
 @helper("max_pool_double_backward")
 def max_pool_double_backward(grad, indices, dim):
     """The grad of the input (.., S...) read at each output's flat index over the last `dim` dims."""
-    planes = jnp.reshape(grad, grad.shape[: grad.ndim - dim] + (-1,))
-    flat = jnp.reshape(indices, indices.shape[: indices.ndim - dim] + (-1,))
+    lead, ilead = grad.shape[: grad.ndim - dim], indices.shape[: indices.ndim - dim]
+    planes = jnp.reshape(grad, lead + (math.prod(grad.shape[grad.ndim - dim:]),))  # no -1: 0-size batches
+    flat = jnp.reshape(indices, ilead + (math.prod(indices.shape[indices.ndim - dim:]),))
     return jnp.reshape(jnp.take_along_axis(planes, flat, axis=-1), indices.shape)
 
 

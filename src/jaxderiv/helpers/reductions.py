@@ -251,12 +251,14 @@ def logsumexp_backward(grad, x, result, dim, keepdim):
     if not keepdim and jnp.ndim(x):
         grad = _unsqueeze_multiple(grad, dim, jnp.ndim(x))
         result = _unsqueeze_multiple(result, dim, jnp.ndim(x))
-    return grad * jnp.exp(x - result)
+    return grad * jnp.conj(jnp.exp(x - result))  # FunctionsManual: grad * (self - result).exp().conj()
 
 
 @helper("logcumsumexp_backward")
 def logcumsumexp_backward(grad, x, result, dim):
-    """sum_{j>=k} grad_j exp(x_k - result_j): each exponent is <= 0, and the map is linear in grad."""
+    """sum_{j>=k} grad_j exp(x_k - result_j): each exponent is <= 0, and the map is linear in grad.
+    Complex: FunctionsManual's conj(exp(reverse_logcumsumexp(log(conj(grad)) - result) + self)),
+    that is sum_{j>=k} grad_j conj(exp(x_k - result_j))."""
     if jnp.ndim(grad) == 0 or jnp.size(grad) == 0:
         return grad
     d = R.wrap_dim(dim, jnp.ndim(x))
@@ -264,8 +266,12 @@ def logcumsumexp_backward(grad, x, result, dim):
     n = xm.shape[-1]
     upper = jnp.arange(n)[None, :] >= jnp.arange(n)[:, None]  # [k, j]: j >= k
     xk = xm[..., :, None]
-    exponent = jnp.where(upper & ~jnp.isneginf(xk), xk - rm[..., None, :], -jnp.inf)
-    return jnp.moveaxis(jnp.sum(jnp.exp(exponent) * gm[..., None, :], axis=-1), -1, d)
+    keep = upper & ~jnp.isneginf(jnp.real(xk))
+    exponent = jnp.where(keep, xk - rm[..., None, :], -jnp.inf)
+    factor = jnp.exp(exponent)
+    if jnp.iscomplexobj(factor):
+        factor = jnp.conj(factor)
+    return jnp.moveaxis(jnp.sum(factor * gm[..., None, :], axis=-1), -1, d)
 
 
 # -- variance, standard deviation, norms ------------------------------------------------------------

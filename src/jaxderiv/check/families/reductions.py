@@ -99,9 +99,15 @@ def _cumprod(rng, dtype):
     return [((_x(rng, dtype), 0), {}, "dim=0"), ((_zeros(rng, dtype), -1), {}, "zeros dim=-1"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
 
 
-@_register("cummax", "cummin", "logcumsumexp")
+@_register("cummax", "cummin")
 def _scans(rng, dtype):
     return [((_x(rng, dtype), 1), {}, "dim=1"), ((_x(rng, dtype), -2), {}, "dim=-2"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+
+
+@_register("logcumsumexp", complex_=True)
+def _logcumsumexp(rng, dtype):
+    """ATen takes complex inputs too: its backward's complex branch conjugates."""
+    return _scans(rng, dtype)
 
 
 _UNBIASED = (True, False)
@@ -171,7 +177,7 @@ def _renorm(rng, dtype):
     return out
 
 
-@_register("logsumexp")
+@_register("logsumexp", complex_=True)
 def _logsumexp(rng, dtype):
     return [
         ((_x(rng, dtype), [1], False), {}, "dim=1"),
