@@ -431,3 +431,14 @@ def test_geqrf_with_an_empty_dimension_has_torchs_empty_tau(shape):
         a, tau = reg.op("geqrf")(jnp.asarray(x))
         ta, ttau = aten.geqrf(torch.tensor(x))
         assert (a.shape, tau.shape, tau.dtype) == (tuple(ta.shape), tuple(ttau.shape), jnp.float64)
+
+
+def test_geqrf_batched_matches_torch():
+    """A batch of matrices: one reflector product per matrix (OpInfo's (2, 2, 5, 4) sample crashed)."""
+    import torch
+
+    a = np.random.default_rng(3).standard_normal((2, 2, 5, 4))
+    qr, tau = jaxderiv.op("geqrf")(jnp.asarray(a))
+    qr_t, tau_t = torch.geqrf(torch.from_numpy(a))
+    np.testing.assert_allclose(qr, qr_t.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tau, tau_t.numpy(), rtol=1e-10, atol=1e-12)

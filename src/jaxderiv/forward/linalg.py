@@ -309,7 +309,7 @@ def geqrf(self):
         tau = jnp.where(trivial, 0, (beta - alpha) / jnp.where(trivial, 1, beta))
         v = jnp.concatenate([jnp.ones_like(alpha)[..., None], x / jnp.where(trivial, 1, alpha - beta)[..., None]], -1)
         rest = a[..., j:, j + 1:]
-        rest = rest - (jnp.conj(tau)[..., None, None] * v[..., :, None]) * (jnp.conj(v) @ rest)[..., None, :]
+        rest = rest - (jnp.conj(tau)[..., None, None] * v[..., :, None]) * (jnp.conj(v)[..., None, :] @ rest)  # vᴴ·rest per batch item
         a = a.at[..., j:, j + 1:].set(rest).at[..., j + 1:, j].set(v[..., 1:]).at[..., j, j].set(beta.astype(a.dtype))
         taus.append(tau)
     if not taus:  # min(m, n) = 0: no reflectors, an empty tau as LAPACK's

@@ -171,8 +171,9 @@ class _Crash(Exception):
 def _compare_forward(op, call: Call) -> tuple[str, float, str]:
     args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
     expected = call.func(*args, **kwargs)
+    jargs, jkwargs = _to_jax(call.args), _to_jax(call.kwargs)  # may raise TypeError (complex32): not comparable
     try:
-        got = op(*_to_jax(call.args), **_to_jax(call.kwargs))
+        got = op(*jargs, **jkwargs)
         got = jax.block_until_ready(got)
     except Exception as e:  # noqa: BLE001 - a crash is a result here
         raise _Crash(f"forward: {type(e).__name__}: {e}") from e
@@ -320,8 +321,8 @@ def compare_call(op, call: Call, seed: int = 0) -> Outcome:
         fwd, fe, fwhy = _compare_forward(op, call)
     except _Crash as e:
         return Outcome("crash", "skip", message=str(e)[:300])
-    except Exception as e:  # noqa: BLE001 - torch could not re-run it
-        return Outcome("skip", "skip", message=f"torch re-run failed: {type(e).__name__}: {str(e)[:120]}")
+    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+        return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     try:
         vjp, ve, vwhy = _compare_vjp(op, call, seed)
     except _Crash as e:
@@ -477,6 +478,7 @@ def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None,
                     break
                 result.opinfos += 1
                 for dtype in _dtypes_for(info, dtypes):
+                    torch.manual_seed(seed)  # OpInfo samples draw from torch's global generator: seeded, replays repeat
                     try:
                         it = info.sample_inputs("cpu", dtype, requires_grad=False)
                         for k, sample in enumerate(it):
@@ -532,6 +534,9 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed):
             result.skipped[f"harness error: {type(e).__name__}: {str(e)[:80]}"] += 1
             continue
         cache[key] = outcome
+        if outcome.forward == "skip":
+            result.skipped[outcome.message[:100]] += 1
+            continue
         row.add(outcome, opinfo)
 
 
