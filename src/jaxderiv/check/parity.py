@@ -325,6 +325,15 @@ EQUIVALENTS: dict[str, Equivalent] = {
     "_scaled_dot_product_fused_attention_overrideable": Equivalent(
         _attention(lambda aten, lse, a: lse), "torch has no CPU kernel for the privateuse1 hook: attention in torch ops"),
     "to_mkldnn": Equivalent(lambda aten, a: [a["self"].clone()], "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"),
+    **{n: Equivalent(lambda aten, a: [aten.convolution(a["self"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], False,
+                                                       [0] * len(a["stride"]), a["self"].shape[1])],
+                     f"{_CUDA}: aten.convolution, groups = in_channels") for n in ("_conv_depthwise2d", "conv_depthwise3d")},
+    "mkldnn_linear": Equivalent(lambda aten, a: [aten.linear(a["self"], a["weight"], a["bias"])], "torch's mkldnn kernel takes mkldnn float32 tensors: aten.linear"),
+    **{f"mkldnn_max_pool{k}d": Equivalent(
+        lambda aten, a, k=k: [getattr(aten, f"max_pool{k}d_with_indices")(a["self"], a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"])[0]],
+        f"torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool{k}d_with_indices' values") for k in (2, 3)},
+    "mkldnn_adaptive_avg_pool2d": Equivalent(lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
+                                             "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d"),
 }
 
 # Ops whose torch CPU kernel takes float32 only: both sides run in float32 (RTOL32, ATOL32).
@@ -693,6 +702,9 @@ TORCH_SPEC_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
     "_ctc_loss.Tensor": DIFFERENCES["_ctc_loss"],
     "_standard_gamma_grad": DIFFERENCES["_standard_gamma_grad"],
     "_embedding_bag": DIFFERENCES["_embedding_bag"],
+    **{n: (("vjp",), "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
+               "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
+               "reaches it: its depthwise convolutions differentiate through convolution)") for n in ("_conv_depthwise2d", "conv_depthwise3d")},
     "cholesky_inverse": (("jvp", "complex"), "torch 2.13's cholesky_inverse_jvp computes -X dF X Fᴴ (+ its adjoint), which disagrees with "
                          "finite differences of torch's own forward (1e-2 on the sample); jaxderiv's helper computes the derivative, "
                          "-X dL Lᴴ X (+ its adjoint)"),
