@@ -11,8 +11,7 @@ pytest.importorskip("expecttest")
 
 import jax  # noqa: E402
 
-from jaxderiv import Registry, load_spec  # noqa: E402
-from jaxderiv.spec import torch_spec_file  # noqa: E402
+from torch_models import edited_torch_spec  # noqa: E402
 
 opinfo = pytest.importorskip("jaxderiv.torch.opinfo")
 
@@ -71,13 +70,10 @@ def test_every_call_agrees_except_the_declared(result):
 
 
 def test_a_sabotaged_formula_is_reported_as_a_vjp_mismatch(tmp_path):
-    text = torch_spec_file().read_text()
-    original = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
-    assert original in text
-    path = tmp_path / "derivatives.yaml"
-    path.write_text(text.replace(original, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 2\n"))
+    doubled_abs = edited_torch_spec(tmp_path, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
+                                    "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 2\n")
     jax.config.update("jax_enable_x64", True)
-    r = opinfo.replay(Registry(load_spec(path)), ["abs"])
+    r = opinfo.replay(doubled_abs, ["abs"])
     row = r.rows["abs"]
     assert row.calls > 0 and row.crashes == 0
     assert row.forward_agree == row.calls  # the forward is untouched

@@ -8,9 +8,8 @@ import pytest
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-import jaxderiv  # noqa: E402
 import jaxderiv.torch as jt  # noqa: E402
-from jaxderiv.spec import torch_spec_file  # noqa: E402
+from torch_models import edited_torch_spec  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
@@ -68,12 +67,8 @@ def test_jit_grad_jvp_vmap_hessian(small):
 
 def test_gradient_follows_the_spec_text(tmp_path):
     """Edit abs's formula in a copy of torch's file: the imported model's gradient changes."""
-    text = torch_spec_file().read_text()
-    original = "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n"
-    assert original in text
-    edited = tmp_path / "derivatives.yaml"
-    edited.write_text(text.replace(original, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 3\n"))
-    registry = jaxderiv.Registry(jaxderiv.load_spec(edited))
+    registry = edited_torch_spec(tmp_path, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
+                                 "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 3\n")
 
     class Abs(nn.Module):
         def forward(self, x):
@@ -89,17 +84,14 @@ def test_gradient_follows_the_spec_text(tmp_path):
 
 
 def test_compare_finds_the_first_diverging_gradient(tmp_path):
-    text = torch_spec_file().read_text()
-    original = "  self: threshold_backward(grad, result, 0)\n  result: auto_element_wise\n"
-    assert original in text
-    edited = tmp_path / "derivatives.yaml"
-    edited.write_text(text.replace(original, "  self: threshold_backward(grad, result, 0) * 2\n  result: auto_element_wise\n", 1))
+    doubled_relu = edited_torch_spec(tmp_path, "  self: threshold_backward(grad, result, 0)\n  result: auto_element_wise\n",
+                                     "  self: threshold_backward(grad, result, 0) * 2\n  result: auto_element_wise\n")
     torch.manual_seed(0)
     m = Small().double()
     x = torch.randn(5, 3, dtype=torch.float64)
     good = jt.compare(m, x)
     assert good.ok, str(good)
-    bad = jt.compare(m, x, registry=jaxderiv.Registry(jaxderiv.load_spec(edited)))
+    bad = jt.compare(m, x, registry=doubled_relu)
     assert bad.first_value_divergence is None
     first = bad.first_grad_divergence
     # the doubled ReLU gradient shows first at the node feeding relu, where backward leaves it

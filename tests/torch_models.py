@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
+import jaxderiv
 import jaxderiv.torch as jt
 
 
@@ -28,6 +29,18 @@ class Errors:
     @property
     def max_grad(self) -> float:
         return max([*self.params.values(), *self.inputs, 0.0])
+
+
+def edited_torch_spec(tmp_path, original: str, edited: str):
+    """A registry of a copy of torch's own derivatives.yaml with one formula's text replaced:
+    the importer's and the replay's tests show that a wrong formula changes what they see."""
+    from jaxderiv.spec import torch_spec_file
+
+    text = torch_spec_file().read_text()
+    assert original in text
+    path = tmp_path / "derivatives.yaml"
+    path.write_text(text.replace(original, edited, 1))
+    return jaxderiv.Registry(jaxderiv.load_spec(path))
 
 
 def rel(a, b) -> float:

@@ -16,7 +16,7 @@ import torch
 
 from ..registry import Registry
 from ._model import ImportedModel, from_module
-from ._values import to_numpy
+from ._values import jax_dtype, to_numpy
 
 __all__ = ["Comparison", "NodeDifference", "compare"]
 
@@ -77,10 +77,6 @@ def _rel(a, b) -> float:
     return float(np.max(diff) / max(float(np.max(np.abs(np.where(np.isnan(b), 0, b)))), 1e-30))
 
 
-def _inexact(x) -> bool:
-    return isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jnp.inexact)
-
-
 def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int = 0, model: ImportedModel | None = None,
             registry: Registry | None = None, **kwinputs) -> Comparison:
     """Run `module` in torch and its import in JAX on `inputs` (torch tensors, also as keywords);
@@ -115,9 +111,7 @@ def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int =
     torch_grads = {k: g for k, g in zip(names, grads_t)}
 
     # JAX: the program with a zero added at the same nodes; gradients w.r.t. those zeros.
-    shapes = {}
-    program.run(values, on_step=lambda s, y: (shapes.__setitem__(s.name, y) if _inexact(y) and s.name in probes else None) or y)
-    zeros = {k: jnp.zeros_like(v) for k, v in shapes.items()}
+    zeros = {k: jnp.zeros(tuple(v.shape), jax_dtype(v.dtype)) for k, v in torch_vals.items()}
 
     def run(z):
         env = program.run(values, on_step=lambda s, y: y + z[s.name] if s.name in z else y)

@@ -162,7 +162,7 @@ def _tie_groups(ep: torch.export.ExportedProgram) -> dict[str, str]:
 
 
 def _require_x64(tensors) -> None:
-    wide = sorted({str(t.dtype) for t in tensors if t.dtype in (torch.float64, torch.complex128, torch.int64)} - {"torch.int64"})
+    wide = sorted({str(t.dtype) for t in tensors if t.dtype in (torch.float64, torch.complex128)})
     if wide and not jax.config.jax_enable_x64:
         raise TypeError(f"the model holds {', '.join(wide)} tensors, but JAX runs in 32 bits: "
                         "call jax.config.update('jax_enable_x64', True) before importing it")

@@ -19,12 +19,9 @@ import jax
 import torch
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .. import forward as _forward
 from ..errors import JaxderivError
-from ..forward.nondifferentiable import carries_no_gradient
 from ..registry import Registry
-from . import _variants
-from ._resolve import aten_name, resolve
+from ._resolve import aten_name, resolve, runs_as
 from ._values import convert_constant
 
 __all__ = ["Program", "Step", "Ref", "UnsupportedGraphError", "UnsupportedNode", "build_program", "decompose"]
@@ -130,17 +127,6 @@ def _is_composite_implicit(op) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
 
 
-def _runs_as_is(op, registry: Registry) -> bool:
-    """True when jaxderiv runs this overload itself, so torch should not decompose it."""
-    name = aten_name(op)
-    if name in _variants.VARIANTS:
-        return True
-    if name in registry.spec:
-        return _forward.implementation(name) is not None
-    impl = _forward.implementation(name)
-    return impl is not None and carries_no_gradient(impl)
-
-
 def _differentiable_nodes(ep: torch.export.ExportedProgram) -> set[str]:
     """Nodes whose value depends on a parameter or a floating user input: what requires grad in eager."""
     roots = {s.arg.name for s in ep.graph_signature.input_specs if s.kind in (InputKind.PARAMETER, InputKind.USER_INPUT)}
@@ -187,7 +173,7 @@ def decompose(ep: torch.export.ExportedProgram, registry: Registry) -> torch.exp
     for op in list(table.keys()):
         if not isinstance(op, torch._ops.OpOverload):
             continue
-        if aten_name(op) in _variants.VARIANTS or not _is_composite_implicit(op) and _runs_as_is(op, registry):
+        if not _is_composite_implicit(op) and runs_as(aten_name(op), registry)[0] != "unsupported":
             table.pop(op)
     return ep.run_decompositions(table)
 

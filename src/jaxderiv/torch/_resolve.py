@@ -20,7 +20,7 @@ from ..forward.nondifferentiable import carries_no_gradient
 from ..registry import Registry
 from . import _variants
 
-__all__ = ["Resolved", "aten_name", "resolve", "torch_registry"]
+__all__ = ["Resolved", "aten_name", "resolve", "runs_as", "torch_registry"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,11 +47,9 @@ def torch_registry() -> Registry:
     return Registry(load_spec(from_torch=True))
 
 
-def _entry_op(registry: Registry, name: str):
-    if name not in registry.spec:
-        return None
-    op = registry.op(name)
-    return op if op.impl is not None else None
+def _has_entry_op(registry: Registry, name: str) -> bool:
+    """An entry of the spec with a forward: `registry.op(name)` can run it."""
+    return name in registry.spec and _forward.implementation(name) is not None
 
 
 def _functional_name(name: str) -> str | None:
@@ -65,25 +63,38 @@ def _functional_name(name: str) -> str | None:
     return None
 
 
-def resolve(name: str, registry: Registry) -> Resolved:
-    """How the overload `name` runs under `registry` (see the module docstring)."""
-    op = _entry_op(registry, name)
-    if op is not None:
-        return Resolved(op, "entry", f"{op.entry.location}")
+def runs_as(name: str, registry: Registry) -> tuple[str, str | None]:
+    """(kind, what runs) for the overload `name`, without building anything: kind is "entry"
+    (what: the entry's name), "variant", "random", "constant" or "unsupported" (what: None)."""
+    if _has_entry_op(registry, name):
+        return "entry", name
     functional = _functional_name(name)
-    if functional is not None and name not in registry.spec:
-        op = _entry_op(registry, functional)
-        if op is not None:
-            return Resolved(op, "entry", f"{op.entry.location} (functional form of {name})")
+    if functional is not None and name not in registry.spec and _has_entry_op(registry, functional):
+        return "entry", functional
     variant = _variants.VARIANTS.get(name)
     if variant is not None:
-        return Resolved(functools.partial(variant.run, registry), "random" if variant.random else "variant", variant.describe(registry))
+        return ("random" if variant.random else "variant"), name
     impl = _forward.implementation(name)
     if impl is not None and carries_no_gradient(impl):
-        return Resolved(_held_constant(impl), "constant", "no gradient (a constructor, assert or query)")
+        return "constant", name
+    return "unsupported", None
+
+
+def resolve(name: str, registry: Registry) -> Resolved:
+    """How the overload `name` runs under `registry` (see the module docstring)."""
+    kind, target = runs_as(name, registry)
+    if kind == "entry":
+        op = registry.op(target)
+        via = "" if target == name else f" (functional form of {name})"
+        return Resolved(op, kind, f"{op.entry.location}{via}")
+    if kind in ("variant", "random"):
+        variant = _variants.VARIANTS[name]
+        return Resolved(functools.partial(variant.run, registry), kind, variant.describe(registry))
+    if kind == "constant":
+        return Resolved(_held_constant(_forward.implementation(name)), kind, "no gradient (a constructor, assert or query)")
     if name in registry.spec:
-        return Resolved(None, "unsupported", f"entry {registry.spec[name].location} has no forward implementation in jaxderiv")
-    return Resolved(None, "unsupported", "no derivatives.yaml entry, no torch decomposition, and no gradient-free forward in jaxderiv")
+        return Resolved(None, kind, f"entry {registry.spec[name].location} has no forward implementation in jaxderiv")
+    return Resolved(None, kind, "no derivatives.yaml entry, no torch decomposition, and no gradient-free forward in jaxderiv")
 
 
 def _held_constant(impl: Callable) -> Callable:
