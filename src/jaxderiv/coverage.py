@@ -23,6 +23,9 @@ class FileCoverage:
     file: str
     version: str = ""  # its PyTorch release and how that was found
     entries: int = 0
+    entries_rejected: int = 0  # entries the file has that could not be read (not in `entries`)
+    rejected: list = dataclasses.field(default_factory=list)  # why, each naming file:line
+    entries_parsed: int = 0  # loaded entries every formula of which parses
     formulas: int = 0
     formulas_parsed: int = 0
     entries_translated: int = 0  # every formula of the entry builds into a rule
@@ -56,6 +59,9 @@ class Coverage:
             lines.append(f"{f.file}")
             if f.version:
                 lines.append(f"  version {f.version}")
+            if f.entries_rejected:
+                lines.append(f"  entries that could not be read: {f.entries_rejected} (not counted below)")
+                lines.extend(f"    {why}" for why in f.rejected[:top])
             lines.append(f"  entries {f.entries}; formulas parsed {f.formulas_parsed}/{f.formulas}; "
                          f"entries translated {f.entries_translated}/{f.entries}; with result formula {f.entries_with_result_formula}; "
                          f"with forward implementation {f.entries_with_forward}/{f.entries}")
@@ -106,10 +112,18 @@ def _file_coverage(path: str, verify: bool, torch_version=None) -> FileCoverage:
     from .check import check_all
     from .registry import Registry
 
+    import warnings
+
+    from .spec import SpecWarning
+
     helpers.load()
-    spec = load_spec(path, torch_version=torch_version)
+    # Per entry: one entry that cannot be read is counted and named, the others are measured.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpecWarning)
+        spec = load_spec(path, torch_version=torch_version, strict=False)
     seed = _seed_names(path)
-    fc = FileCoverage(file=str(path), version=str(spec.version), entries=len(spec))
+    fc = FileCoverage(file=str(path), version=str(spec.version), entries=len(spec),
+                      entries_rejected=len(spec.rejected), rejected=[str(e) for e in spec.rejected])
     implemented = []
     for entry in spec:
         fc.entries_with_result_formula += bool(entry.forward)
@@ -127,6 +141,7 @@ def _file_coverage(path: str, verify: bool, torch_version=None) -> FileCoverage:
                 continue
             fc.formulas_parsed += 1
             needs |= unresolved_names(tree)
+        fc.entries_parsed += ok
         shared = entry.name in seed
         fc.seed_entries += shared
         for name in needs:

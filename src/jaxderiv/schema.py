@@ -18,24 +18,41 @@ for canonically written `t`; other input differs from its print only in whitespa
 
 from __future__ import annotations
 
-__all__ = ["BASE_TYPES", "Type", "Argument", "Return", "FunctionSchema"]
+__all__ = ["BASE_TYPES", "LEGACY_TYPES", "Type", "Argument", "Return", "FunctionSchema"]
 
 import dataclasses
+import re
 import string
 from typing import Any, NoReturn
 
 from .errors import Location, SchemaError
 
 # Base type names of ATen schemas, from torchgen's BaseTy and the JIT schema types
-# that older spec files still use (Dimname, ConstQuantizerPtr, Any).
+# that older spec files still use (Dimname, ConstQuantizerPtr, Any; 1.0's TensorOptions).
 BASE_TYPES = frozenset(
     {
         "Tensor", "Scalar", "int", "SymInt", "float", "bool", "str", "complex",
         "ScalarType", "Layout", "Device", "DeviceIndex", "MemoryFormat", "QScheme",
         "Generator", "Dimname", "Storage", "Stream", "SymBool", "DimVector",
-        "GraphModule", "ConstQuantizerPtr", "Any",
+        "GraphModule", "ConstQuantizerPtr", "Any", "TensorOptions",
     }
 )
+
+# C++ type names of PyTorch 0.4 to 1.1 schemas (`abs(Tensor self)`, no return type), as the
+# schema types they stand for; `FunctionSchema.parse_legacy` reads them. Data only: each is
+# replaced as a whole word in type position before the schema grammar runs.
+LEGACY_TYPES: dict[str, str] = {
+    "int64_t": "int",
+    "double": "float",
+    "IntList": "int[]",
+    "IntArrayRef": "int[]",
+    "TensorList": "Tensor[]",
+    "SparseTensorRef": "Tensor",
+    "SparseTensor": "Tensor",
+    "Generator*": "Generator?",
+}
+# `std::array<bool,3> output_mask` is `bool[3] output_mask`.
+_LEGACY_ARRAY = re.compile(r"std::array<\s*bool\s*,\s*(\d+)\s*>")
 
 # Words with a fixed meaning in defaults; `Mean` and `Sum` are at::Reduction values.
 _WORD_VALUES: dict[str, Any] = {"True": True, "False": False, "None": None, "Mean": 1, "Sum": 2}
@@ -153,6 +170,9 @@ class FunctionSchema:
     arguments: tuple[Argument, ...]  # in schema order; positional ones come first
     returns: tuple[Return, ...]  # in schema order; () for '-> ()'
     returns_tuple: bool = False  # the returns were written in parentheses
+    # Written in the old form without `-> returns` (PyTorch before 1.2, `parse_legacy`): the
+    # returns are not in the text, one Tensor is assumed (spec.py infers them from the formulas).
+    legacy: bool = False
 
     def __post_init__(self) -> None:
         if not self.returns_tuple and len(self.returns) != 1:
@@ -190,6 +210,19 @@ class FunctionSchema:
         parser.check_round_trip(result)
         return result
 
+    @staticmethod
+    def parse_legacy(text: str, location: Location | None = None) -> FunctionSchema:
+        """Parse a schema of PyTorch 0.4 to 1.1: C++ argument types (`int64_t`, `IntList`,
+        `std::array<bool,3>`, LEGACY_TYPES) and no `-> returns`; the modern form is read too.
+        Without written returns the result has `legacy=True` and one Tensor return. It prints
+        in the modern form, which parses back to it."""
+        parser = _Parser(_modern_types(text), location, legacy=True)
+        result = parser.schema()
+        printed = str(result)
+        if FunctionSchema.parse(printed) != dataclasses.replace(result, legacy=False):
+            raise SchemaError(f"{text!r} does not round-trip: it prints as {printed!r}", location)
+        return result
+
     def __str__(self) -> str:
         args = []
         for i, arg in enumerate(self.arguments):
@@ -201,6 +234,23 @@ class FunctionSchema:
         else:
             returns = str(self.returns[0])
         return f"{self.full_name}({', '.join(args)}) -> {returns}"
+
+
+def _modern_types(text: str) -> str:
+    """`text` with the legacy C++ type names of its arguments written as schema types."""
+    text = _LEGACY_ARRAY.sub(r"bool[\1]", text)
+    open_ = text.find("(")
+    if open_ < 0:
+        return text
+    head, body = text[: open_ + 1], text[open_ + 1:]
+
+    def one(m: re.Match) -> str:
+        lead, word, star = m.group(1), m.group(2), m.group(3)
+        key = word + "*" if star else word
+        return lead + LEGACY_TYPES[key] if key in LEGACY_TYPES else m.group(0)
+
+    # A type sits at the start of the argument list or after a comma (or after `*,`).
+    return head + re.sub(r"((?:^|,)\s*)([A-Za-z_]\w*)\s*(\*)?(?=[\s\[?])", one, body)
 
 
 def _typed_default(value: Any, type_: Type, text: str) -> Any:
@@ -312,8 +362,9 @@ def _describe(tok: _Token) -> str:
 class _Parser:
     """Recursive descent over the tokens of one piece of schema text."""
 
-    def __init__(self, text: str, location: Location | None):
+    def __init__(self, text: str, location: Location | None, legacy: bool = False):
         self.text = text
+        self.legacy = legacy  # the old form: the returns may be absent
         self.location = location
         self.tokens = _tokenize(text, location)
         self.i = 0
@@ -371,6 +422,8 @@ class _Parser:
         overload = self.word("an overload name after '.'").text if self.accept(".") else ""
         self.expect("(", "after the function name")
         arguments = self.arguments()
+        if self.legacy and self.peek().kind == "end":
+            return FunctionSchema(name, overload, arguments, (Return(Type("Tensor")),), False, legacy=True)
         self.expect("->", "after the argument list")
         returns, as_tuple = self.returns()
         self.end("after the returns")

@@ -11,8 +11,8 @@ from typing import Iterable, Mapping
 
 import yaml
 
-from .errors import Location, SchemaError, SpecError
-from .schema import FunctionSchema
+from .errors import JaxderivError, Location, SchemaError, SpecError
+from .schema import FunctionSchema, Return, Type
 
 __all__ = ["Formula", "Entry", "Spec", "Version", "SpecWarning", "load_spec", "read_spec_text", "detect_version", "parse_version",
            "shipped_spec_files", "newest_spec_file", "torch_spec_file"]
@@ -80,6 +80,9 @@ class Spec:
     files: tuple[str, ...]
     versions: tuple[Version, ...] = ()  # per file, in the order of `files`
     warnings: tuple[str, ...] = ()  # what loading ignored, each naming file:line
+    # Entries that could not be read (`strict=False`): each error names file:line and why;
+    # the other entries of the file are loaded.
+    rejected: tuple[JaxderivError, ...] = ()
 
     @property
     def version(self) -> Version:
@@ -105,7 +108,8 @@ class Spec:
 
     def union(self, newer: "Spec") -> "Spec":
         """This spec with `newer`'s entries added, replacing those of the same name."""
-        return Spec({**self.entries, **newer.entries}, self.files + newer.files, self.versions + newer.versions, self.warnings + newer.warnings)
+        return Spec({**self.entries, **newer.entries}, self.files + newer.files, self.versions + newer.versions,
+                    self.warnings + newer.warnings, self.rejected + newer.rejected)
 
 
 def _formulas_dir() -> Path:
@@ -229,10 +233,14 @@ def torch_spec_file() -> Path:
     return path
 
 
-def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False, torch_version=None) -> Spec:
+def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False, torch_version=None, strict: bool = True) -> Spec:
     """Load one spec file, the installed torch's (`from_torch=True`), or with no path the union
     of the default shipped files (newest wins). `torch_version` ("1.7") states the release
-    instead of detecting it from the content (for a file with no fingerprint, or to override)."""
+    instead of detecting it from the content (for a file with no fingerprint, or to override).
+    With `strict=False` an entry that cannot be read is reported (a SpecWarning naming
+    file:line and why; kept in `Spec.rejected`) and the rest of the file loads; with the
+    default `strict=True` the first such entry raises. A file that is not YAML, or not a
+    list, is rejected whole either way."""
     if from_torch:
         if path is not None:
             raise ValueError("give either a path or from_torch=True, not both")
@@ -241,16 +249,16 @@ def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False
         if torch_version is not None:
             raise ValueError("torch_version applies to one file; the default spec's files each have their own")
         files = shipped_spec_files()
-        spec = read_spec_text(files[0].read_text(), str(files[0]))
+        spec = read_spec_text(files[0].read_text(), str(files[0]), strict=strict)
         for f in files[1:]:
-            spec = spec.union(read_spec_text(f.read_text(), str(f)))
+            spec = spec.union(read_spec_text(f.read_text(), str(f), strict=strict))
         return spec
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as e:
         raise SpecError(f"cannot read spec file: {e.strerror}", Location(file=str(path))) from None
-    return read_spec_text(text, str(path), torch_version=torch_version)
+    return read_spec_text(text, str(path), torch_version=torch_version, strict=strict)
 
 
 # -- text forms ---------------------------------------------------------------------------
@@ -308,9 +316,10 @@ def _drop_title_line(lines: list[str]) -> list[str]:
     return lines
 
 
-def read_spec_text(text: str, file: str | None = None, torch_version=None) -> Spec:
+def read_spec_text(text: str, file: str | None = None, torch_version=None, strict: bool = True) -> Spec:
     """Parse the text of a derivatives.yaml (canonical or flattened) into a Spec. Its release
-    is `torch_version` if given ("1.7"), else detected from the content (`detect_version`)."""
+    is `torch_version` if given ("1.7"), else detected from the content (`detect_version`).
+    `strict=False` reports an entry that cannot be read and loads the others (see load_spec)."""
     lines = _drop_title_line(text.splitlines())
     if _is_flattened(lines):
         lines = _unflatten(lines)
@@ -328,17 +337,152 @@ def read_spec_text(text: str, file: str | None = None, torch_version=None) -> Sp
         return Spec({}, (file or "<text>",), (given or Version(None, UNDETERMINABLE),))
     if not isinstance(root, yaml.SequenceNode):
         raise SpecError("a spec file must be a YAML list of entries ('- name: ...')", Location(file=file, line=root.start_mark.line + 1))
-    entries: dict[str, Entry] = {}
     reported: list[str] = []
+    rejected: list[JaxderivError] = []
+
+    def reject(error: JaxderivError) -> None:
+        if strict:
+            raise error
+        rejected.append(error)
+        message = f"{error}; the entry is not loaded"
+        reported.append(message)
+        warnings.warn(message, SpecWarning, stacklevel=4)
+
+    read: list[Entry] = []
     for node in root.value:
-        entry = _read_entry(node, file, reported)
+        try:
+            read.append(_read_entry(node, file, reported))
+        except JaxderivError as e:
+            reject(e)
+    entries: dict[str, Entry] = {}
+    for entry in _name_unnamed_overloads(read, reported):
         if entry.name in entries:
             first = entries[entry.name].location.line
-            raise SpecError(f"duplicate entry {entry.name!r} (first defined at line {first})", entry.location)
+            reject(SpecError(f"duplicate entry {entry.name!r} (first defined at line {first})", entry.location))
+            continue
         entries[entry.name] = entry
     version = given or detect_version(entries)
     entries = {n: dataclasses.replace(e, version=version) for n, e in entries.items()}
-    return Spec(entries, (file or "<text>",), (version,), tuple(reported))
+    return Spec(entries, (file or "<text>",), (version,), tuple(reported), tuple(rejected))
+
+
+def _arg_key(arg) -> tuple:
+    return (arg.name, str(arg.type))
+
+
+def _overload_names(group: list[FunctionSchema]) -> list[str]:
+    """Names for overloads written under one name without an overload name (files before 1.3:
+    `add(Tensor self, Scalar other, ...)` and `add(Tensor self, Tensor other, ...)`), in ATen's
+    later manner: the types where the overloads' arguments differ, joined by `_` (`Scalar`,
+    `Tensor_float`), else the first argument only this overload has (`dim`); '' for the one
+    with nothing of its own. Where those clash, the names of the arguments not all overloads
+    share (`dim_keepdim_dtype`), then a count."""
+    width = max(len(g.arguments) for g in group)
+
+    def at(g: FunctionSchema, i: int):
+        return g.arguments[i] if i < len(g.arguments) else None
+
+    shared = {i for i in range(width) if len({None if at(g, i) is None else _arg_key(at(g, i)) for g in group}) == 1}
+    names = []
+    for g in group:
+        types, extra = [], None
+        for i, mine in enumerate(g.arguments):
+            theirs = [at(o, i) for o in group if o is not g]
+            if any(t is not None and t.type.base != mine.type.base for t in theirs):
+                types.append(mine.type.base)
+            elif extra is None and any(t is None for t in theirs):
+                extra = mine.name
+        names.append("_".join(types) if types else extra or "")
+    for i, n in enumerate(names):
+        if names.count(n) > 1:
+            names[i] = "_".join(a.name for j, a in enumerate(group[i].arguments) if j not in shared) or n
+    seen: dict[str, int] = {}
+    for i, n in enumerate(names):
+        seen[n] = seen.get(n, 0) + 1
+        if seen[n] > 1:
+            names[i] = f"{n}_{seen[n]}" if n else str(seen[n])
+    return names
+
+
+def _name_unnamed_overloads(read: list[Entry], reported: list[str]) -> list[Entry]:
+    """The entries, with overloads written under one name without an overload name told
+    apart by a derived one (`_overload_names`); identical schemas stay duplicates."""
+    groups: dict[str, list[Entry]] = {}
+    for e in read:
+        groups.setdefault(e.name, []).append(e)
+    taken = set(groups)
+    renamed: dict[int, Entry] = {}
+    for name, group in groups.items():
+        distinct = {tuple(map(_arg_key, e.schema.arguments)) for e in group}
+        if len(group) < 2 or group[0].schema.overload_name or len(distinct) < 2:
+            continue
+        unique = []
+        for e in group:
+            if all(tuple(map(_arg_key, e.schema.arguments)) != tuple(map(_arg_key, u.schema.arguments)) for u in unique):
+                unique.append(e)
+        for e, overload in zip(unique, _overload_names([u.schema for u in unique])):
+            if not overload:
+                continue  # the overload with nothing of its own keeps the name as written
+            full = f"{name}.{overload}"
+            if full in taken:
+                continue  # the derived name is taken: left as written (a duplicate if it clashes)
+            taken.add(full)
+            schema = dataclasses.replace(e.schema, overload_name=overload)
+
+            def relocate(f: Formula) -> Formula:
+                return dataclasses.replace(f, location=dataclasses.replace(f.location, entry=full))
+
+            renamed[id(e)] = dataclasses.replace(
+                e, schema=schema, location=dataclasses.replace(e.location, entry=full),
+                backward=tuple(map(relocate, e.backward)), forward=tuple(map(relocate, e.forward)),
+                ignored=tuple(map(relocate, e.ignored)))
+            reported.append(f"{e.location.file or '<text>'}:{e.location.line}: '{name}' is one of {len(unique)} "
+                            f"overloads written without an overload name; read as {full!r}")
+    return [renamed.get(id(e), e) for e in read]
+
+
+# How formulas of the old form name the outputs they use: `result1`, `grads[2]`.
+_OUTPUT_USE = re.compile(r"(?<![\w.])(?:result(\d+)|grads\s*\[\s*(\d+)\s*\])")
+
+
+# Outputs that formulas of 0.4 to 1.1 name as Declarations.cwrap and native_functions.yaml
+# did, by their position in the returns: `max(Tensor self, int64_t dim, bool keepdim)` returns
+# (max, max_indices), the THNN forwards (output, finput, fgrad_input), (output, total_weight),
+# svd (res1, res2, res3), later (U, S, V); slogdet (sign, logabsdet); solve (solution, LU);
+# symeig (eigenvalues, eigenvectors_return).
+LEGACY_OUTPUT_NAMES: dict[str, int] = {
+    "output": 0, "indices": 1, "max_indices": 1, "min_indices": 1, "total_weight": 1, "is_target": 1,
+    "buffer": 1, "finput": 1, "fgrad_input": 2, "res1": 0, "res2": 1, "res3": 2,
+    "U": 0, "S": 1, "V": 2, "sign": 0, "logabsdet": 1, "solution": 0, "eigenvalues": 0, "eigenvectors_return": 1,
+}
+_BARE_NAME = re.compile(r"(?<![\w.:>])([A-Za-z_]\w*)(?![\w(])")
+
+
+def _with_inferred_returns(schema: FunctionSchema, pairs: dict) -> FunctionSchema:
+    """A legacy schema (no `-> returns` written) with the returns its entry uses: one more
+    than the highest `resultN`/`grads[N]`, or the length of its `output_differentiability`
+    list, and at least one, named where a formula uses an old output name (LEGACY_OUTPUT_NAMES)
+    that is no input of the schema and no key of the entry."""
+    n = 1
+    inputs = {a.name for a in schema.arguments}
+    keys = {k.strip() for key in pairs for k in key.split(",")}
+    named: dict[int, str] = {}
+    for key, (value, _) in pairs.items():
+        if key == "output_differentiability" and isinstance(value, yaml.SequenceNode):
+            n = max(n, len(value.value))
+        elif key != "name" and isinstance(value, yaml.ScalarNode):
+            for m in _OUTPUT_USE.finditer(value.value):
+                n = max(n, int(m.group(1) or m.group(2)) + 1)
+            for m in _BARE_NAME.finditer(value.value):
+                word = m.group(1)
+                if word in LEGACY_OUTPUT_NAMES and word not in inputs and word not in keys:
+                    named.setdefault(LEGACY_OUTPUT_NAMES[word], word)
+    if named:
+        n = max(n, max(named) + 1)
+    if n == 1 and not named:
+        return schema
+    returns = tuple(Return(Type("Tensor"), named.get(i)) for i in range(n))
+    return dataclasses.replace(schema, returns=returns, returns_tuple=n != 1)
 
 
 def _scalar(node, where: Location) -> str:
@@ -364,8 +508,14 @@ def _read_entry(node, file: str | None, reported: list[str]) -> Entry:
     try:
         schema = FunctionSchema.parse(name_text)
     except SchemaError as e:
-        raise e.located(dataclasses.replace(where, entry=name_text)) from None
+        try:
+            # PyTorch before 1.2 wrote C++ types and no returns: `abs(Tensor self)`.
+            schema = FunctionSchema.parse_legacy(name_text)
+        except SchemaError:
+            raise e.located(dataclasses.replace(where, entry=name_text)) from None
     where = dataclasses.replace(where, entry=schema.full_name)
+    if schema.legacy:
+        schema = _with_inferred_returns(schema, pairs)
 
     dispatch = None
     formula_pairs = {k: v for k, v in pairs.items() if k not in _META_KEYS}
