@@ -1,6 +1,7 @@
 """A CI slice of the OpInfo replay (`jaxderiv.torch.opinfo`): PyTorch's own OpInfo samples for
 15 common ops, every ATen call they make replayed through torch 2.13's registry and compared
-with torch in forward value/dtype and vjp (float64 and complex128)."""
+with torch in forward value/dtype, vjp and jvp (float64 and complex128); in-place and `_copy`
+overloads through their functional entries; complex cholesky along Hermitian directions."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ EXPECTED_OPS = {
     "mm", "view", "_unsafe_view", "transpose.int", "expand", "bmm", "squeeze.dim", "_softmax", "_to_copy", "sin", "tanh",
     "cat", "where.self", "mean", "mean.dim", "sum", "sum.dim_IntList",
 }
+
+
+# ... of which torch has no forward-mode formula for these (measured): their jvp is not applicable
+NO_TORCH_JVP: set[str] = set()
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +74,16 @@ def test_every_call_agrees_except_the_declared(result):
     assert result.totals["vjp_compared"] > 250
 
 
+def test_every_jvp_agrees_or_torch_has_no_forward_mode(result):
+    for r in result.rows.values():
+        assert r.jvp_mismatch == 0, (r.op, r.messages)
+        assert r.jvp_agree == r.jvp_compared, (r.op, r.messages)
+    assert {r.op for r in result.rows.values() if r.jvp_na} == NO_TORCH_JVP, result.jvp_not_applicable
+    assert result.totals["jvp_compared"] > 250
+
+
 def test_a_sabotaged_formula_is_reported_as_a_vjp_mismatch(tmp_path):
+    """Backward formula doubled: every vjp differs, forward and jvp (the `result:` formula) do not."""
     doubled_abs = edited_torch_spec(tmp_path, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
                                     "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 2\n")
     jax.config.update("jax_enable_x64", True)
@@ -79,3 +93,72 @@ def test_a_sabotaged_formula_is_reported_as_a_vjp_mismatch(tmp_path):
     assert row.forward_agree == row.calls  # the forward is untouched
     assert row.vjp_mismatch == row.vjp_compared > 0 and row.vjp_agree == 0
     assert row.vjp_max_error > 0.1
+    assert row.jvp_agree == row.jvp_compared > 0  # the result: formula is untouched
+
+
+def test_a_sabotaged_forward_formula_is_reported_as_a_jvp_mismatch(tmp_path):
+    """`result:` formula doubled: every jvp differs, the vjp (its own formula) does not."""
+    line = "  result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())\n"
+    doubled = edited_torch_spec(tmp_path, "  self: grad * self.sgn()\n" + line,
+                                "  self: grad * self.sgn()\n" + line.replace("self_p.sgn())", "self_p.sgn() * 2)"))
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay(doubled, ["abs"])
+    row = r.rows["abs"]
+    assert row.calls > 0 and row.crashes == 0
+    assert row.forward_agree == row.calls and row.vjp_agree == row.vjp_compared > 0
+    assert row.jvp_mismatch == row.jvp_compared > 0 and row.jvp_agree == 0
+    assert row.jvp_max_error > 0.1
+
+
+def test_in_place_and_copy_overloads_run_as_their_functional_entries():
+    """`add_.Tensor`, `div_.Tensor` (a Python scalar is wrapped), `clamp_min_`, `mul_` with a wider operand (the result keeps
+    self's dtype), `diagonal_copy`, `expand_copy`: not in derivatives.yaml, replayed through
+    `add.Tensor`, ..., `diagonal`, `expand` and compared in all three modes."""
+    import collections
+
+    x = torch.randn(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    rec = opinfo.Recorder()
+    with torch.no_grad(), rec:
+        x.clone().add_(x.flip(0), alpha=2)
+        x.clone().div_(3.0)
+        x.clone().clamp_min_(0.1)
+        x.float().mul_(x)
+        torch.diagonal_copy(x)
+        torch.expand_copy(x[:1], (3, 4))
+        x.clone().copy_(x)
+    r = opinfo.Replay(rows={}, missing=collections.defaultdict(set), registry="torch")
+    with jax.enable_x64(True):
+        opinfo._compare_calls(opinfo.torch_registry(), rec.calls, "manual", r, {}, 0)
+    routed = {"add_.Tensor": "add.Tensor", "div_.Tensor": "div.Tensor", "clamp_min_": "clamp_min",
+              "mul_.Tensor": "mul.Tensor", "diagonal_copy": "diagonal", "expand_copy": "expand"}
+    assert {k: r.rows[k].via for k in routed} == routed
+    for name in routed:
+        row = r.rows[name]
+        assert row.calls == row.forward_agree == row.vjp_agree == row.jvp_agree == 1, (name, row.messages)
+    assert r.calls_routed == len(routed)
+    assert set(r.missing) == {"copy_"}  # VariableTypeManual's, no derivatives.yaml entry or functional form
+
+
+def test_complex_cholesky_is_compared_along_hermitian_directions(tmp_path):
+    """torch 2.13's cholesky_backward keeps an anti-Hermitian part L⁻ᴴ (i/2 Im diag(Lᴴ gL)) L⁻¹
+    that jaxderiv's (the 1.10 helper, symmetrized) lacks; it pairs to zero with every Hermitian
+    input direction. Compared by Hermitian parts every call agrees; a doubled formula is still caught."""
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay("torch", ["cholesky"], dtypes=(torch.complex128,), samples=2)
+    row = r.rows["cholesky"]
+    assert row.calls > 0 and row.vjp_agree == row.vjp_compared > 0 and row.forward_agree == row.calls
+    assert row.jvp_na == row.calls  # torch has no forward-mode formula for cholesky (linalg_cholesky_ex has)
+    wrong = edited_torch_spec(tmp_path, "  self: cholesky_backward(grad, upper, result)\n",
+                              "  self: cholesky_backward(grad, upper, result) * 2\n")
+    r = opinfo.replay(wrong, ["cholesky"], dtypes=(torch.complex128,), samples=2)
+    assert r.rows["cholesky"].vjp_mismatch == r.rows["cholesky"].vjp_compared > 0
+
+
+def test_masked_scatter_broadcasts_self_with_the_mask():
+    """Found by a larger replay: the functional masked_scatter broadcasts self and mask together
+    (a (5,) self with a (5, 5) mask); the forward broadcast the mask to self's shape and crashed."""
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay("torch", ["masked_scatter"])
+    row = r.rows["masked_scatter"]
+    assert row.calls > 0 and row.crashes == 0, row.messages
+    assert row.forward_agree == row.calls and row.vjp_agree == row.vjp_compared > 0 and row.jvp_agree == row.jvp_compared > 0

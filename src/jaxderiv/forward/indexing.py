@@ -246,11 +246,13 @@ def masked_fill(self, mask, value):
 
 @impl("masked_scatter_", "masked_scatter")
 def masked_scatter(self, mask, source):
-    """Where the (broadcast) mask is True, source's elements in order; elsewhere self."""
-    m = jnp.ravel(jnp.broadcast_to(mask, self.shape))
+    """Where the (broadcast) mask is True, source's elements in order; elsewhere self. The
+    functional form broadcasts self and mask together (a (5,) self with a (5, 5) mask)."""
+    shape = jnp.broadcast_shapes(jnp.shape(self), jnp.shape(mask))
+    m = jnp.ravel(jnp.broadcast_to(mask, shape))
     flat = jnp.ravel(source).astype(self.dtype)
     taken = flat[jnp.clip(jnp.cumsum(m) - 1, 0, max(flat.size - 1, 0))] if flat.size else jnp.zeros_like(m, self.dtype)
-    return jnp.reshape(jnp.where(m, taken, jnp.ravel(self)), self.shape)
+    return jnp.reshape(jnp.where(m, taken, jnp.ravel(jnp.broadcast_to(self, shape))), shape)
 
 
 @impl("masked_scatter_backward")

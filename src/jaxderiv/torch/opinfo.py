@@ -8,10 +8,18 @@ overload the registry implements (an entry with a forward implementation) is the
 * forward: the jaxderiv op's value and dtype against the overload run by torch;
 * vjp: `jax.vjp` of the jaxderiv op against `torch.autograd.grad` of the overload, on a seeded
   cotangent, in float64 (complex128 for complex calls; JAX's convention is
-  `jax_vjp(ct) == conj(torch_grad(conj(ct)))`).
+  `jax_vjp(ct) == conj(torch_grad(conj(ct)))`);
+* jvp: `jax.jvp` of the jaxderiv op (its `result:` formula, or the transposed backward formula)
+  against torch's forward-mode AD (`torch.autograd.forward_ad`) of the overload along the same
+  seeded tangent, in float64/complex128. Where torch has no forward-mode formula the call is
+  "not applicable", torch's message its reason.
 
-Identical calls (same overload, shapes, dtypes and non-tensor arguments) are compared once.
-jvp is not compared yet.
+An in-place or `_copy` overload that derivatives.yaml does not list runs as its functional entry
+(`add_.Tensor` as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`): torch's side runs
+the recorded overload on a clone of the argument it writes, jaxderiv's result is cast to that
+argument's dtype. Inputs of `HERMITIAN_INPUTS` (cholesky) are compared along Hermitian
+directions only. Identical calls (same overload, shapes, dtypes and non-tensor arguments) are
+compared once.
 
     python -m jaxderiv.torch.opinfo --registry torch --ops abs,exp --markdown report.md
 
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import functools
 import time
 import zlib
 from typing import Any, Iterable
@@ -35,7 +44,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..registry import Registry, default_registry
-from ._resolve import aten_name, torch_registry
+from ._resolve import aten_name, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
 
 __all__ = ["Recorder", "Call", "OpRow", "Replay", "replay", "record_sample", "main"]
@@ -155,13 +164,17 @@ def _np(x) -> np.ndarray:
 
 @dataclasses.dataclass
 class Outcome:
-    """One distinct call's comparison: per mode 'agree' | 'mismatch' | 'crash' | 'skip'."""
+    """One distinct call's comparison: per mode 'agree' | 'mismatch' | 'crash' | 'skip'; jvp
+    also 'n/a' (torch has no forward-mode formula for the overload; `jvp_reason` says torch's message)."""
 
     forward: str
     vjp: str
     forward_error: float = 0.0
     vjp_error: float = 0.0
     message: str = ""
+    jvp: str = "skip"
+    jvp_error: float = 0.0
+    jvp_reason: str = ""
 
 
 class _Crash(Exception):
@@ -210,41 +223,96 @@ def _split(b: dict, names: list, kwarg_only: set):
     return pos, {n: b[n] for n in names[i:] if n in b}
 
 
+# Overloads whose input is a Hermitian (real: symmetric) matrix of which they read one triangle:
+# a derivative there is defined only along Hermitian directions (torch's OpInfos test them through
+# `gradcheck_wrapper_hermitian_input`). Their gradients are compared by their Hermitian parts and
+# their tangents are Hermitian, when the recorded input is Hermitian. Overload -> argument.
+HERMITIAN_INPUTS = {"cholesky": "self", "linalg_cholesky_ex": "self"}
+
+
+def _herm(x: np.ndarray) -> np.ndarray:
+    return (x + np.conj(np.swapaxes(x, -1, -2))) / 2
+
+
+def _is_hermitian(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.dim() >= 2 and t.shape[-1] == t.shape[-2] and bool(
+        torch.allclose(t, t.mH, rtol=1e-12, atol=1e-12))
+
+
+class _Bound:
+    """A call's arguments by schema name, widened to float64/complex128, and its differentiable
+    inexact tensors (`targets`: (name, index in a list or None, tensor))."""
+
+    def __init__(self, op, call: Call):
+        self.call = call
+        self.names = [a.name for a in call.func._schema.arguments]
+        self.kwarg_only = {a.name for a in call.func._schema.arguments if a.kwarg_only}
+        # arguments an in-place overload writes: torch's side mutates a clone of them
+        self.written = {a.name for a in call.func._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
+        args, kwargs = pytree.tree_map(_wide, (call.args, call.kwargs))
+        diff = set(op.differentiable_inputs)
+        self.bound = dict(zip([n for n in self.names if n not in self.kwarg_only], args))
+        self.bound.update(kwargs)
+        self.targets = []
+        for n, v in self.bound.items():
+            if n not in diff:
+                continue
+            if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()):
+                self.targets.append((n, None, v))
+            elif isinstance(v, (list, tuple)):
+                for i, t in enumerate(v):
+                    if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+                        self.targets.append((n, i, t))
+        herm = HERMITIAN_INPUTS.get(call.name)
+        # per target: compared on Hermitian directions only
+        self.hermitian = [n == herm and i is None and _is_hermitian(t) for n, i, t in self.targets]
+        self.jbound = {k: _to_jax(v) for k, v in self.bound.items()}
+
+    def torch_args(self, values):
+        """(args, kwargs) for torch with the targets replaced by `values` (written ones cloned)."""
+        b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in self.bound.items()}
+        for (n, i, _), x in zip(self.targets, values):
+            if i is None:
+                b[n] = x
+            else:
+                b[n][i] = x
+        for n in self.written:
+            if isinstance(b.get(n), torch.Tensor):
+                b[n] = b[n].clone()
+        return _split(b, self.names, self.kwarg_only)
+
+    def jax_fn(self, op):
+        def f(*vals):
+            b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in self.jbound.items()}
+            for (n, i, _), x in zip(self.targets, vals):
+                if i is None:
+                    b[n] = x
+                else:
+                    b[n][i] = x
+            p, k = _split(b, self.names, self.kwarg_only)
+            return op(*p, **k)
+        return f
+
+    def label(self, k: int) -> str:
+        n, i, _ = self.targets[k]
+        return f"{n}{'' if i is None else f'[{i}]'}"
+
+
+def _random_like(rng, shape, complex_):
+    r = np.asarray(rng.standard_normal(shape))
+    return np.asarray(r + 1j * rng.standard_normal(shape)) if complex_ else r
+
+
 def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
     """jax.vjp of the op vs torch.autograd.grad of the overload, in float64/complex128."""
-    names = [a.name for a in call.func._schema.arguments]
-    kwarg_only = {a.name for a in call.func._schema.arguments if a.kwarg_only}
-    args, kwargs = pytree.tree_map(_wide, (call.args, call.kwargs))
-    # which arguments (by schema name) are differentiable: the spec's inputs with an inexact dtype
-    diff = set(op.differentiable_inputs)
-    bound = dict(zip([n for n in names if n not in kwarg_only], args))
-    bound.update(kwargs)
-    targets = []  # (name, index or None, tensor)
-    for n, v in bound.items():
-        if n not in diff:
-            continue
-        if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()):
-            targets.append((n, None, v))
-        elif isinstance(v, (list, tuple)):
-            for i, t in enumerate(v):
-                if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
-                    targets.append((n, i, t))
+    bd = _Bound(op, call)
+    targets = bd.targets
     if not targets:
         return "skip", 0.0, "no differentiable input"
 
     # torch
     leaves_t = [t.clone().requires_grad_(True) for _, _, t in targets]
-
-    def substitute(values, wrap):
-        b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in bound.items()}
-        for (n, i, _), x in zip(targets, values):
-            if i is None:
-                b[n] = x
-            else:
-                b[n][i] = x
-        return _split({k: wrap(v) for k, v in b.items()}, names, kwarg_only)
-
-    pos, kw = substitute(leaves_t, lambda v: v)
+    pos, kw = bd.torch_args(leaves_t)
     try:
         with torch.enable_grad():
             out_t = call.func(*pos, **kw)
@@ -252,12 +320,7 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
         return "skip", 0.0, f"torch forward in float64 failed: {type(e).__name__}: {str(e)[:120]}"
     outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
     rng = np.random.default_rng(seed)
-
-    def ct_for(shape, complex_):
-        r = np.asarray(rng.standard_normal(shape))
-        return np.asarray(r + 1j * rng.standard_normal(shape)) if complex_ else r
-
-    cts = [ct_for(tuple(o.shape), o.is_complex()) if (o.is_floating_point() or o.is_complex()) else None for o in outs_t]
+    cts = [_random_like(rng, tuple(o.shape), o.is_complex()) if (o.is_floating_point() or o.is_complex()) else None for o in outs_t]
     grad_outs, with_grad = [], []
     for o, c in zip(outs_t, cts):
         if c is not None and o.requires_grad:
@@ -274,20 +337,8 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
 
     # jax
     xs = [jnp.asarray(to_numpy(t)) for _, _, t in targets]
-    jbound = {k: _to_jax(v) for k, v in bound.items()}
-
-    def f(*vals):
-        b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in jbound.items()}
-        for (n, i, _), x in zip(targets, vals):
-            if i is None:
-                b[n] = x
-            else:
-                b[n][i] = x
-        p, k = _split(b, names, kwarg_only)
-        return op(*p, **k)
-
     try:
-        out_j, pullback = jax.vjp(f, *xs)
+        out_j, pullback = jax.vjp(bd.jax_fn(op), *xs)
         leaves_j, treedef = jax.tree.flatten(out_j)
         if len(leaves_j) != len(outs_t):
             return "mismatch", float("inf"), f"{len(leaves_j)} outputs, torch has {len(outs_t)}"
@@ -305,30 +356,95 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
     except Exception as e:  # noqa: BLE001
         raise _Crash(f"vjp: {type(e).__name__}: {e}") from e
     worst, why = 0.0, ""
-    for (n, i, _), g, w in zip(targets, got, want):
+    for k, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape:
-            return "mismatch", float("inf"), f"grad {n}{'' if i is None else f'[{i}]'}: shape {g.shape}, torch {w.shape}"
+            return "mismatch", float("inf"), f"grad {bd.label(k)}: shape {g.shape}, torch {w.shape}"
+        if bd.hermitian[k]:  # only the Hermitian part pairs with an admissible direction
+            g, w = _herm(g), _herm(w)
         if not _close(g, w, RTOL, ATOL):
             err = _err(g, w)
             if err >= worst:
-                worst, why = err, f"grad {n}{'' if i is None else f'[{i}]'}: max error {err:.3g}"
+                worst, why = err, f"grad {bd.label(k)}: max error {err:.3g}"
     return ("agree" if not why else "mismatch"), worst, why
 
 
-def compare_call(op, call: Call, seed: int = 0) -> Outcome:
-    """Forward and vjp of one recorded call (see the module docstring)."""
+def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
+    """jax.jvp of the op vs torch's forward-mode AD of the overload along the same random
+    tangent (one per differentiable inexact input), in float64/complex128. 'n/a' where torch
+    has no forward-mode formula for the overload (its message is the reason)."""
+    from torch.autograd import forward_ad as fwAD
+
+    bd = _Bound(op, call)
+    targets = bd.targets
+    if not targets:
+        return "skip", 0.0, "no differentiable input"
+    rng = np.random.default_rng(seed + 1)
+    tangents = []
+    for (_, _, t), herm in zip(targets, bd.hermitian):
+        v = _random_like(rng, tuple(t.shape), t.is_complex()).astype(to_numpy(t).dtype)
+        tangents.append(_herm(v) if herm else v)
+
+    # torch
+    try:
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(t.clone(), torch.from_numpy(np.array(v, order="C"))) for (_, _, t), v in zip(targets, tangents)]
+            pos, kw = bd.torch_args(duals)
+            out_t = call.func(*pos, **kw)
+            outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
+            want = []
+            for o in outs_t:
+                tan = fwAD.unpack_dual(o).tangent
+                want.append(None if not (o.is_floating_point() or o.is_complex()) else
+                            (to_numpy(tan.detach()) if tan is not None else np.zeros(tuple(o.shape), to_numpy(o.detach()).dtype)))
+    except Exception as e:  # noqa: BLE001 - no forward-mode formula in torch (or torch refuses)
+        return "n/a", 0.0, f"torch: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+
+    # jax
+    xs = [jnp.asarray(to_numpy(t)) for _, _, t in targets]
+    try:
+        out_j, tan_j = jax.jvp(bd.jax_fn(op), tuple(xs), tuple(jnp.asarray(v) for v in tangents))
+        tan_j = [np.asarray(x) for x in jax.block_until_ready(jax.tree.leaves(tan_j))]
+    except Exception as e:  # noqa: BLE001
+        raise _Crash(f"jvp: {type(e).__name__}: {e}") from e
+    if len(tan_j) != len(want):
+        return "mismatch", float("inf"), f"{len(tan_j)} output tangents, torch has {len(want)}"
+    worst, why = 0.0, ""
+    for k, (g, w) in enumerate(zip(tan_j, want)):
+        if w is None or g.dtype == jax.dtypes.float0:
+            continue
+        if g.shape != w.shape:
+            return "mismatch", float("inf"), f"tangent of output {k}: shape {g.shape}, torch {w.shape}"
+        if not _close(g, w, RTOL, ATOL):
+            err = _err(g, w)
+            if err >= worst:
+                worst, why = err, f"tangent of output {k}: max error {err:.3g}"
+    return ("agree" if not why else "mismatch"), worst, why
+
+
+def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True) -> Outcome:
+    """Forward, vjp and (with `jvp`) jvp of one recorded call (see the module docstring)."""
     try:
         fwd, fe, fwhy = _compare_forward(op, call)
     except _Crash as e:
         return Outcome("crash", "skip", message=str(e)[:300])
     except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
+    msgs = [fwhy and f"forward {fwhy}"]
     try:
         vjp, ve, vwhy = _compare_vjp(op, call, seed)
     except _Crash as e:
-        return Outcome(fwd, "crash", fe, message=str(e)[:300])
-    msg = "; ".join(m for m in (fwhy and f"forward {fwhy}", vwhy and f"vjp {vwhy}") if m)
-    return Outcome(fwd, vjp, fe, ve, msg)
+        vjp, ve, vwhy = "crash", 0.0, str(e)[:300]
+    if vjp in ("mismatch", "crash"):
+        msgs.append(vwhy if vjp == "crash" else f"vjp {vwhy}")
+    j, je, jwhy = "skip", 0.0, "not compared"
+    if jvp:
+        try:
+            j, je, jwhy = _compare_jvp(op, call, seed)
+        except _Crash as e:
+            j, je, jwhy = "crash", 0.0, str(e)[:300]
+        if j in ("mismatch", "crash"):
+            msgs.append(jwhy if j == "crash" else f"jvp {jwhy}")
+    return Outcome(fwd, vjp, fe, ve, "; ".join(m for m in msgs if m), jvp=j, jvp_error=je, jvp_reason=jwhy if j == "n/a" else "")
 
 
 # -- the replay ---------------------------------------------------------------------------
@@ -337,6 +453,7 @@ class OpRow:
     """Per ATen overload: distinct calls compared, agreeing per mode, mismatches, crashes."""
 
     op: str
+    via: str = ""  # the functional entry an in-place / `_copy` overload runs as ("" = its own)
     calls: int = 0  # distinct calls compared
     forward_agree: int = 0
     vjp_agree: int = 0
@@ -345,6 +462,11 @@ class OpRow:
     vjp_mismatch: int = 0
     forward_max_error: float = 0.0
     vjp_max_error: float = 0.0
+    jvp_agree: int = 0
+    jvp_mismatch: int = 0
+    jvp_compared: int = 0  # calls with a jvp comparison (agree + mismatch + crash)
+    jvp_na: int = 0  # torch has no forward-mode formula for the overload
+    jvp_max_error: float = 0.0
     crashes: int = 0
     messages: list = dataclasses.field(default_factory=list)  # first few mismatch/crash messages
     opinfos: set = dataclasses.field(default_factory=set)
@@ -358,12 +480,18 @@ class OpRow:
             self.vjp_compared += 1
         self.vjp_agree += o.vjp == "agree"
         self.vjp_mismatch += o.vjp == "mismatch"
-        self.crashes += "crash" in (o.forward, o.vjp)
+        self.jvp_compared += o.jvp in ("agree", "mismatch", "crash")
+        self.jvp_agree += o.jvp == "agree"
+        self.jvp_mismatch += o.jvp == "mismatch"
+        self.jvp_na += o.jvp == "n/a"
+        self.crashes += "crash" in (o.forward, o.vjp, o.jvp)
+        if o.jvp == "mismatch":
+            self.jvp_max_error = max(self.jvp_max_error, o.jvp_error)
         if o.forward == "mismatch":
             self.forward_max_error = max(self.forward_max_error, o.forward_error)
         if o.vjp == "mismatch":
             self.vjp_max_error = max(self.vjp_max_error, o.vjp_error)
-        if o.message and ("crash" in (o.forward, o.vjp) or "mismatch" in (o.forward, o.vjp)):
+        if o.message and ("crash" in (o.forward, o.vjp, o.jvp) or "mismatch" in (o.forward, o.vjp, o.jvp)):
             if len(self.messages) < 3 and o.message not in self.messages:
                 self.messages.append(f"[{opinfo}] {o.message}")
 
@@ -374,6 +502,8 @@ class Replay:
     missing: dict  # overload name -> set of OpInfo names whose samples call it
     calls_recorded: int = 0
     calls_replayed: int = 0  # recorded calls of implemented overloads (before the cache)
+    calls_routed: int = 0  # of those, in-place / `_copy` overloads run through their functional entry
+    jvp_not_applicable: dict = dataclasses.field(default_factory=collections.Counter)  # torch's reason -> distinct calls
     skipped: dict = dataclasses.field(default_factory=collections.Counter)  # reason -> count
     sample_errors: dict = dataclasses.field(default_factory=dict)  # opinfo -> message
     opinfos: int = 0
@@ -392,6 +522,10 @@ class Replay:
             "crashes": sum(x.crashes for x in r),
             "forward_mismatch": sum(x.forward_mismatch for x in r),
             "vjp_mismatch": sum(x.vjp_mismatch for x in r),
+            "jvp_compared": sum(x.jvp_compared for x in r),
+            "jvp_agree": sum(x.jvp_agree for x in r),
+            "jvp_mismatch": sum(x.jvp_mismatch for x in r),
+            "jvp_na": sum(x.jvp_na for x in r),
         }
 
     def summary(self) -> str:
@@ -399,10 +533,13 @@ class Replay:
         pct = lambda a, b: f"{100 * a / b:.1f}%" if b else "-"  # noqa: E731
         lines = [
             f"OpInfo replay against the {self.registry} registry{' (stopped at the time limit)' if self.timed_out else ''}",
-            f"  OpInfos run: {self.opinfos}; ATen calls recorded: {self.calls_recorded}; calls of implemented overloads replayed: {self.calls_replayed}",
+            f"  OpInfos run: {self.opinfos}; ATen calls recorded: {self.calls_recorded}; calls of implemented overloads replayed: {self.calls_replayed}"
+            f" ({self.calls_routed} in-place / _copy calls through their functional entry)",
             f"  distinct calls compared: {t['distinct_calls']} over {len(self.rows)} distinct ops",
             f"  forward agree: {t['forward_agree']}/{t['distinct_calls']} ({pct(t['forward_agree'], t['distinct_calls'])}), mismatches {t['forward_mismatch']}",
             f"  vjp agree: {t['vjp_agree']}/{t['vjp_compared']} ({pct(t['vjp_agree'], t['vjp_compared'])}), mismatches {t['vjp_mismatch']}",
+            f"  jvp agree: {t['jvp_agree']}/{t['jvp_compared']} ({pct(t['jvp_agree'], t['jvp_compared'])}), mismatches {t['jvp_mismatch']};"
+            f" not applicable (torch has no forward-mode formula): {t['jvp_na']}",
             f"  crashes (exceptions inside jaxderiv): {t['crashes']}",
             f"  overloads called but not implemented by the registry: {len(self.missing)}",
             f"  OpInfos whose samples failed in torch itself: {len(self.sample_errors)}",
@@ -413,16 +550,25 @@ class Replay:
     def markdown(self) -> str:
         out = ["# OpInfo replay", "", "```", self.summary(), "```", "",
                "## Ops ranked by mismatches and crashes", "",
-               "| op | distinct calls | forward agree | vjp agree / compared | forward mismatches (max err) | vjp mismatches (max err) | crashes | first messages |",
-               "|---|---|---|---|---|---|---|---|"]
-        rows = sorted(self.rows.values(), key=lambda r: (-(r.forward_mismatch + r.vjp_mismatch + r.crashes), r.op))
+               "| op | distinct calls | forward agree | vjp agree / compared | jvp agree / compared (n/a) | forward mismatches (max err) | vjp mismatches (max err) | jvp mismatches (max err) | crashes | first messages |",
+               "|---|---|---|---|---|---|---|---|---|---|"]
+        rows = sorted(self.rows.values(), key=lambda r: (-(r.forward_mismatch + r.vjp_mismatch + r.jvp_mismatch + r.crashes), r.op))
         for r in rows:
             msg = "<br>".join(m.replace("|", "\\|").replace("\n", " ")[:200] for m in r.messages)
-            out.append(f"| `{r.op}` | {r.calls} | {r.forward_agree} | {r.vjp_agree}/{r.vjp_compared} | {r.forward_mismatch} ({r.forward_max_error:.3g}) | {r.vjp_mismatch} ({r.vjp_max_error:.3g}) | {r.crashes} | {msg} |")
+            via = f" (as `{r.via}`)" if r.via else ""
+            out.append(f"| `{r.op}`{via} | {r.calls} | {r.forward_agree} | {r.vjp_agree}/{r.vjp_compared} | {r.jvp_agree}/{r.jvp_compared} ({r.jvp_na}) | {r.forward_mismatch} ({r.forward_max_error:.3g}) | {r.vjp_mismatch} ({r.vjp_max_error:.3g}) | {r.jvp_mismatch} ({r.jvp_max_error:.3g}) | {r.crashes} | {msg} |")
         out += ["", "## Overloads OpInfo samples call that the registry lacks", "", "ranked by how many OpInfos call them", "",
                 "| overload | OpInfos | examples |", "|---|---|---|"]
         for name, infos in sorted(self.missing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             out.append(f"| `{name}` | {len(infos)} | {', '.join(sorted(infos)[:5])} |")
+        if self.jvp_not_applicable:
+            out += ["", "## jvp not applicable: torch has no forward-mode formula", "", "| torch's message | distinct calls |", "|---|---|"]
+            for why, n in self.jvp_not_applicable.most_common():
+                out.append(f"| {why.replace('|', chr(92) + '|')} | {n} |")
+        if self.sample_errors:
+            out += ["", "## OpInfos whose samples torch itself rejected", "", "| OpInfo | first error |", "|---|---|"]
+            for name, why in sorted(self.sample_errors.items()):
+                out.append(f"| {name} | {why.replace('|', chr(92) + '|')} |")
         if self.skipped:
             out += ["", "## Calls not compared", "", "| reason | calls |", "|---|---|"]
             for why, n in self.skipped.most_common():
@@ -431,10 +577,38 @@ class Replay:
 
 
 def _implemented(registry: Registry, name: str):
-    if name not in registry.spec:
-        return None
-    op = registry.op(name)
-    return op if op.impl is not None else None
+    """(op, the entry it runs) for an overload: its own entry with a forward, or for an in-place
+    or `_copy` overload derivatives.yaml does not list, its functional entry (`add_.Tensor` runs
+    as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`, as `jaxderiv.torch` runs
+    them); (None, None) otherwise."""
+    if name in registry.spec:
+        op = registry.op(name)
+        return (op, name) if op.impl is not None else (None, None)
+    kind, target = runs_as(name, registry)
+    if kind == "entry" and target != name:
+        return registry.op(target), target
+    return None, None
+
+
+def _in_place(op, call: Call):
+    """The functional entry's op as the in-place overload computes: its result cast to the
+    written argument's dtype (torch's codegen copies the functional result into `self`)."""
+    written = [a.name for a in call.func._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    names = [a.name for a in call.func._schema.arguments if not a.kwarg_only]
+    if not written or written[0] not in names or names.index(written[0]) >= len(call.args):
+        return op
+    target = call.args[names.index(written[0])]
+    if not isinstance(target, torch.Tensor):
+        return op
+    dtype = convert_constant(target.dtype)
+
+    @functools.wraps(op)
+    def run(*args, **kwargs):
+        out = op(*args, **kwargs)
+        return out.astype(dtype) if isinstance(out, jax.Array) else out
+
+    run.differentiable_inputs = op.differentiable_inputs
+    return run
 
 
 def _dtypes_for(opinfo, dtypes: Iterable[torch.dtype]) -> list[torch.dtype]:
@@ -444,9 +618,10 @@ def _dtypes_for(opinfo, dtypes: Iterable[torch.dtype]) -> list[torch.dtype]:
 
 def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None, *, limit: int | None = None,
            samples: int | None = None, dtypes=(torch.float64, torch.complex128), time_limit: float | None = None,
-           progress: bool = False, seed: int = 0) -> Replay:
+           progress: bool = False, seed: int = 0, jvp: bool = True) -> Replay:
     """Replay op_db samples (filtered to OpInfo names `ops`; the first `limit` OpInfos; at most
-    `samples` samples per OpInfo and dtype) and compare every implemented call."""
+    `samples` samples per OpInfo and dtype) and compare every implemented call (forward, vjp,
+    and with `jvp` forward mode)."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     label = registry if isinstance(registry, str) else repr(registry)
@@ -492,7 +667,7 @@ def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None,
                             except Exception as e:  # noqa: BLE001 - torch rejects its own sample (error inputs etc.)
                                 result.sample_errors.setdefault(full, f"{type(e).__name__}: {str(e)[:120]}")
                                 continue
-                            _compare_calls(registry, calls, full, result, cache, seed)
+                            _compare_calls(registry, calls, full, result, cache, seed, jvp)
                     except Exception as e:  # noqa: BLE001 - sample generation itself failed
                         result.sample_errors.setdefault(full, f"sample_inputs: {type(e).__name__}: {str(e)[:120]}")
                 if bar is not None:
@@ -505,17 +680,18 @@ def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None,
     return result
 
 
-def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed):
+def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=True):
     for call in calls:
         result.calls_recorded += 1
         name = call.name
-        op = _implemented(registry, name)
+        op, target = _implemented(registry, name)
         if op is None:
             result.missing[name].add(opinfo)
             continue
+        routed = target != name
         if call.func._schema.is_mutable:
-            result.skipped["mutating overload"] += 1
-            continue
+            # in place: torch mutates a clone, jaxderiv's result is cast to the written argument's dtype
+            op = _in_place(op, call)
         if torch.Tag.nondeterministic_seeded in call.func.tags:
             result.skipped["random (nondeterministic_seeded)"] += 1
             continue
@@ -523,13 +699,14 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed):
             result.skipped["non-strided tensor argument"] += 1
             continue
         result.calls_replayed += 1
+        result.calls_routed += routed
         key = call.key()
-        row = result.rows.setdefault(name, OpRow(name))
+        row = result.rows.setdefault(name, OpRow(name, via=target if routed else ""))
         if key in cache:
             row.opinfos.add(opinfo)
             continue
         try:
-            outcome = compare_call(op, call, seed=seed + zlib.crc32(repr(key).encode()))
+            outcome = compare_call(op, call, seed=seed + zlib.crc32(repr(key).encode()), jvp=jvp)
         except Exception as e:  # noqa: BLE001 - a bug of this harness, not of jaxderiv: counted apart
             result.skipped[f"harness error: {type(e).__name__}: {str(e)[:80]}"] += 1
             continue
@@ -538,6 +715,8 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed):
             result.skipped[outcome.message[:100]] += 1
             continue
         row.add(outcome, opinfo)
+        if outcome.jvp == "n/a":
+            result.jvp_not_applicable[f"`{name}`: {outcome.jvp_reason[:140]}"] += 1
 
 
 # -- CLI ----------------------------------------------------------------------------------
@@ -550,20 +729,22 @@ def main(argv=None) -> int:
     p.add_argument("--dtypes", default="float64,complex128", help="sample dtypes (default float64,complex128)")
     p.add_argument("--time-limit", type=float, help="stop starting new samples after this many seconds")
     p.add_argument("--markdown", help="write a markdown report to FILE")
+    p.add_argument("--no-jvp", action="store_true", help="compare forward and vjp only")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     jax.config.update("jax_enable_x64", True)
     r = replay(a.registry, a.ops.split(",") if a.ops else None, limit=a.limit, samples=a.samples,
                dtypes=tuple(getattr(torch, d) for d in a.dtypes.split(",")), time_limit=a.time_limit,
-               progress=not a.no_progress)
+               progress=not a.no_progress, jvp=not a.no_jvp)
     print(r.summary())
     t = r.totals
-    worst = sorted(r.rows.values(), key=lambda x: -(x.forward_mismatch + x.vjp_mismatch + x.crashes))[:10]
-    worst = [w for w in worst if w.forward_mismatch + w.vjp_mismatch + w.crashes]
+    bad = lambda x: x.forward_mismatch + x.vjp_mismatch + x.jvp_mismatch + x.crashes  # noqa: E731
+    worst = [w for w in sorted(r.rows.values(), key=lambda x: -bad(x))[:10] if bad(w)]
     if worst:
         print("top mismatching / crashing ops:")
         for w in worst:
-            print(f"  {w.op}: forward {w.forward_mismatch} (max {w.forward_max_error:.3g}), vjp {w.vjp_mismatch} (max {w.vjp_max_error:.3g}), crashes {w.crashes}")
+            print(f"  {w.op}: forward {w.forward_mismatch} (max {w.forward_max_error:.3g}), vjp {w.vjp_mismatch} (max {w.vjp_max_error:.3g}),"
+                  f" jvp {w.jvp_mismatch} (max {w.jvp_max_error:.3g}), crashes {w.crashes}")
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write(r.markdown())
