@@ -264,3 +264,44 @@ def test_declared_not_applicable_entries_are_reported_with_their_reason():
     assert statuses(report) == {("_sparse_addmm", "vjp"): "not_applicable", ("fbgemm_linear_int8_weight", "vjp"): "not_applicable"}
     assert all(r.reason for r in report)
     assert report  # not applicable is not a failure
+
+
+def test_a_derivative_in_another_dtype_than_its_primal_fails():
+    """gradcheck's check_grad_dtypes: the rule's machinery casts every formula's result to its
+    primal's dtype (as PyTorch's engine does), so only a broken cast gets here; shown directly."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxderiv.check import checker
+
+    class P:
+        xs = [jnp.ones(3)]
+
+        def input_name(self, k):
+            return "self"
+
+    good = {"ours": [np.ones(3)], "plus": [np.ones(3)]}
+    checker._compare_dtypes("vjp", P(), good)
+    checker._compare_dtypes("jvp", P(), good)
+    for mode in ("vjp", "jvp", "vjp_vjp"):
+        with pytest.raises(checker._Mismatch, match="float32 derivative of a float64 value"):
+            checker._compare_dtypes(mode, P(), {"ours": [np.ones(3, np.float32)], "plus": [np.ones(3)]})
+
+
+TANH_WITH_BACKWARD = """
+- name: tanh(Tensor self) -> Tensor
+  self: tanh_backward(grad, result)
+- name: tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+  grad_output: tanh_backward(grad, output.conj())
+  output: grad.conj() * ({k} * output.conj() * grad_output).conj()
+"""
+
+
+@pytest.mark.parametrize("k, second_order", [(-2, "passed"), (-3, "failed")])
+def test_a_wrong_double_backward_fails_both_second_order_modes(tmp_path, k, second_order):
+    """tanh's backward calls tanh_backward, whose own formulas differentiate it: a wrong one leaves
+    tanh's vjp right and shows in reverse-over-reverse and in forward-over-reverse (jvp_vjp)."""
+    spec = tmp_path / "tanh.yaml"
+    spec.write_text(TANH_WITH_BACKWARD.format(k=k))
+    report = check_all(load_spec(spec), ops=["tanh"], modes=("vjp", "vjp_vjp", "jvp_vjp"))
+    assert statuses(report) == {("tanh", "vjp"): "passed", ("tanh", "vjp_vjp"): second_order, ("tanh", "jvp_vjp"): second_order}

@@ -50,9 +50,16 @@ def _check(args) -> int:
 
     from .check import check_all, plan
 
+    from .check.pool import default_cache_dir, default_jobs
+
     spec = _spec_arg(args.spec, args.torch_version)
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
+    if args.changed:
+        ops = _changed_entries(args.changed, spec, ops)
     names = plan(spec, ops)
+    # Spawning workers costs a few seconds each: worth it from a few dozen entries on.
+    jobs = args.jobs if args.jobs is not None else (default_jobs() if len(names) >= 24 else 1)
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     modes = tuple(m.strip() for m in args.modes.split(","))
     start = time.perf_counter()
     columns = (TextColumn("[bold]checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
@@ -60,7 +67,7 @@ def _check(args) -> int:
         task = bar.add_task("", total=len(names))
         report = check_all(
             spec, ops=ops, modes=modes, seed=args.seed, sample=args.sample, per_element=args.per_element, thorough=args.thorough,
-            transforms=args.transforms,
+            transforms=args.transforms, jobs=jobs, compilation_cache=cache,
             progress=lambda n: bar.update(task, advance=1, description=n),
         )
     elapsed = time.perf_counter() - start
@@ -74,6 +81,19 @@ def _check(args) -> int:
     if args.html:
         _write_html(report, spec, args, elapsed)
     return 0 if report else 1
+
+
+def _changed_entries(old_file: str, spec, ops):
+    """`check --changed OLD`: the entries of --spec that OLD lacks or states other formulas for."""
+    from .diff import diff_specs
+    from .errors import SpecError
+    from .spec import load_spec
+
+    if spec is None:
+        raise SpecError("--changed OLD needs --spec NEW: the entries of NEW that differ from OLD are checked")
+    d = diff_specs(load_spec(_spec_path(old_file)), spec)
+    names = [e.name for e in d.added] + [c.name for c in d.changed]
+    return [n for n in names if ops is None or n in ops]
 
 
 def _write_html(report, spec, args, elapsed) -> None:
@@ -128,7 +148,8 @@ def _parity(args) -> int:
 
 
 def _diff(args) -> int:
-    """Entries added, removed and changed from spec A to spec B; the changed ones checked in B."""
+    """Entries added, removed and changed from spec A to spec B; the changed ones checked in B and,
+    with --numeric, both files' ops evaluated on the same inputs: whether the gradient changes."""
     from .check import check_all
     from .diff import diff_specs
     from .spec import load_spec
@@ -143,6 +164,13 @@ def _diff(args) -> int:
             for c in result.changed:
                 if c.name == row.op:
                     c.status[row.mode] = row.status
+    if args.numeric and (result.changed or result.added or result.removed):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("[bold]comparing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
+        with Progress(*columns, disable=args.quiet or len(result.changed) < 10 or not sys.stderr.isatty(), transient=True) as bar:
+            task = bar.add_task("", total=len(result.changed))
+            result.numeric(progress=lambda n: bar.update(task, advance=1, description=n), seed=args.seed)
     print(result.to_text())
     if args.json:
         with open(args.json, "w") as f:
@@ -156,7 +184,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("check", help="verify every rule against JAX autodiff and finite differences")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
     p.add_argument("--ops", help="comma-separated op names, e.g. add.Tensor,abs")
-    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp")
+    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp (default), jvp_vjp (forward-over-reverse)")
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the rows as a Markdown table to this file")
     p.add_argument("--html", help="write a self-contained HTML report to this file")
@@ -167,6 +195,10 @@ def main(argv=None) -> int:
     p.add_argument("--transforms", type=_transforms, default="jit", help="comma-separated: jit (always), nojit, vmap")
     p.add_argument("--seed", type=int, default=0, help="seed of the samples and random directions")
     p.add_argument("--torch-version", help=_VERSION_HELP)
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: one per core from 24 entries on, else 1)")
+    p.add_argument("--cache-dir", help="JAX's persistent compilation cache (default: $XDG_CACHE_HOME/jaxderiv/xla)")
+    p.add_argument("--no-cache", action="store_true", help="compile everything afresh, keeping nothing")
+    p.add_argument("--changed", metavar="OLD", help="check only the entries of --spec that differ from (or are not in) this file")
     p.set_defaults(run=_check)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)")
@@ -186,6 +218,11 @@ def main(argv=None) -> int:
     p.add_argument("new", help="a derivatives.yaml, or 'torch' for the installed torch's")
     p.add_argument("--no-check", dest="check", action="store_false", help="do not check the changed entries")
     p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="modes to check the changed entries in")
+    p.add_argument("--numeric", action=argparse.BooleanOptionalAction, default=True,
+                   help="evaluate both files' vjp and jvp of each changed entry on the checker's samples and kink inputs: "
+                        "same gradient, gradient changes, schema changed or not comparable (default: on; --no-numeric: text only)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the numeric comparison's samples, cotangents and tangents")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", help="write the diff as JSON to this file")
     p.add_argument("--old-torch-version", help="the PyTorch release of the old file (default: detected from its content)")
     p.add_argument("--new-torch-version", help="the PyTorch release of the new file (default: detected from its content)")

@@ -29,13 +29,18 @@ from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
 from .elements import _per_element, _rerun
+from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
 from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, real_only_reason, samples_for
 from .transforms import TRANSFORMS, _compare_batched, _unjitted
 
-__all__ = ["MODES", "TRANSFORMS", "check", "check_all", "plan", "Tolerance"]
+__all__ = ["MODES", "EXTRA_MODES", "TRANSFORMS", "check", "check_all", "plan", "Tolerance"]
 
 MODES = ("vjp", "jvp", "vjp_vjp")
+# Checked on request (`modes=`): forward-over-reverse, the jvp of the backward formula (how
+# jax.hessian differentiates). Declarations made for vjp_vjp (known failures, modes not
+# applicable, real-only) hold for it too: both differentiate the backward formula.
+EXTRA_MODES = ("jvp_vjp",)
 
 
 class Tolerance:
@@ -50,6 +55,11 @@ class Tolerance:
     # twice) and Jacobian entries. The automatic re-run of a failed sample has the small caps.
     element_inputs, element_entries = 4096, 4_000_000
     rerun_inputs, rerun_entries = 256, 100_000
+
+
+def _declared(mode: str) -> str:
+    """The mode whose declarations (samples.py, the families) hold for `mode`."""
+    return "vjp_vjp" if mode == "jvp_vjp" else mode
 
 
 def _inexact(x) -> bool:
@@ -120,7 +130,7 @@ class _Problem:
 
 def _to_jax(v):
     if isinstance(v, np.ndarray):
-        return jnp.asarray(v)
+        return jax.device_put(v)  # jnp.asarray would compile a copy program per shape
     if isinstance(v, list):
         return [_to_jax(e) for e in v]
     return v
@@ -149,21 +159,21 @@ def _directions(mode: str, p, rng) -> dict:
     return {"vs": vs, "cts": cts, "ws": ws}
 
 
-def _check_sample(mode: str, p, rng, acc: _Accumulator, tol=Tolerance, *, thorough: bool = False, transforms: Sequence[str] = ("jit",), rng2=None):
+def _check_sample(mode: str, p, rng, acc: _Accumulator, tol=Tolerance, *, thorough: bool = False, transforms: Sequence[str] = ("jit",), rng2=None,
+                  values: dict | None = None):
     """Compare one sample's rule with the references in `mode`; raise _Mismatch on the first disagreement.
 
     thorough: also with each output's cotangent alone (vjp) and each input's tangent left out (jvp).
     transforms: "nojit" and "vmap" add those variants of the vjp/jvp comparison; `rng2` draws
     their extra cotangents, tangents and inputs (the main stream `rng` is left as without them).
+    rng: None where `p.directions` are drawn already; values: what `_evaluate_together` returns
+    for them, where computed with the op's other samples in one program.
     """
-    d = _directions(mode, p, rng)
-    p.directions = d  # for a per-element re-run of this sample
-    try:
-        v = _evaluate_together(mode, p, d, tol, thorough)
-        v["jitted"] = True
-    except Exception:  # noqa: BLE001 - evaluated function by function below, which raises what it raises
-        v = _evaluate_apart(mode, p, d, tol, thorough)
-        v["jitted"] = False
+    if rng is not None:
+        p.directions = _directions(mode, p, rng)  # kept for a per-element re-run of this sample
+    if values is None:
+        values = _evaluate(mode, p, p.directions, tol, thorough)
+    v = values
     _compare(mode, p, v, acc, tol)
     if thorough:
         _compare_partials(mode, p, v, acc, tol)
@@ -173,9 +183,21 @@ def _check_sample(mode: str, p, rng, acc: _Accumulator, tol=Tolerance, *, thorou
         _compare_batched(mode, p, v, acc, tol, rng2 if rng2 is not None else np.random.default_rng(1))
 
 
+def _evaluate(mode: str, p, d: dict, tol, thorough: bool) -> dict:
+    """Everything one sample's check compares: from one jitted program, or function by function."""
+    try:
+        v = _evaluate_together(mode, p, d, tol, thorough)
+        v["jitted"] = True
+    except Exception:  # noqa: BLE001 - evaluated function by function below, which raises what it raises
+        v = _evaluate_apart(mode, p, d, tol, thorough)
+        v["jitted"] = False
+    return v
+
+
 def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
     """The default comparisons: the rule's derivative against JAX autodiff and finite differences."""
     fd_name = f"central finite differences, step {tol.fd_step:g}"
+    _compare_dtypes(mode, p, v, variant)
     if mode == "jvp":
         if v["ref"] is not None:
             for k, (o, r) in enumerate(zip(v["ours"], v["ref"])):
@@ -194,18 +216,48 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
         acc.compare(f"vjp{variant}", "<vjp(ct), v> summed over every input", "<ct, finite-difference jvp(v)>, " + fd_name,
                     np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
         return
+    if mode == "jvp_vjp":
+        check = "jvp_vjp (forward-mode derivative of the vjp)"
+        if ref is not None:
+            for k, (o, r) in enumerate(zip(ours, ref)):
+                acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+        fd = p.project(_differences(v["plus"], v["minus"], tol.fd_step * 10))
+        for k, (o, f) in enumerate(zip(ours, fd)):
+            acc.compare(check, _input(p, k), f"central finite differences of vjp(ct), step {tol.fd_step * 10:g}", o, f, tol.fd_rtol * 10, tol.fd_atol * 10)
+        return
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
             acc.compare("vjp_vjp (second-order gradient)", _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
-    fd = (v["plus"] - v["minus"]) / (2 * tol.fd_step * 10)
+    fd = (np.asarray(v["plus"]) - np.asarray(v["minus"])) / (2 * tol.fd_step * 10)
     lhs = _pair(ours, v["vs"])
     acc.compare("vjp_vjp (second-order gradient)", "<second-order gradient, v> summed over every input",
                 f"central finite differences of <vjp(ct), w>, step {tol.fd_step * 10:g}",
                 np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
 
 
+def _compare_dtypes(mode: str, p, v: dict, variant: str = ""):
+    """A derivative has its primal's dtype (gradcheck's check_grad_dtypes): a gradient its input's,
+    a tangent its output's. A formula that drops the imaginary part or computes in another
+    precision is wrong even where its values happen to agree."""
+    if mode == "jvp":  # `plus` holds the outputs themselves (at a shifted input)
+        pairs = [(f"output {k}", o, y) for k, (o, y) in enumerate(zip(v["ours"], v["plus"]))]
+    else:
+        pairs = [(_input(p, k), o, x) for k, (o, x) in enumerate(zip(v["ours"], p.xs))]
+    for side, ours, primal in pairs:
+        got, want = np.asarray(ours).dtype, np.asarray(primal).dtype
+        if got != want:
+            raise _Mismatch(f"{mode}{variant}, {side}: the spec's rule gives a {got} derivative of a {want} value "
+                            "(a derivative has its primal's dtype)", float("nan"), float("nan"))
+
+
 def _differences(plus, minus, h):
-    return [(a - b) / (2 * h) for a, b in zip(plus, minus)]
+    # numpy: in JAX each shape would compile two more tiny programs (same IEEE arithmetic)
+    return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]
+
+
+def _backward(fn, cts):
+    """vjp(fn)(cts) as a function of the inputs: its jvp differentiates the backward formula forward."""
+    return lambda *xs: list(jax.vjp(fn, *xs)[1](cts))
 
 
 def _second_order(fn, cts, ws):
@@ -247,10 +299,11 @@ def _partial_shifts(fn, xs, vs, h) -> tuple[list, list]:
     return plus, minus
 
 
-def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
-    """Everything a sample's check compares, from one jitted program: one XLA compile."""
+def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callable, tuple, Callable[[object], dict]]:
+    """One sample's comparisons in `mode` as a traceable function, its arguments, and how its
+    result becomes the values `_compare` reads."""
     xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
-    step = tol.fd_step if mode != "vjp_vjp" else tol.fd_step * 10
+    step = tol.fd_step if mode in ("vjp", "jvp") else tol.fd_step * 10
     if mode == "jvp":
 
         def program(xs, vs):
@@ -261,7 +314,7 @@ def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> di
                 out["p_plus"], out["p_minus"] = _partial_shifts(p.fd_fn, xs, vs, step)
             return out
 
-        return dict(_jit(program)(tuple(xs), tuple(vs)), vs=vs)
+        return program, (tuple(xs), tuple(vs)), lambda out: dict(out, vs=vs)
     if mode == "vjp":
 
         def program(xs, vs, cts):
@@ -271,7 +324,15 @@ def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> di
                 out["p_ours"], out["p_ref"] = _partials(mode, p.rule_fn, xs, vs, cts), _partials(mode, p.native_fn, xs, vs, cts)
             return out
 
-        return dict(_jit(program)(list(xs), list(vs), list(cts)), vs=vs, cts=cts)
+        return program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
+    if mode == "jvp_vjp":
+
+        def program(xs, vs, cts):
+            plus, minus = _shifted(xs, vs, step)
+            ours, ref = (jax.jvp(_backward(fn, cts), tuple(xs), tuple(vs))[1] for fn in (p.rule_fn, p.native_fn))
+            return {"ours": ours, "ref": ref, "plus": _backward(p.rule_fn, cts)(*plus), "minus": _backward(p.rule_fn, cts)(*minus)}
+
+        return program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
     argnums = tuple(range(len(xs)))
 
     def program(xs, vs, cts, ws):
@@ -280,8 +341,33 @@ def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> di
         hv = _second_order(p.rule_fn, cts, ws)
         return ours, ref, hv(*plus), hv(*minus)
 
-    ours, ref, plus, minus = _jit(program)(list(xs), list(vs), list(cts), list(ws))
-    return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
+    def values(out):
+        ours, ref, plus, minus = out
+        return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
+
+    return program, (list(xs), list(vs), list(cts), list(ws)), values
+
+
+def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
+    """Everything a sample's check compares, from one jitted program: one XLA compile."""
+    program, args, values = _program(mode, p, d, tol, thorough)
+    return values(_jit(program)(*args))
+
+
+def _evaluate_all(work: Sequence[tuple], tol, thorough: bool) -> dict:
+    """`_evaluate_together` of many (mode, problem) pairs as ONE jitted program: an XLA compile
+    costs about 30 ms whatever its size, and an op's samples and modes need a dozen of them.
+    Returns {(mode, index): values}; empty where any part defeats one program (value-dependent
+    shapes, a reference JAX cannot differentiate, a missing derivative), which is then
+    evaluated sample by sample as before."""
+    if len(work) < 2:
+        return {}
+    try:
+        built = [_program(mode, p, p.directions, tol, thorough) for mode, _, p in work]
+        outs = _jit(lambda args: [fn(*a) for (fn, _, _), a in zip(built, args)])([a for _, a, _ in built])
+    except Exception:  # noqa: BLE001 - each sample is evaluated by itself, which raises what it raises
+        return {}
+    return {(mode, index): dict(values(out), jitted=True) for (mode, index, _), (_, _, values), out in zip(work, built, outs)}
 
 
 def _or_none(fn: Callable, *args):
@@ -315,6 +401,12 @@ def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
             out["p_ours"] = _Compiled(lambda xs, cts: _partials(mode, p.rule_fn, xs, None, cts))(list(xs), list(cts))
             out["p_ref"] = _or_none(lambda xs, cts: _partials(mode, p.native_fn, xs, None, cts), list(xs), list(cts))
         return out
+    if mode == "jvp_vjp":
+        ours = _Compiled(lambda xs, vs: jax.jvp(_backward(p.rule_fn, cts), xs, vs)[1])(tuple(xs), tuple(vs))
+        ref = _or_none(lambda xs, vs: jax.jvp(_backward(p.native_fn, cts), xs, vs)[1], tuple(xs), tuple(vs))
+        bwd = _Compiled(_backward(p.rule_fn, cts))
+        plus, minus = _shifted(xs, vs, tol.fd_step * 10)
+        return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": bwd(*plus), "minus": bwd(*minus)}
     argnums = tuple(range(len(xs)))
     ours = _Compiled(jax.grad(_second_order(p.rule_fn, cts, ws), argnums=argnums))(*xs)
     ref = _or_none(jax.grad(_second_order(p.native_fn, cts, ws), argnums=argnums), *xs)
@@ -368,7 +460,8 @@ def _check_op(
 ) -> list[Row]:
     rows = []
     formulas = op.formulas
-    label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"]}
+    label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"],
+             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"]}
     if op.impl is None:
         return [Row(op.name, m, "skipped", reason="no forward implementation yet", formula=label[m]) for m in modes]
     if not op.differentiable_inputs:
@@ -376,40 +469,41 @@ def _check_op(
     if _all_not_implemented(op):
         stated = "; ".join(f"{f.key}: {f.text}" for f in op.entry.backward + op.entry.forward)
         return [Row(op.name, m, "not_applicable", reason=f"the spec states no derivative ({stated})"[:300], formula=label[m]) for m in modes]
+    # First every mode's samples, problems and random directions, drawn as a mode-by-mode run
+    # draws them; then all of them evaluated in one program; then each mode's comparisons.
+    prepared, seconds = {}, {}
     for mode in modes:
         start = time.perf_counter()
-        rng = np.random.default_rng(seed)
+        if not_applicable_reason(op.name, _declared(mode), op) is None:
+            prepared[mode] = _Prepared(op, mode, seed, complex_, sample)
+        seconds[mode] = time.perf_counter() - start
+    start = time.perf_counter()
+    work = [(mode, index, p) for mode, prep in prepared.items() for index, p in prep.items]
+    values = _evaluate_all(work, tol, thorough)
+    for mode in prepared:  # the shared program's time, split between the modes it served
+        seconds[mode] += (time.perf_counter() - start) / len(prepared)
+    for mode in modes:
+        start = time.perf_counter()
         acc = _Accumulator()
-        why_not = not_applicable_reason(op.name, mode, op)
+        why_not = not_applicable_reason(op.name, _declared(mode), op)
         if why_not is not None:
             rows.append(Row(op.name, mode, "not_applicable", reason=why_not, formula=label[mode]))
             continue
         row = Row(op.name, mode, "passed", formula=label[mode])
-        index, problem, too_large = None, None, []
+        prep = prepared[mode]
+        index, problem, too_large, cases = None, None, [], prep.cases
         try:
-            cases = [(s, False) for s in samples_for(op, rng)]
-            if complex_ and checks_complex(op.name, mode):
-                cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
-                if op.real_only is not None:  # samples_for left out the complex values it refuses
-                    row.reason = f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
-            elif complex_ and (real_only := real_only_reason(op.name, mode)):
-                row.reason = f"real inputs only in this mode: {real_only}"
-            if sample is not None and not 0 <= sample < len(cases):
-                raise ValueError(f"sample {sample} out of range: {op.name} has {len(cases)} samples, 0 to {len(cases) - 1}")
+            row.reason = prep.reason
             checked = 0
-            for index, (s, is_complex) in enumerate(cases):
-                if sample is not None and index > sample:
-                    break
-                problem = _Problem(op, s)
-                if not problem.xs or not any(problem.out_mask):
-                    continue
-                if sample is not None and index < sample:
-                    _directions(mode, problem, rng)  # the draws the skipped sample would make
-                    continue
-                _check_sample(mode, problem, rng, acc, tol, thorough=thorough, transforms=transforms, rng2=np.random.default_rng([seed, index]))
+            for index, problem in prep.items:
+                _check_sample(mode, problem, None, acc, tol, thorough=thorough, transforms=transforms, rng2=np.random.default_rng([seed, index]),
+                              values=values.get((mode, index)))
                 if per_element and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries):
                     too_large.append(index)
                 checked += 1
+            if prep.error is not None:
+                index, problem = prep.error_index, prep.error_problem
+                raise prep.error
             if checked == 0:
                 row.status, row.reason = "not_applicable", "no sample has a differentiable input and output"
                 index = None
@@ -430,12 +524,51 @@ def _check_op(
             row.max_abs_err, row.max_rel_err = acc.abs_err, acc.rel_err
         if row.status in ("failed", "error") and repro is not None:
             row.repro = repro(mode, index)
-        known = known_failure_reason(op.name, mode)
+        known = known_failure_reason(op.name, _declared(mode))
         if known is not None and row.status in ("failed", "error"):
             row.status, row.reason = "skipped", f"known failure: {known} [{row.reason}]"
-        row.seconds = time.perf_counter() - start
+        row.seconds = seconds[mode] + time.perf_counter() - start
         rows.append(row)
     return rows
+
+
+class _Prepared:
+    """One mode's samples of an op, as (index, problem) pairs with their random directions drawn.
+
+    Draws from a generator seeded with `seed` in a fixed order (the samples, then each sample's
+    directions in turn), so every mode's draws are those of a run of that mode alone. A failure
+    while preparing is kept with the sample it happened at, and raised when the mode's rows are
+    made, after the samples before it were compared: the order a sample-by-sample run has.
+    """
+
+    def __init__(self, op: Op, mode: str, seed: int, complex_: bool, sample: int | None):
+        self.cases, self.items, self.reason = [], [], ""
+        self.error, self.error_index, self.error_problem = None, None, None
+        rng = np.random.default_rng(seed)
+        index = problem = None
+        try:
+            self.cases = [(s, False) for s in samples_for(op, rng)]
+            if complex_ and checks_complex(op.name, _declared(mode)):
+                self.cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
+                if op.real_only is not None:  # samples_for left out the complex values it refuses
+                    self.reason = f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
+            elif complex_ and (real_only := real_only_reason(op.name, _declared(mode))):
+                self.reason = f"real inputs only in this mode: {real_only}"
+            if sample is not None and not 0 <= sample < len(self.cases):
+                raise ValueError(f"sample {sample} out of range: {op.name} has {len(self.cases)} samples, 0 to {len(self.cases) - 1}")
+            for index, (s, _) in enumerate(self.cases):
+                if sample is not None and index > sample:
+                    break
+                problem = _Problem(op, s)
+                if not problem.xs or not any(problem.out_mask):
+                    continue
+                directions = _directions(mode, problem, rng)  # drawn for a skipped sample too: the next ones stay
+                if sample is not None and index < sample:
+                    continue
+                problem.directions = directions
+                self.items.append((index, problem))
+        except Exception as e:  # noqa: BLE001 - re-raised in order by the mode's row
+            self.error, self.error_index, self.error_problem = e, index, problem
 
 
 def _repro_command(spec_file: str | None, name: str, seed: int, thorough: bool, transforms: Sequence[str],
@@ -533,6 +666,8 @@ def check_all(
     per_element: bool = False,
     thorough: bool = False,
     transforms: Sequence[str] = ("jit",),
+    jobs: int = 1,
+    compilation_cache: str | os.PathLike | None = None,
 ) -> Report:
     """Compare every op's vjp, jvp and second-order rules with references, in float64.
 
@@ -550,26 +685,38 @@ def check_all(
     alone (vjp) and hold each input fixed (jvp), leaving the rest undefined. transforms:
     any of "jit" (always run), "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap"
     (under jax.vmap over 2 cotangents/tangents and 2 stacked inputs).
+
+    jobs: check the entries in this many worker processes (the rows are the same as in one).
+    compilation_cache: a directory for JAX's persistent compilation cache, set for this
+    process and the workers, so that a second run compiles nothing it compiled before.
     """
-    bad = [m for m in modes if m not in MODES]
+    bad = [m for m in modes if m not in MODES + EXTRA_MODES]
     if bad:
-        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES}")
+        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES + EXTRA_MODES}")
     transforms = tuple(transforms)
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:
         raise ValueError(f"unknown transform(s) {unknown}; choose from {TRANSFORMS}")
     shipped = spec is None and registry is None
     options = {"sample": sample, "per_element": per_element, "thorough": thorough, "transforms": transforms}
-    rows: list[Row] = []
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    tasks = [(r, name, complex_, shipped and complex_) for r, name, complex_ in plan(spec, ops, registry)]
     versions: dict[str, str] = {}
-    with jax.enable_x64(True):
-        for registry_, name, complex_ in plan(spec, ops, registry):
-            for f, v in zip(registry_.spec.files, registry_.spec.versions):
-                versions.setdefault(f, str(v))
-            rows += _check_named(registry_, name, modes, seed, complex_, shipped and complex_, options)
-            if progress is not None:
-                progress(name)
-    return Report(rows, versions)
+    for r, *_ in tasks:
+        for f, v in zip(r.spec.files, r.spec.versions):
+            versions.setdefault(f, str(v))
+    if jobs > 1 and len(tasks) > 1:
+        cache = None if compilation_cache is None else os.fspath(compilation_cache)
+        per_task = check_in_workers(tasks, modes, seed, options, min(jobs, len(tasks)), cache, progress)
+    else:
+        per_task = []
+        with jax.enable_x64(True), _compilation_cache(compilation_cache):
+            for r, name, complex_, default_spec in tasks:
+                per_task.append(_check_named(r, name, modes, seed, complex_, default_spec, options))
+                if progress is not None:
+                    progress(name)
+    return Report([row for rows in per_task for row in rows], versions)
 
 
 def _check_named(

@@ -55,11 +55,11 @@ class _Coordinates:
 
 def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     """Compare the full Jacobians of the sample's derivative element by element: the rule's
-    (jax.jacrev for vjp and vjp_vjp, jax.jacfwd for jvp), JAX autodiff's of the forward, and
+    (jax.jacrev for vjp and vjp_vjp, jax.jacfwd for jvp and jvp_vjp), JAX autodiff's of the forward, and
     central finite differences column by column. Raise _Mismatch naming the worst and the first
     failing entry; return "" when every entry agrees, or why the sample was not compared."""
     xs = list(p.xs)
-    if mode == "vjp_vjp":
+    if mode in ("vjp_vjp", "jvp_vjp"):
         cts = p.directions["cts"]
         rule = lambda *xs: p.project(list(jax.vjp(p.rule_fn, *xs)[1](cts)))  # noqa: E731
         native = lambda *xs: p.project(list(jax.vjp(p.native_fn, *xs)[1](cts)))  # noqa: E731
@@ -85,7 +85,7 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
 
         return at
 
-    jac = jax.jacfwd if mode == "jvp" else jax.jacrev
+    jac = jax.jacfwd if mode in ("jvp", "jvp_vjp") else jax.jacrev
     zero = jnp.zeros((inputs.size,))
     actual = np.asarray(_Compiled(jac(moved(rule)))(zero))
     try:
@@ -100,7 +100,7 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
         one = _Compiled(column)
         fd = np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1) if inputs.size else np.zeros((outputs.size, 0))
     value_scale = max(1.0, float(np.max(np.abs(np.asarray(f(zero))), initial=0.0)))
-    how = f"jax.{jac.__name__} of the rule's {'backward' if mode == 'vjp_vjp' else mode}"
+    how = f"jax.{jac.__name__} of the rule's {'backward' if mode in ('vjp_vjp', 'jvp_vjp') else mode}"
     comparisons = [] if ref is None else [(ref, f"jax.{jac.__name__} of {AUTODIFF}", tol.ref_rtol * scale, tol.ref_atol * scale)]
     comparisons.append((fd, f"central finite differences per input coordinate, step {step:g}", tol.fd_rtol * scale, tol.fd_atol * scale * value_scale))
 

@@ -1,0 +1,102 @@
+"""The checker's speed-ups change no verdict: one program for an op's samples and modes, worker
+processes, the persistent compilation cache, and `--changed` checking only what differs."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import pytest
+
+from jaxderiv import check_all, load_spec
+from jaxderiv.check import checker
+from jaxderiv.cli import main
+
+OPS = ["sin", "mm", "_softmax", "cumsum", "masked_select"]  # masked_select: value-dependent shapes, evaluated apart
+
+WRONG_SIN = """\
+- name: sin(Tensor self) -> Tensor
+  self: grad * self.cos().conj() * 3
+- name: neg(Tensor self) -> Tensor
+  self: grad.neg()
+"""
+
+
+def _rows(report):
+    return [(r.op, r.mode, r.spec, r.status, r.reason, r.max_abs_err, r.max_rel_err) for r in report]
+
+
+def _same(a, b):
+    assert [r[:5] for r in a] == [r[:5] for r in b]
+    for x, y in zip(a, b):
+        for e, f in zip(x[5:], y[5:]):
+            assert (e is None and f is None) or math.isclose(e, f, rel_tol=1e-9, abs_tol=1e-15), (x, y)
+
+
+@pytest.fixture(scope="module")
+def one_process():
+    return check_all(ops=OPS)
+
+
+def test_one_program_per_op_gives_the_rows_of_one_program_per_sample(one_process, monkeypatch):
+    monkeypatch.setattr(checker, "_evaluate_all", lambda work, tol, thorough: {})
+    _same(_rows(one_process), _rows(check_all(ops=OPS)))
+    assert all(r.status == "passed" for r in one_process if r.op != "masked_select")
+
+
+def test_one_program_per_op_is_used(monkeypatch):
+    def by_itself(*args, **kwargs):
+        raise AssertionError("a sample was evaluated by itself")
+
+    monkeypatch.setattr(checker, "_evaluate_together", by_itself)
+    monkeypatch.setattr(checker, "_evaluate_apart", by_itself)
+    report = check_all(ops=["sin"], modes=("vjp", "jvp"))
+    assert [r.status for r in report] == ["passed", "passed"]
+
+
+def test_workers_give_the_rows_of_one_process(one_process):
+    _same(_rows(one_process), _rows(check_all(ops=OPS, jobs=2)))
+
+
+def test_a_wrong_formula_fails_in_a_worker(tmp_path):
+    spec = tmp_path / "wrong.yaml"
+    spec.write_text(WRONG_SIN)
+    report = check_all(load_spec(spec), modes=("vjp",), jobs=2)
+    assert {r.op: r.status for r in report} == {"sin": "failed", "neg": "passed"}
+    assert "differs from the reference" in next(r.reason for r in report if r.op == "sin")
+
+
+def test_jobs_refuses_a_registry_it_cannot_rebuild():
+    from jaxderiv import Registry
+
+    class Mine(Registry):
+        pass
+
+    with pytest.raises(ValueError, match="plain Registry"):
+        check_all(registry=Mine(), ops=["sin", "cos"], jobs=2)
+    with pytest.raises(ValueError, match="at least 1"):
+        check_all(ops=["sin"], jobs=0)
+
+
+def test_compilation_cache_is_filled_and_the_settings_restored(tmp_path):
+    before = jax.config.jax_compilation_cache_dir
+    report = check_all(ops=["sin"], modes=("vjp",), compilation_cache=tmp_path / "xla")
+    assert report and any((tmp_path / "xla").iterdir())
+    assert jax.config.jax_compilation_cache_dir == before
+
+
+def test_changed_checks_only_the_entries_that_differ(tmp_path, capsys):
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
+                   "- name: cos(Tensor self) -> Tensor\n  self: grad * -self.sin().conj()\n")
+    new.write_text("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
+                   "- name: cos(Tensor self) -> Tensor\n  self: grad * self.sin().conj()\n"
+                   "- name: neg(Tensor self) -> Tensor\n  self: grad.neg()\n")
+    json_file = tmp_path / "r.json"
+    assert main(["check", "--spec", str(new), "--changed", str(old), "--modes", "vjp", "--json", str(json_file), "--no-cache", "--quiet"]) == 1
+    import json
+
+    rows = json.loads(json_file.read_text())
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    assert {r["op"]: r["status"] for r in rows} == {"cos": "failed", "neg": "passed"}
+    assert main(["check", "--changed", str(old), "--quiet"]) == 2  # needs --spec
