@@ -12,12 +12,9 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
+from ..tensor_utils import mH
 from . import impl
 from .householder import apply_reflectors, check_float_operands
-
-
-def _mH(x):
-    return jnp.conj(jnp.swapaxes(x, -1, -2))
 
 
 def _scaled(x, s):
@@ -146,8 +143,8 @@ def linalg_cross(self, other, dim=-1):
 @impl("cholesky")
 def cholesky(self, upper=False):
     """Reads the lower triangle only (as LAPACK does for upper=False)."""
-    L = jnp.linalg.cholesky(jnp.tril(self) + _mH(jnp.tril(self, -1)), symmetrize_input=False)
-    return _mH(L) if upper else L
+    L = jnp.linalg.cholesky(jnp.tril(self) + mH(jnp.tril(self, -1)), symmetrize_input=False)
+    return mH(L) if upper else L
 
 
 @impl("linalg_cholesky_ex")
@@ -158,7 +155,7 @@ def linalg_cholesky_ex(self, upper=False, check_errors=False):
 @impl("cholesky_solve")
 def cholesky_solve(self, input2, upper=False):
     """Solves A X = self for A = L Lᴴ (or Uᴴ U) with the factor input2."""
-    L = _mH(input2) if upper else input2
+    L = mH(input2) if upper else input2
     y = jsl.solve_triangular(L, self, lower=True)
     return jsl.solve_triangular(L, y, lower=True, trans="C")
 
@@ -260,7 +257,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 @impl("lu_solve")
 def lu_solve(self, LU_data, LU_pivots):
     P, L, U = unpack(LU_data, LU_pivots)
-    y = jsl.solve_triangular(L, _mH(P) @ self, lower=True, unit_diagonal=True)
+    y = jsl.solve_triangular(L, mH(P) @ self, lower=True, unit_diagonal=True)
     return jsl.solve_triangular(U, y, lower=False)
 
 
@@ -343,7 +340,7 @@ def svd(self, some=True, compute_uv=True):
         S = jnp.linalg.svd(self, compute_uv=False)
         return jnp.zeros(self.shape[:-2] + (m, m), self.dtype), S, jnp.zeros(self.shape[:-2] + (n, n), self.dtype)
     U, S, Vh = jnp.linalg.svd(self, full_matrices=not some)
-    return U, S, _mH(Vh)
+    return U, S, mH(Vh)
 
 
 @impl("symeig")
@@ -386,7 +383,7 @@ def lstsq(self, A):
     solution = jnp.zeros((max(m, n), self.shape[-1]), self.dtype).at[:n].set(x)
     if m >= n:  # the residual of each column, as LAPACK's gels leaves it below the solution
         q = jnp.linalg.qr(A, mode="complete")[0]
-        solution = solution.at[n:].set((_mH(q) @ self)[n:])
+        solution = solution.at[n:].set((mH(q) @ self)[n:])
     return solution, geqrf(A)[0]
 
 

@@ -13,13 +13,10 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
+from ..tensor_utils import mH, solve_triangular_right
 from . import impl
 from .linalg import _lu, unpack
 from .reductions import vector_norm
-
-
-def _mH(x):
-    return jnp.conj(jnp.swapaxes(x, -1, -2))
 
 
 def _info(x):
@@ -106,8 +103,7 @@ def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
     if left:
         return jsl.solve_triangular(A, B, lower=not upper, unit_diagonal=unitriangular)
     # X A = B  <=>  Aᵀ Xᵀ = Bᵀ
-    Xt = jsl.solve_triangular(A, jnp.swapaxes(B, -1, -2), lower=not upper, trans="T", unit_diagonal=unitriangular)
-    return jnp.swapaxes(Xt, -1, -2)
+    return solve_triangular_right(B, A, lower=not upper, unit_diagonal=unitriangular, through="mT")
 
 
 def is_vector_rhs(A, B):
@@ -118,7 +114,7 @@ def is_vector_rhs(A, B):
 def lu_solve(LU, pivots, B, left=True, adjoint=False):
     """op(A)⁻¹ B (left) or B op(A)⁻¹, A = P L U packed in (LU, pivots), op = ᴴ when adjoint."""
     if not left:  # B op(A)⁻¹ = (op(A)ᴴ⁻¹ Bᴴ)ᴴ
-        return _mH(lu_solve(LU, pivots, _mH(B), True, not adjoint))
+        return mH(lu_solve(LU, pivots, mH(B), True, not adjoint))
     P, L, U = unpack(LU, pivots)
     batch = jnp.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
     P, L, U = (jnp.broadcast_to(x, batch + x.shape[-2:]) for x in (P, L, U))
@@ -231,9 +227,9 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
         s = jnp.abs(w)
         tol = jnp.maximum(atol[..., None], jnp.asarray(rtol)[..., None] * jnp.max(s, -1, keepdims=True)) if s.shape[-1] else s
         inv = jnp.where(s > tol, 1 / jnp.where(s > tol, w, 1), 0).astype(self.dtype)
-        return (V * inv[..., None, :]) @ _mH(V)
+        return (V * inv[..., None, :]) @ mH(V)
     U, s, Vh = jnp.linalg.svd(self, full_matrices=False)
     tol = jnp.maximum(atol[..., None], jnp.asarray(rtol)[..., None] * jnp.max(s, -1, keepdims=True)) if s.shape[-1] else s
     inv = jnp.where(s > tol, 1 / jnp.where(s > tol, s, 1), 0).astype(self.dtype)
-    return (_mH(Vh) * inv[..., None, :]) @ _mH(U)
+    return (mH(Vh) * inv[..., None, :]) @ mH(U)
 

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..helpers.rnn import _gru_gate_grads, _lstm_gate_grads
+from ..tensor_utils import gru_gate_grads, lstm_gate_grads
 from . import impl
 from .shapes import concrete
 
@@ -205,11 +205,11 @@ def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
         dh_total = d_out_t + dh_next
         if mode == LSTM:
             h_prev, c_prev, i, f, g, o, c = s
-            d_gates, dc_prev = _lstm_gate_grads(dh_total, dc_next, i, f, g, o, c_prev, jnp.tanh(c))
+            d_gates, dc_prev = lstm_gate_grads(dh_total, dc_next, i, f, g, o, c_prev, jnp.tanh(c))
             return (d_gates @ w_hh, dc_prev), (d_gates, d_gates)
         if mode == GRU:
             h_prev, r, z, n, hn = s
-            d_input_gates, d_hidden_gates, dh_direct = _gru_gate_grads(dh_total, r, z, n, h_prev, hn)
+            d_input_gates, d_hidden_gates, dh_direct = gru_gate_grads(dh_total, r, z, n, h_prev, hn)
             return (dh_direct + d_hidden_gates @ w_hh, dc_next), (d_input_gates, d_hidden_gates)
         h_prev, pre, h = s
         d_pre = dh_total * ((1 - h * h) if mode == RNN_TANH else (pre > 0).astype(h.dtype))

@@ -11,12 +11,10 @@ import jax.numpy as jnp
 
 from ..forward.distance import _trilinear
 from ..namespace import helper, method
+from ..tensor_utils import mT
 
 
-@method("mT")
-def mT(x):
-    """The transpose of the last two dims."""
-    return jnp.swapaxes(x, -1, -2)
+method("mT")(mT)
 
 
 @helper("wrap_opt_if")

@@ -42,6 +42,12 @@ def amaxamin_jvp(x, dx, result, dim, keepdim):
     return _sum(jnp.where(mask, dx, 0), dim, keepdim) / _sum(mask, dim, keepdim)
 
 
+@helper("aminmax_jvp")
+def aminmax_jvp(self_p, self_t, result, dim, keepdim):
+    """amaxamin_jvp over the one dim, or over all of them."""
+    return amaxamin_jvp(self_p, self_t, result, () if dim is None else (dim,), keepdim)
+
+
 @helper("logsumexp_jvp")
 def logsumexp_jvp(self_p, self_t, dim, keepdim):
     """sum softmax(x) dx over `dim`, with the max subtracted before exp."""

@@ -10,16 +10,12 @@ multiplying with H_i and with H_i⁻¹ = H(sigma_i), sigma_i = tau_i / (tau_i �
 from __future__ import annotations
 
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 import numpy as np
 
 from ..errors import NotImplementedDerivative
 from ..forward.householder import apply_reflectors, reflector_vectors
 from ..namespace import helper
-
-
-def _mH(x):
-    return jnp.conj(jnp.swapaxes(x, -1, -2))
+from ..tensor_utils import mH, solve_triangular_right
 
 
 def _zeros_if_none(t, like):
@@ -41,7 +37,7 @@ def _pinv(A):
 
 def _pinv_jvp(A, pinvA, dA):
     """d(A⁺) at constant rank: -A⁺ dA A⁺ + A⁺A⁺ᴴ dAᴴ (I - A A⁺) + (I - A⁺A) dAᴴ A⁺ᴴ A⁺."""
-    dAh, pinvAh = _mH(dA), _mH(pinvA)
+    dAh, pinvAh = mH(dA), mH(pinvA)
     left_null = dAh - dAh @ A @ pinvA  # dAᴴ (I - A A⁺)
     right_null = dAh - pinvA @ (A @ dAh)  # (I - A⁺A) dAᴴ
     return -pinvA @ dA @ pinvA + pinvA @ (pinvAh @ left_null) + right_null @ (pinvAh @ pinvA)
@@ -49,7 +45,7 @@ def _pinv_jvp(A, pinvA, dA):
 
 def _pinv_backward(grad, pinvA, A):
     """The adjoint of _pinv_jvp: -A⁺ᴴ G A⁺ᴴ + (I - A A⁺) Gᴴ A⁺ A⁺ᴴ + A⁺ᴴ A⁺ Gᴴ (I - A⁺A)."""
-    gh, pinvAh = _mH(grad), _mH(pinvA)
+    gh, pinvAh = mH(grad), mH(pinvA)
     return (-pinvAh @ grad @ pinvAh + (gh - A @ (pinvA @ gh)) @ (pinvA @ pinvAh)
             + (pinvAh @ pinvA) @ (gh - (gh @ pinvA) @ A))
 
@@ -102,14 +98,14 @@ def linalg_lstsq_backward(gX, gL, A, B, X, grad_input_mask):
         gX_ = as_matrix(gX)
         pinvA = _pinv(A)
         if want_A:
-            grad_A = _pinv_backward(gX_ @ _mH(B_), pinvA, A)
+            grad_A = _pinv_backward(gX_ @ mH(B_), pinvA, A)
         if want_B:
-            grad_B = as_given(_mH(pinvA) @ gX_)
+            grad_B = as_given(mH(pinvA) @ gX_)
     if has_gL:
         X_ = as_matrix(X)
         gLr = gL[..., None, :] * (A @ X_ - B_)
         if want_A:
-            grad_A = 2 * gLr @ _mH(X_) + (0 if grad_A is None else grad_A)
+            grad_A = 2 * gLr @ mH(X_) + (0 if grad_A is None else grad_A)
         if want_B:
             grad_B = as_given(-2 * gLr) + (0 if grad_B is None else grad_B)
     return (grad_A if want_A else None), (grad_B if want_B else None)
@@ -134,16 +130,6 @@ def _check_qr_differentiable(mode, m, n):
         raise NotImplementedDerivative("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
 
 
-def _right_solve_upper(X, R):
-    """X R⁻¹ for an upper triangular R (linalg_solve_triangular, left=False)."""
-    return jnp.swapaxes(jsl.solve_triangular(R, jnp.swapaxes(X, -1, -2), trans="T", lower=False), -1, -2)
-
-
-def _right_solve_lower(X, L):
-    """X L⁻¹ for a lower triangular L."""
-    return jnp.swapaxes(jsl.solve_triangular(L, jnp.swapaxes(X, -1, -2), trans="T", lower=True), -1, -2)
-
-
 @helper("linalg_qr_jvp")
 def linalg_qr_jvp(dA, Q, R, mode):
     """dA = dQ R + Q dR. Tall or square: with C = Qᴴ dA R⁻¹ (skew-Hermitian Qᴴ dQ plus upper
@@ -153,20 +139,20 @@ def linalg_qr_jvp(dA, Q, R, mode):
     m, n = dA.shape[-2:]
     _check_qr_differentiable(mode, m, n)
     if m >= n:
-        dARinv = _right_solve_upper(dA, R)
-        C = _mH(Q) @ dARinv
-        S = jnp.triu(C + _mH(C))
+        dARinv = solve_triangular_right(dA, R, lower=False, through="mT")
+        C = mH(Q) @ dARinv
+        S = jnp.triu(C + mH(C))
         dRRinv = S - 0.5 * _diag_embed(jnp.diagonal(S, 0, -2, -1))
         return dARinv - Q @ dRRinv, dRRinv @ R
-    QhdA = _mH(Q) @ dA
-    C = _right_solve_upper(QhdA[..., :m], R[..., :m])
+    QhdA = mH(Q) @ dA
+    C = solve_triangular_right(QhdA[..., :m], R[..., :m], lower=False, through="mT")
     if jnp.iscomplexobj(C):
         lower = jnp.tril(C, -1) + 1j * _diag_embed(jnp.imag(jnp.diagonal(C, 0, -2, -1)))
-        skew = lower - _mH(lower)
+        skew = lower - mH(lower)
         skew = skew - 0.5 * _diag_embed(jnp.diagonal(skew, 0, -2, -1))
     else:
         lower = jnp.tril(C, -1)
-        skew = lower - _mH(lower)
+        skew = lower - mH(lower)
     return Q @ skew, QhdA - skew @ R
 
 
@@ -181,24 +167,24 @@ def linalg_qr_backward(gQ, gR, Q, R, mode):
         return None
     M = 0
     if gR is not None:
-        M = gR @ _mH(R)
+        M = gR @ mH(R)
     if gQ is not None:
-        M = M - _mH(Q) @ gQ
+        M = M - mH(Q) @ gQ
     M = jnp.broadcast_to(M, R.shape[:-2] + (R.shape[-2],) * 2).astype(jnp.result_type(Q, R))
     if m >= n:
         T = jnp.triu(M)
-        sym = T + _mH(T)
+        sym = T + mH(T)
         diag = jnp.diagonal(sym, 0, -2, -1)
         sym = sym - 0.5 * _diag_embed(jnp.real(diag).astype(sym.dtype))
         gA = Q @ sym
         if gQ is not None:
             gA = gA + gQ
-        return _right_solve_lower(gA, _mH(R))
+        return solve_triangular_right(gA, mH(R), lower=True, through="mT")
     X = -M
-    skew = jnp.tril(X - _mH(X))
+    skew = jnp.tril(X - mH(X))
     if jnp.iscomplexobj(skew):
         skew = skew - 0.5j * _diag_embed(jnp.imag(jnp.diagonal(skew, 0, -2, -1)))
-    gA1 = _right_solve_lower(Q @ skew, _mH(R[..., :m]))
+    gA1 = solve_triangular_right(Q @ skew, mH(R[..., :m]), lower=True, through="mT")
     gA = jnp.concatenate([gA1, jnp.zeros(gA1.shape[:-1] + (n - m,), gA1.dtype)], -1)
     if gR is not None:
         gA = gA + Q @ gR
@@ -233,7 +219,7 @@ def householder_product_backward(grad, result, input, tau, flip_order=False):
     k = tau.shape[-1]
     V = reflector_vectors(input)
     sigma = _inverse_taus(V, tau)
-    K = result @ _mH(grad)
+    K = result @ mH(grad)
     order = list(range(k - 1, -1, -1)) if flip_order else list(range(k))
     left = not flip_order
     K = _reflect(V[..., :, order[0]], sigma[..., order[0]], K, left)
@@ -289,9 +275,9 @@ def ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_inp
         other_grad = apply_reflectors(self, input2, grad, left, not transpose)
     if grad_input_mask[0] or grad_input_mask[1]:
         if left != transpose:
-            g, r = (grad, result) if not transpose else (_mH(grad), _mH(result))
+            g, r = (grad, result) if not transpose else (mH(grad), mH(result))
             self_grad, tau_grad = householder_product_backward(g, r, self, input2)
         else:
-            g, r = (_mH(result), _mH(grad)) if not transpose else (result, grad)
+            g, r = (mH(result), mH(grad)) if not transpose else (result, grad)
             self_grad, tau_grad = householder_product_backward(g, r, self, input2, flip_order=True)
     return self_grad, tau_grad, other_grad

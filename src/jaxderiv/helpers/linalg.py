@@ -1,7 +1,7 @@
 """FunctionsManual helpers of the linear-algebra formulas, written from the matrix calculus.
 
 Gradients follow PyTorch's convention: for a real loss, grad_A = dL/d(conj A), so a real
-formula's transpose becomes a conjugate transpose (`_mH`) on complex inputs. Helpers take
+formula's transpose becomes a conjugate transpose (`mH`) on complex inputs. Helpers take
 `grad`/`grads` entries that may be None (an output whose gradient is undefined).
 """
 
@@ -14,12 +14,10 @@ import jax.scipy.linalg as jsl
 from ..errors import NotImplementedDerivative
 from ..forward import linalg as fl
 from ..namespace import helper, method
+from ..tensor_utils import mH, solve_triangular_right
 
 
-@method("mH")
-def _mH(x):
-    """The conjugate transpose of the last two dims."""
-    return jnp.conj(jnp.swapaxes(x, -1, -2))
+method("mH")(mH)
 
 
 def _diag_embed(v):
@@ -50,14 +48,14 @@ def _scale(x, s):
 def mm_mat1_backward(grad, mat2, *rest):
     """grad mat2ᴴ conj(alpha); the 1.7 form passes mat1, the 1.10 form its sizes and strides."""
     alpha = rest[-1]
-    return _scale(grad @ _mH(mat2), jnp.conj(alpha))
+    return _scale(grad @ mH(mat2), jnp.conj(alpha))
 
 
 @helper("mm_mat2_backward")
 def mm_mat2_backward(grad, mat1, *rest):
     """mat1ᴴ grad conj(alpha); later files pass mat2's layout before alpha."""
     alpha = rest[-1]
-    return _scale(_mH(mat1) @ grad, jnp.conj(alpha))
+    return _scale(mH(mat1) @ grad, jnp.conj(alpha))
 
 
 @helper("trace_backward")
@@ -78,20 +76,20 @@ def _eye_like(L):
 def cholesky_backward(grad, upper, L):
     """A_grad = sym(L⁻ᴴ Φ(Lᴴ grad) L⁻¹), Φ = tril with half diagonal."""
     if upper:
-        L, grad = _mH(L), _mH(grad)
+        L, grad = mH(L), mH(grad)
     L_inv = jsl.solve_triangular(L, _eye_like(L), lower=True)
-    g = _mH(L_inv) @ _half_diag(_mH(L) @ grad) @ L_inv
-    return 0.5 * (g + _mH(g))
+    g = mH(L_inv) @ _half_diag(mH(L) @ grad) @ L_inv
+    return 0.5 * (g + mH(g))
 
 
 @helper("cholesky_jvp")
 def cholesky_jvp(dA, L, upper):
     """dL = L Φ(L⁻¹ dA L⁻ᴴ)."""
-    L_ = _mH(L) if upper else L
-    dA_ = _mH(dA) if upper else dA
+    L_ = mH(L) if upper else L
+    dA_ = mH(dA) if upper else dA
     L_inv = jsl.solve_triangular(L_, _eye_like(L_), lower=True)
-    dL = L_ @ _half_diag(L_inv @ dA_ @ _mH(L_inv))
-    return _mH(dL) if upper else dL
+    dL = L_ @ _half_diag(L_inv @ dA_ @ mH(L_inv))
+    return mH(dL) if upper else dL
 
 
 @helper("cholesky_solve_backward")
@@ -100,8 +98,8 @@ def cholesky_solve_backward(grad_x, self, input2, result, upper, output_mask=Non
     if grad_x is None:
         return None, None
     grad_self = fl.cholesky_solve(grad_x, input2, upper)
-    common = grad_self @ _mH(result)
-    common = common + _mH(common)
+    common = grad_self @ mH(result)
+    common = common + mH(common)
     return grad_self, (-(input2 @ common) if upper else -(common @ input2))
 
 
@@ -109,7 +107,7 @@ def cholesky_solve_backward(grad_x, self, input2, result, upper, output_mask=Non
 def cholesky_inverse_backward(grad, L, upper, inverse):
     if grad is None:
         return None
-    common = inverse @ (grad + _mH(grad)) @ inverse
+    common = inverse @ (grad + mH(grad)) @ inverse
     return -(L @ common) if upper else -(common @ L)
 
 
@@ -122,7 +120,7 @@ def _batched_where(cond, a, b):
 
 def _svd_factors(A):
     U, S, Vh = jnp.linalg.svd(A, full_matrices=False)
-    return U, S, _mH(Vh)
+    return U, S, mH(Vh)
 
 
 @helper("det_backward")
@@ -132,21 +130,21 @@ def det_backward(grad, self, det):
     det U det Vᴴ factor (a sign error when it is -1); this is torch 2.13's singular branch."""
     g = grad * jnp.conj(det)
     safe = _batched_where(det == 0, _eye_like(self), self)
-    regular = g[..., None, None] * _mH(jnp.linalg.inv(safe))
+    regular = g[..., None, None] * mH(jnp.linalg.inv(safe))
     U, S, V = _svd_factors(self)
     n = S.shape[-1]
     others = jnp.prod(jnp.where(jnp.eye(n, dtype=bool), 1, S[..., None, :]), -1)  # prod_{j!=i} s_j
     phase = jnp.linalg.det(U) * jnp.conj(jnp.linalg.det(V))
-    singular = (grad * jnp.conj(phase))[..., None, None] * (U * others[..., None, :]) @ _mH(V)
+    singular = (grad * jnp.conj(phase))[..., None, None] * (U * others[..., None, :]) @ mH(V)
     return _batched_where(det == 0, singular, regular)
 
 
 def _logabsdet_backward(grad, self, singular):
     """grad A⁻ᴴ; where A is singular, the SVD form U diag(grad / s) Vᴴ (infinite)."""
     safe = _batched_where(singular, _eye_like(self), self)
-    regular = jnp.asarray(grad)[..., None, None] * _mH(jnp.linalg.inv(safe))
+    regular = jnp.asarray(grad)[..., None, None] * mH(jnp.linalg.inv(safe))
     U, S, V = _svd_factors(self)
-    sing = (U * (jnp.asarray(grad)[..., None] / S)[..., None, :]) @ _mH(V)
+    sing = (U * (jnp.asarray(grad)[..., None] / S)[..., None, :]) @ mH(V)
     return _batched_where(singular, sing, regular)
 
 
@@ -178,7 +176,7 @@ def _det_lu_based_helper_backward(det_grad, det, self, lu, pivs):
     """det_grad conj(det) A⁻ᴴ. A⁻¹ comes from `self`, not from the saved LU: `lu` is a
     non-differentiable output, and a second derivative must see A⁻¹ move with A."""
     g = det_grad * jnp.conj(det)
-    return g[..., None, None] * _mH(jnp.linalg.inv(self))
+    return g[..., None, None] * mH(jnp.linalg.inv(self))
 
 
 # -- solves ---------------------------------------------------------------------------------
@@ -186,12 +184,12 @@ def _det_lu_based_helper_backward(det_grad, det, self, lu, pivs):
 
 @helper("solve_backward_self")
 def solve_backward_self(grad, self, A):
-    return _solve(_mH(A), grad)
+    return _solve(mH(A), grad)
 
 
 @helper("solve_backward_A")
 def solve_backward_A(grad, self, A, solution):
-    return -(solve_backward_self(grad, self, A) @ _mH(solution))
+    return -(solve_backward_self(grad, self, A) @ mH(solution))
 
 
 @helper("triangular_solve_backward")
@@ -204,7 +202,7 @@ def triangular_solve_backward(grad_x, grad_m, b, a, x, upper, transpose, unitria
         a_h = jnp.conj(a) if transpose else a
         grad_b = jsl.solve_triangular(a_h, grad_x, lower=not upper, trans="N" if transpose else "C", unit_diagonal=unitriangular)
         if output_mask[1]:
-            grad_a = -(jnp.conj(x) @ jnp.swapaxes(grad_b, -1, -2)) if transpose else -(grad_b @ _mH(x))
+            grad_a = -(jnp.conj(x) @ jnp.swapaxes(grad_b, -1, -2)) if transpose else -(grad_b @ mH(x))
             grad_a = jnp.triu(grad_a, int(unitriangular)) if upper else jnp.tril(grad_a, -int(unitriangular))
     if grad_x is None and grad_m is None:
         return None, None
@@ -242,16 +240,6 @@ def _solve_lower_unit_h(L, B):
     return jsl.solve_triangular(L, B, lower=True, trans="C", unit_diagonal=True)
 
 
-def _right_solve_upper(B, U):
-    """B U⁻¹ = (U⁻ᴴ Bᴴ)ᴴ."""
-    return _mH(jsl.solve_triangular(U, _mH(B), lower=False, trans="C"))
-
-
-def _right_solve_upper_h(B, U):
-    """B U⁻ᴴ = (U⁻¹ Bᴴ)ᴴ."""
-    return _mH(jsl.solve_triangular(U, _mH(B), lower=False))
-
-
 @helper("_lu_with_info_backward")
 def _lu_with_info_backward(grad, self, LU, pivots):
     """A_grad = P [L1⁻ᴴ Φ U1⁻ᴴ, with the rest], A = P L U, grad read as both L_grad and U_grad.
@@ -264,17 +252,17 @@ def _lu_with_info_backward(grad, self, LU, pivots):
     k = min(m, n)
     P, L1, U1, L2, U2 = _lu_blocks(LU, pivots)
     G1 = grad[..., :k, :k]
-    lower, upper = _mH(L1) @ G1, G1 @ _mH(U1)
+    lower, upper = mH(L1) @ G1, G1 @ mH(U1)
     if n > m:
-        lower = lower - grad[..., :, k:] @ _mH(U2)
+        lower = lower - grad[..., :, k:] @ mH(U2)
     if m > n:
-        upper = upper - _mH(L2) @ grad[..., k:, :]
+        upper = upper - mH(L2) @ grad[..., k:, :]
     phi = jnp.tril(lower, -1) + jnp.triu(upper)
-    principal = _right_solve_upper_h(_solve_lower_unit_h(L1, phi), U1)
+    principal = solve_triangular_right(_solve_lower_unit_h(L1, phi), U1, lower=False, adjoint=True)
     if n > m:
         principal = jnp.concatenate([principal, _solve_lower_unit_h(L1, grad[..., :, k:])], -1)
     if m > n:
-        principal = jnp.concatenate([principal, _right_solve_upper_h(grad[..., k:, :], U1)], -2)
+        principal = jnp.concatenate([principal, solve_triangular_right(grad[..., k:, :], U1, lower=False, adjoint=True)], -2)
     return P @ principal
 
 
@@ -285,14 +273,14 @@ def _lu_with_info_jvp(dA, LU, pivots):
     m, n = LU.shape[-2:]
     k = min(m, n)
     P, L1, U1, L2, U2 = _lu_blocks(LU, pivots)
-    B = _mH(P) @ dA
-    phi = _right_solve_upper(_solve_lower_unit(L1, B[..., :k, :k]), U1)
+    B = mH(P) @ dA
+    phi = solve_triangular_right(_solve_lower_unit(L1, B[..., :k, :k]), U1, lower=False)
     dL1, dU1 = L1 @ jnp.tril(phi, -1), jnp.triu(phi) @ U1
     dLU = dL1 + dU1
     if n > m:
         dLU = jnp.concatenate([dLU, _solve_lower_unit(L1, B[..., :, k:] - dL1 @ U2)], -1)
     if m > n:
-        dLU = jnp.concatenate([dLU, _right_solve_upper(B[..., k:, :] - L2 @ dU1, U1)], -2)
+        dLU = jnp.concatenate([dLU, solve_triangular_right(B[..., k:, :] - L2 @ dU1, U1, lower=False)], -2)
     return dLU
 
 
@@ -302,10 +290,10 @@ def lu_solve_backward(grad, self, LU_data, LU_pivots):
     _square("lu_solve_backward", LU_data)
     P, L, U = fl.unpack(LU_data, LU_pivots)
     A = P @ L @ U
-    grad_b = _solve(_mH(A), grad)
-    grad_a = -(grad_b @ _mH(fl.lu_solve(self, LU_data, LU_pivots)))
-    pa = _mH(P) @ grad_a
-    return grad_b, jnp.tril(pa @ _mH(U), -1) + jnp.triu(_mH(L) @ pa)
+    grad_b = _solve(mH(A), grad)
+    grad_a = -(grad_b @ mH(fl.lu_solve(self, LU_data, LU_pivots)))
+    pa = mH(P) @ grad_a
+    return grad_b, jnp.tril(pa @ mH(U), -1) + jnp.triu(mH(L) @ pa)
 
 
 @helper("lu_solve_forward_AD")
@@ -366,7 +354,7 @@ def linalg_svd_backward(gu, gsigma, gvh, u, sigma, vh):
     if u.ndim < 2 or vh.ndim < 2:
         raise NotImplementedDerivative("svd_backward: linalg.svd(compute_uv=False) is not differentiable")
     shape = u.shape[:-1] + vh.shape[-1:]
-    return _svd_backward((gu, gsigma, None if gvh is None else _mH(gvh)), shape, u.dtype, u, sigma, _mH(vh))
+    return _svd_backward((gu, gsigma, None if gvh is None else mH(gvh)), shape, u.dtype, u, sigma, mH(vh))
 
 
 def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
@@ -376,7 +364,7 @@ def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
     u, v = raw_u[..., :k], raw_v[..., :k]
     gu = None if gu is None else gu[..., :k]
     gv = None if gv is None else gv[..., :k]
-    vh, uh = _mH(v), _mH(u)
+    vh, uh = mH(v), mH(u)
     s = sigma.astype(dtype)
     total = jnp.zeros(jnp.broadcast_shapes(u.shape[:-2], v.shape[:-2]) + (m, n), dtype)
     if gsigma is not None:
@@ -386,7 +374,7 @@ def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
     F = _inverse_gaps(sigma**2).astype(dtype)
     if gu is not None:
         uhgu = uh @ gu
-        u_term = u @ ((F * (uhgu - _mH(uhgu))) * s[..., None, :])
+        u_term = u @ ((F * (uhgu - mH(uhgu))) * s[..., None, :])
         if m > k:
             u_term = u_term + (gu - u @ uhgu) / s[..., None, :]
         if jnp.issubdtype(dtype, jnp.complexfloating):  # the phase gauge: U diag(i Im diag(Uᴴ gU) / s) Vᴴ
@@ -394,9 +382,9 @@ def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
         total = total + u_term @ vh
     if gv is not None:
         vhgv = vh @ gv
-        v_term = (s[..., :, None] * (F * (vhgv - _mH(vhgv)))) @ vh
+        v_term = (s[..., :, None] * (F * (vhgv - mH(vhgv)))) @ vh
         if n > k:
-            v_term = v_term + (_mH(gv) - _mH(gv) @ v @ vh) / s[..., :, None]
+            v_term = v_term + (mH(gv) - mH(gv) @ v @ vh) / s[..., :, None]
         total = total + u @ v_term
     return total
 
@@ -407,14 +395,14 @@ def symeig_backward(grads, self, eigenvectors, upper, lambda_, v):
     if not eigenvectors:
         raise NotImplementedDerivative("symeig_backward: symeig(eigenvectors=False) is not differentiable")
     glambda, gv = grads
-    vh = _mH(v)
+    vh = mH(v)
     inner = jnp.zeros(self.shape, self.dtype)
     if gv is not None:
         inner = inner + _inverse_gaps(lambda_).astype(self.dtype) * (vh @ gv)
     if glambda is not None:
         inner = inner + _diag_embed(glambda.astype(self.dtype))
     result = v @ inner @ vh
-    return 0.5 * (result + _mH(result))
+    return 0.5 * (result + mH(result))
 
 
 @helper("eig_backward")
@@ -428,7 +416,7 @@ def eig_backward(grads, self, eigenvectors, eigenvalues, eigenvectors_return):
     gD, gU = grads
     lam = eigenvalues[..., 0]
     U = eigenvectors_return
-    Uh = _mH(U)
+    Uh = mH(U)
     inner = jnp.zeros(self.shape, self.dtype)
     if gU is not None:
         uhgu = Uh @ gU
@@ -448,12 +436,12 @@ def qr_backward(grads, self, some, Q, R):
     gQ, gR = grads
 
     def square_deep(gQ, gR, Q, R):
-        M = (R @ _mH(gR) if gR is not None else 0) - (_mH(gQ) @ Q if gQ is not None else 0)
+        M = (R @ mH(gR) if gR is not None else 0) - (mH(gQ) @ Q if gQ is not None else 0)
         M = jnp.broadcast_to(M, R.shape[:-2] + (R.shape[-2],) * 2)
         tril = jnp.tril(M)
-        M = tril + _mH(jnp.tril(M, -1))
+        M = tril + mH(jnp.tril(M, -1))
         rhs = Q @ M if gQ is None else gQ + Q @ M
-        return _mH(jsl.solve_triangular(R, _mH(rhs), lower=False))
+        return solve_triangular_right(rhs, R, lower=False, adjoint=True)
 
     if m >= n:
         return square_deep(gQ, gR, Q, R)
@@ -461,7 +449,7 @@ def qr_backward(grads, self, some, Q, R):
     if gR is not None:
         gV = gR[..., m:]
         grad_y = Q @ gV
-        gQ = y @ _mH(gV) if gQ is None else gQ + y @ _mH(gV)
+        gQ = y @ mH(gV) if gQ is None else gQ + y @ mH(gV)
         gR = gR[..., :m]
     else:
         grad_y = jnp.zeros_like(y)
@@ -474,7 +462,7 @@ def matrix_exp_backward(self, grad):
     exp([[Aᴴ, E], [0, Aᴴ]]) for each basis matrix E, contracted with grad, so that the result
     is visibly linear in grad (forward mode transposes it)."""
     n = self.shape[-1]
-    Ah = _mH(self)
+    Ah = mH(self)
     zeros = jnp.zeros_like(Ah)
 
     def frechet(E):
@@ -492,18 +480,18 @@ def matrix_exp_backward(self, grad):
 @helper("cholesky_solve_jvp")
 def cholesky_solve_jvp(X, U, dU, dB, upper):
     """X = A⁻¹ B with A = Uᴴ U (upper) or U Uᴴ: dX = A⁻¹ (dB - dA X), dA = dK + dKᴴ."""
-    dK = _mH(dU) @ U if upper else dU @ _mH(U)
-    return fl.cholesky_solve(dB - (dK + _mH(dK)) @ X, U, upper)
+    dK = mH(dU) @ U if upper else dU @ mH(U)
+    return fl.cholesky_solve(dB - (dK + mH(dK)) @ X, U, upper)
 
 
 @helper("cholesky_inverse_jvp")
 def cholesky_inverse_jvp(F, dF, X, upper):
     """X = (L Lᴴ)⁻¹ with L = F (lower) or Fᴴ (upper), of which only the triangle is read:
     dX = P + Pᴴ with P = -X dL (X L)ᴴ."""
-    L = _mH(F) if upper else F
-    dL = jnp.tril(_mH(dF) if upper else dF)
-    P = -X @ dL @ _mH(X @ L)
-    return P + _mH(P)
+    L = mH(F) if upper else F
+    dL = jnp.tril(mH(dF) if upper else dF)
+    P = -X @ dL @ mH(X @ L)
+    return P + mH(P)
 
 
 @helper("triangular_solve_jvp")
@@ -533,7 +521,7 @@ def matmul_backward(grad, self, other, grad_input_mask):
         g = jnp.expand_dims(g, -1)
     grad_self = grad_other = None
     if grad_input_mask[0]:
-        grad_self = jnp.reshape(sum_to(g @ jnp.conj(jnp.swapaxes(b, -1, -2)), jnp.shape(a)), jnp.shape(self))
+        grad_self = jnp.reshape(sum_to(g @ mH(b), jnp.shape(a)), jnp.shape(self))
     if grad_input_mask[1]:
-        grad_other = jnp.reshape(sum_to(jnp.conj(jnp.swapaxes(a, -1, -2)) @ g, jnp.shape(b)), jnp.shape(other))
+        grad_other = jnp.reshape(sum_to(mH(a) @ g, jnp.shape(b)), jnp.shape(other))
     return grad_self, grad_other

@@ -15,7 +15,8 @@ from ..errors import NotImplementedDerivative
 from ..forward import linalg_factorizations as flf
 from ..forward.linalg import unpack
 from ..namespace import helper
-from .linalg import _batched_where, _diag, _diag_embed, _eye_like, _mH, _svd_factors
+from ..tensor_utils import mH, solve_triangular_right
+from .linalg import _batched_where, _diag, _diag_embed, _eye_like, _svd_factors
 from .reductions import norm_backward
 from .forward_mode import norm_jvp
 
@@ -41,10 +42,10 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     eps = jnp.finfo(S.dtype).eps
     singular = S[..., -1] <= n * eps * S[..., 0]
     safe = _batched_where(singular, _eye_like(A), A)
-    regular = (grad * jnp.conj(det))[..., None, None] * _mH(jnp.linalg.inv(safe))
+    regular = (grad * jnp.conj(det))[..., None, None] * mH(jnp.linalg.inv(safe))
     others = jnp.prod(jnp.where(jnp.eye(n, dtype=bool), 1, S[..., None, :]), -1)  # prod_{j!=i} s_j
     phase = jnp.linalg.det(U) * jnp.conj(jnp.linalg.det(V))
-    cofactors = (grad * jnp.conj(phase))[..., None, None] * ((U * others[..., None, :].astype(A.dtype)) @ _mH(V))
+    cofactors = (grad * jnp.conj(phase))[..., None, None] * ((U * others[..., None, :].astype(A.dtype)) @ mH(V))
     return _batched_where(singular, cofactors, regular)
 
 
@@ -100,7 +101,7 @@ def linalg_matrix_exp_differential(self, grad, adjoint):
     """The Fréchet derivative of exp at A (at Aᴴ when adjoint) applied to grad: the top-right
     block of exp([[X, grad], [0, X]])."""
     n = self.shape[-1]
-    X = _mH(self) if adjoint else self
+    X = mH(self) if adjoint else self
     X, grad = jnp.broadcast_arrays(X, grad.astype(X.dtype))
     zeros = jnp.zeros_like(X)
     block = jnp.concatenate([jnp.concatenate([X, grad], -1), jnp.concatenate([zeros, X], -1)], -2)
@@ -121,10 +122,10 @@ def linalg_solve_triangular_backward(grad, A, X, upper, left, unitriangular, out
     triangle A is read from."""
     if grad is None:
         return None, None
-    gB = flf.linalg_solve_triangular(_mH(A), grad, not upper, left, unitriangular)
+    gB = flf.linalg_solve_triangular(mH(A), grad, not upper, left, unitriangular)
     gA = None
     if output_mask[0]:
-        gA = _triangle(-(gB @ _mH(X)) if left else -(_mH(X) @ gB), upper, unitriangular)
+        gA = _triangle(-(gB @ mH(X)) if left else -(mH(X) @ gB), upper, unitriangular)
     return gA, (gB if output_mask[1] else None)
 
 
@@ -151,9 +152,9 @@ def linalg_solve_backward(gX, X, A, LU, pivots, left, B_requires_grad):
         return None, None
     vector = flf.is_vector_rhs(LU, X)
     g, Xm = _as_matrix(gX, vector), _as_matrix(X, vector)
-    Ah = _mH(A)
-    gB = jnp.linalg.solve(Ah, g) if left else _mH(jnp.linalg.solve(A, _mH(g)))
-    gA = -(gB @ _mH(Xm)) if left else -(_mH(Xm) @ gB)
+    Ah = mH(A)
+    gB = jnp.linalg.solve(Ah, g) if left else mH(jnp.linalg.solve(A, mH(g)))
+    gA = -(gB @ mH(Xm)) if left else -(mH(Xm) @ gB)
     return gA, (_as_vector(gB, vector) if B_requires_grad else None)
 
 
@@ -173,11 +174,6 @@ def _solve_lower_unit(L, B, trans="N"):
     return jsl.solve_triangular(L, B, lower=True, trans=trans, unit_diagonal=True)
 
 
-def _right_solve_upper(B, U, conjugate=False):
-    """B U⁻¹, or B U⁻ᴴ when conjugate."""
-    return _mH(jsl.solve_triangular(U, _mH(B), lower=False, trans="N" if conjugate else "C"))
-
-
 @helper("linalg_lu_backward")
 def linalg_lu_backward(L_grad, U_grad, P, L, U, pivot):
     """A = P L U, L m x k, U k x n: A_grad = P [L1⁻ᴴ Φ U1⁻ᴴ, and the rest], with
@@ -189,17 +185,17 @@ def linalg_lu_backward(L_grad, U_grad, P, L, U, pivot):
     gL = jnp.zeros_like(L) if L_grad is None else L_grad
     gU = jnp.zeros_like(U) if U_grad is None else U_grad
     L1, U1 = L[..., :k, :], U[..., :, :k]
-    lower, upper = _mH(L1) @ gL[..., :k, :], gU[..., :, :k] @ _mH(U1)
+    lower, upper = mH(L1) @ gL[..., :k, :], gU[..., :, :k] @ mH(U1)
     if n > k:
-        lower = lower - gU[..., :, k:] @ _mH(U[..., :, k:])
+        lower = lower - gU[..., :, k:] @ mH(U[..., :, k:])
     if m > k:
-        upper = upper - _mH(L[..., k:, :]) @ gL[..., k:, :]
+        upper = upper - mH(L[..., k:, :]) @ gL[..., k:, :]
     phi = jnp.tril(lower, -1) + jnp.triu(upper)
-    gA = _right_solve_upper(_solve_lower_unit(L1, phi, "C"), U1, conjugate=True)
+    gA = solve_triangular_right(_solve_lower_unit(L1, phi, "C"), U1, lower=False, adjoint=True)
     if n > k:
         gA = jnp.concatenate([gA, _solve_lower_unit(L1, gU[..., :, k:], "C")], -1)
     if m > k:
-        gA = jnp.concatenate([gA, _right_solve_upper(gL[..., k:, :], U1, conjugate=True)], -2)
+        gA = jnp.concatenate([gA, solve_triangular_right(gL[..., k:, :], U1, lower=False, adjoint=True)], -2)
     return P @ gA
 
 
@@ -210,12 +206,12 @@ def linalg_lu_jvp(dA, P, L, U, pivot):
     m, k, n = L.shape[-2], L.shape[-1], U.shape[-1]
     B = jnp.swapaxes(P, -1, -2) @ dA
     L1, U1 = L[..., :k, :], U[..., :, :k]
-    phi = _right_solve_upper(_solve_lower_unit(L1, B[..., :k, :k]), U1)
+    phi = solve_triangular_right(_solve_lower_unit(L1, B[..., :k, :k]), U1, lower=False)
     dL, dU = L1 @ jnp.tril(phi, -1), jnp.triu(phi) @ U1
     if n > k:
         dU = jnp.concatenate([dU, _solve_lower_unit(L1, B[..., :, k:] - dL @ U[..., :, k:])], -1)
     if m > k:
-        dL = jnp.concatenate([dL, _right_solve_upper(B[..., k:, :] - L[..., k:, :] @ dU, U1)], -2)
+        dL = jnp.concatenate([dL, solve_triangular_right(B[..., k:, :] - L[..., k:, :] @ dU, U1, lower=False)], -2)
     return dL, dU
 
 
@@ -251,15 +247,15 @@ def linalg_lu_solve_LU(gX, LU, pivots, X, left, adjoint):
         return None
     P, L, U, A = _unpacked_A(LU, pivots)
     if left and not adjoint:  # X = A⁻¹ B: -A⁻ᴴ gX Xᴴ
-        gA = -jnp.linalg.solve(_mH(A), gX) @ _mH(X)
+        gA = -jnp.linalg.solve(mH(A), gX) @ mH(X)
     elif left:  # X = A⁻ᴴ B: -X gXᴴ A⁻ᴴ
-        gA = -X @ _mH(jnp.linalg.solve(A, gX))
+        gA = -X @ mH(jnp.linalg.solve(A, gX))
     elif not adjoint:  # X = B A⁻¹: -Xᴴ gX A⁻ᴴ
-        gA = -_mH(X) @ _mH(jnp.linalg.solve(A, _mH(gX)))
+        gA = -mH(X) @ mH(jnp.linalg.solve(A, mH(gX)))
     else:  # X = B A⁻ᴴ: -A⁻ᴴ gXᴴ X
-        gA = -jnp.linalg.solve(_mH(A), _mH(gX)) @ X
+        gA = -jnp.linalg.solve(mH(A), mH(gX)) @ X
     pa = jnp.swapaxes(P, -1, -2) @ gA
-    return jnp.tril(pa @ _mH(U), -1) + jnp.triu(_mH(L) @ pa)
+    return jnp.tril(pa @ mH(U), -1) + jnp.triu(mH(L) @ pa)
 
 
 @helper("linalg_lu_solve_jvp")
@@ -267,7 +263,7 @@ def linalg_lu_solve_jvp(X, LU, pivots, dLU, dB, left, adjoint):
     """dX = op(A)⁻¹ (dB - op(dA) X) (left) or (dB - X op(dA)) op(A)⁻¹, dA = P (dL U + L dU)."""
     P, L, U = unpack(LU, pivots)
     dA = P @ (jnp.tril(dLU, -1) @ U + L @ jnp.triu(dLU))
-    op_dA = _mH(dA) if adjoint else dA
+    op_dA = mH(dA) if adjoint else dA
     return flf.lu_solve(LU, pivots, dB - (op_dA @ X if left else X @ op_dA), left, adjoint)
 
 
@@ -306,8 +302,8 @@ def linalg_svd_jvp(dA, U, S, Vh, full_matrices):
     m, n = dA.shape[-2:]
     k = S.shape[-1]
     U_, Vh_ = U[..., :k], Vh[..., :k, :]
-    V = _mH(Vh_)
-    dP = _mH(U_) @ dA @ V
+    V = mH(Vh_)
+    dP = mH(U_) @ dA @ V
     complex_ = jnp.iscomplexobj(dA)
     dS = jnp.real(_diag(dP)) if complex_ else _diag(dP)
     dP = dP - _diag_embed(dS.astype(dP.dtype))
@@ -315,7 +311,7 @@ def linalg_svd_jvp(dA, U, S, Vh, full_matrices):
     s = S.astype(dP.dtype)
 
     def sym(x):
-        return x + _mH(x)
+        return x + mH(x)
 
     dU = U_ @ (sym(dP * s[..., None, :]) / E)
     dVh = -(sym(s[..., :, None] * dP) / E) @ Vh_
@@ -325,9 +321,9 @@ def linalg_svd_jvp(dA, U, S, Vh, full_matrices):
         dVh = dVh + half[..., :, None] * Vh_
     if m > k:
         dAV = dA @ V
-        dU = dU + (dAV - U_ @ (_mH(U_) @ dAV)) / s[..., None, :]
+        dU = dU + (dAV - U_ @ (mH(U_) @ dAV)) / s[..., None, :]
     if n > k:
-        UhdA = _mH(U_) @ dA
+        UhdA = mH(U_) @ dA
         dVh = dVh + (UhdA - (UhdA @ V) @ Vh_) / s[..., :, None]
     if full_matrices:  # the free vectors completing U and Vh to square matrices: tangent 0
         dU = jnp.concatenate([dU, jnp.zeros(dU.shape[:-1] + (m - k,), dU.dtype)], -1)
@@ -347,13 +343,13 @@ def linalg_eig_backward(gL, gV, L, V, is_hermitian, symeig_eigenvectors=True):
     if gL is None and gV is None:
         return None
     _require_vectors("linalg_eig_backward", V)
-    Vh = _mH(V)
+    Vh = mH(V)
     if gV is None:
         gA = _diag_embed(gL.astype(V.dtype))
     else:
         VhgV = Vh @ gV
         if is_hermitian:
-            VhgV = 0.5 * (VhgV - _mH(VhgV))
+            VhgV = 0.5 * (VhgV - mH(VhgV))
         else:
             VhgV = VhgV - Vh @ (V * jnp.real(_diag(VhgV)).astype(V.dtype)[..., None, :])
         Lc = jnp.conj(L)
@@ -373,7 +369,7 @@ def linalg_eig_jvp(dA, L, V, is_hermitian):
     less V diag(Re(Vᴴ V dX)) for a general A, whose eigenvectors keep unit norm."""
     _require_vectors("linalg_eig_jvp", V)
     if is_hermitian:
-        dP = _mH(V) @ dA.astype(V.dtype) @ V
+        dP = mH(V) @ dA.astype(V.dtype) @ V
     else:
         dP = jnp.linalg.solve(V, dA.astype(V.dtype) @ V)
     dL = _diag(dP)
@@ -386,7 +382,7 @@ def linalg_eig_jvp(dA, L, V, is_hermitian):
     dX = jnp.where(eye, 0, dP / E)
     if is_hermitian:
         return dL, V @ dX
-    return dL, V @ (dX - _diag_embed(jnp.real(_diag(_mH(V) @ V @ dX)).astype(V.dtype)))
+    return dL, V @ (dX - _diag_embed(jnp.real(_diag(mH(V) @ V @ dX)).astype(V.dtype)))
 
 
 # -- pseudoinverse --------------------------------------------------------------------------
@@ -397,7 +393,7 @@ def pinv_backward(grad, pinvA, A):
     """-A⁺ᴴ G A⁺ᴴ + (I - A A⁺) Gᴴ A⁺ A⁺ᴴ + A⁺ᴴ A⁺ Gᴴ (I - A⁺ A), G = grad (A of constant rank)."""
     if grad is None:
         return None
-    P, Ph, Gh = pinvA, _mH(pinvA), _mH(grad)
+    P, Ph, Gh = pinvA, mH(pinvA), mH(grad)
     K = Gh @ P
     return -(Ph @ grad @ Ph) + K @ Ph - A @ (P @ (K @ Ph)) + (Ph @ P) @ (Gh - K @ A)
 
@@ -405,7 +401,7 @@ def pinv_backward(grad, pinvA, A):
 @helper("pinv_jvp")
 def pinv_jvp(A, pinvA, dA):
     """dA⁺ = -A⁺ dA A⁺ + A⁺ A⁺ᴴ dAᴴ (I - A A⁺) + (I - A⁺ A) dAᴴ A⁺ᴴ A⁺."""
-    P, Ph, dAh = pinvA, _mH(pinvA), _mH(dA)
+    P, Ph, dAh = pinvA, mH(pinvA), mH(dA)
     first = -(P @ dA @ P)
     second = P @ (Ph @ dAh) - P @ ((Ph @ dAh) @ A) @ P
     third = dAh @ (Ph @ P) - P @ (A @ (dAh @ (Ph @ P)))

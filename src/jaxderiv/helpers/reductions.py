@@ -91,14 +91,6 @@ def aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max):
     return total
 
 
-@helper("aminmax_jvp")
-def aminmax_jvp(self_p, self_t, result, dim, keepdim):
-    """amaxamin_jvp over the one dim, or over all of them."""
-    from .forward_mode import amaxamin_jvp
-
-    return amaxamin_jvp(self_p, self_t, result, () if dim is None else (dim,), keepdim)
-
-
 # -- selection --------------------------------------------------------------------------------
 
 
@@ -295,7 +287,10 @@ def var_backward(grad, x, *args):
     n = _safe_size(jnp.shape(x), axes)
     if not keepdim and jnp.ndim(x):
         grad = _unsqueeze_multiple(grad, axes, jnp.ndim(x))
-    return (2.0 / (n - _correction(correction))) * grad * (x - jnp.mean(x, axis=axes, keepdims=True))
+    dof = n - _correction(correction)
+    # ATen divides in C++ doubles: no degrees of freedom left is 2 / 0 = inf (a nan gradient), not an error
+    scale = 2.0 / dof if dof != 0 else math.inf
+    return scale * grad * (x - jnp.mean(x, axis=axes, keepdims=True))
 
 
 @helper("std_backward")

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from ..namespace import constant, helper
+from ..tensor_utils import gru_gate_grads, lstm_gate_grads
 
 # The reason later files give in not_implemented_list for _cudnn_rnn_backward's derivatives.
 constant("kCudnnDoubleBackwardMsg", "double backwards is not supported for cuDNN RNNs")
@@ -23,30 +24,13 @@ def _bias_grads(grad_input_gates, grad_hidden_gates, has_bias):
     return jnp.sum(grad_input_gates, axis=0), jnp.sum(grad_hidden_gates, axis=0)
 
 
-def _lstm_gate_grads(grad_hy, grad_cy, i, f, g, o, cx, tanh_cy):
-    """Gradients of the gate pre-activations (i, f, g, o blocks) and of cx."""
-    if grad_hy is None and grad_cy is None:
-        return None, None
-    if grad_hy is None:
-        gog, gcx = jnp.zeros_like(cx), grad_cy
-    else:
-        gog = grad_hy * tanh_cy * o * (1 - o)
-        gcx = grad_hy * o * (1 - tanh_cy * tanh_cy)
-        if grad_cy is not None:
-            gcx = gcx + grad_cy
-    gig = gcx * g * i * (1 - i)
-    gfg = gcx * cx * f * (1 - f)
-    ggg = gcx * i * (1 - g * g)
-    return jnp.concatenate([gig, gfg, ggg, gog], axis=1), gcx * f
-
-
 @helper("_thnn_differentiable_lstm_cell_backward")
 def _thnn_differentiable_lstm_cell_backward(grad_hy, grad_cy, input_gates, hidden_gates, input_bias, hidden_bias, cx, cy):
     gates = input_gates + hidden_gates
     for b in (input_bias, hidden_bias):
         gates = gates if b is None else gates + b
     i, f, g, o = jnp.split(gates, 4, axis=1)
-    grad_gates, grad_cx = _lstm_gate_grads(grad_hy, grad_cy, jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o), cx, jnp.tanh(cy))
+    grad_gates, grad_cx = lstm_gate_grads(grad_hy, grad_cy, jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o), cx, jnp.tanh(cy))
     if grad_gates is None:
         return None, None, None, None, None
     return (grad_gates, grad_gates, grad_cx) + _bias_grads(grad_gates, grad_gates, input_bias is not None)
@@ -55,18 +39,10 @@ def _thnn_differentiable_lstm_cell_backward(grad_hy, grad_cy, input_gates, hidde
 @helper("_thnn_fused_lstm_cell_backward")
 def _thnn_fused_lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias):
     i, f, g, o = jnp.split(workspace, 4, axis=1)
-    grad_gates, grad_cx = _lstm_gate_grads(grad_hy, grad_cy, i, f, g, o, cx, jnp.tanh(cy))
+    grad_gates, grad_cx = lstm_gate_grads(grad_hy, grad_cy, i, f, g, o, cx, jnp.tanh(cy))
     if grad_gates is None:
         return None, None, None, None, None
     return (grad_gates, grad_gates, grad_cx) + _bias_grads(grad_gates, grad_gates, has_bias)
-
-
-def _gru_gate_grads(grad_hy, r, z, n, hx, hn):
-    """(grad_input_gates, grad_hidden_gates, grad_hx): blocks r, z, n; hn reaches n through r."""
-    gz = grad_hy * (hx - n) * z * (1 - z)
-    gn = grad_hy * (1 - z) * (1 - n * n)
-    gr = gn * hn * r * (1 - r)
-    return jnp.concatenate([gr, gz, gn], axis=1), jnp.concatenate([gr, gz, gn * r], axis=1), grad_hy * z
 
 
 @helper("_thnn_differentiable_gru_cell_backward")
@@ -77,12 +53,12 @@ def _thnn_differentiable_gru_cell_backward(grad_hy, input_gates, hidden_gates, h
     hr, hz, hn = jnp.split(hg, 3, axis=1)
     r, z = jax.nn.sigmoid(ir + hr), jax.nn.sigmoid(iz + hz)
     n = jnp.tanh(in_ + r * hn)
-    gi, gh, ghx = _gru_gate_grads(grad_hy, r, z, n, hx, hn)
+    gi, gh, ghx = gru_gate_grads(grad_hy, r, z, n, hx, hn)
     return (gi, gh, ghx) + _bias_grads(gi, gh, input_bias is not None)
 
 
 @helper("_thnn_fused_gru_cell_backward")
 def _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias):
     r, z, n, hx, hn = jnp.split(workspace, 5, axis=1)
-    gi, gh, ghx = _gru_gate_grads(grad_hy, r, z, n, hx, hn)
+    gi, gh, ghx = gru_gate_grads(grad_hy, r, z, n, hx, hn)
     return (gi, gh, ghx) + _bias_grads(gi, gh, has_bias)

@@ -22,6 +22,7 @@ import dataclasses
 
 import numpy as np
 
+from ...tensor_utils import mH
 from ..samples import Sample, complex_ok, samples
 
 
@@ -33,7 +34,8 @@ def _rand(rng, shape, dtype):
 
 
 def _mH(x):
-    return np.conj(np.swapaxes(x, -1, -2))
+    """tensor_utils.mH computed in NumPy: a sample stays a NumPy array."""
+    return mH(x, xp=np)
 
 
 def _well_conditioned(rng, shape, dtype):
