@@ -287,3 +287,18 @@ def test_jit_and_vmap_give_the_same_gradients(name, f):
     assert_same(jax.jit(jax.grad(f))(xs[1]), eager[1])
     assert_same(jax.vmap(jax.grad(f))(xs), eager)
     assert_same(jax.jit(jax.vmap(jax.grad(f)))(xs), eager)
+
+
+def test_var_with_no_degrees_of_freedom_has_torch_nan_gradient():
+    """correction equal to the count: ATen's backward divides by zero in doubles (inf, and nan
+    where x is its mean); a Python division raised ZeroDivisionError instead."""
+    import torch
+
+    op = _torch_registry().op("var_mean.correction")
+    with jax.enable_x64(True):
+        x = jnp.array([1.5, -0.5, 0.5])
+        ours = jax.grad(lambda x: sum(op(x, [0], correction=3)))(x)
+    t = torch.tensor([1.5, -0.5, 0.5], dtype=torch.float64, requires_grad=True)
+    sum(torch.var_mean(t, dim=[0], correction=3)).backward()
+    assert np.isnan(t.grad.numpy()[2]) and np.isinf(t.grad.numpy()[0])
+    np.testing.assert_array_equal(np.asarray(ours), t.grad.numpy())
