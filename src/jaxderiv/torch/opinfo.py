@@ -131,6 +131,19 @@ def _wide(x):
     return x
 
 
+def _verdict(pairs) -> tuple[str, float, str]:
+    """("agree" | "mismatch", worst error, where) of (label, jaxderiv's, torch's, rtol, atol) arrays."""
+    worst, why = 0.0, ""
+    for label, g, w, rtol, atol in pairs:
+        if g.shape != w.shape:
+            return "mismatch", float("inf"), f"{label}: shape {g.shape}, torch {w.shape}"
+        if not _close(g, w, rtol, atol):
+            err = _err(g, w)
+            if err >= worst:
+                worst, why = err, f"{label}: max error {err:.3g}"
+    return ("agree" if not why else "mismatch"), worst, why
+
+
 def _err(a: np.ndarray, b: np.ndarray) -> float:
     """max |a - b| over elements where they are not both NaN (inf where shapes differ)."""
     if a.shape != b.shape:
@@ -194,7 +207,7 @@ def _compare_forward(op, call: Call) -> tuple[str, float, str]:
     got_leaves = [x for x in jax.tree.leaves(got) if x is not None]
     if len(exp_leaves) != len(got_leaves):
         return "mismatch", float("inf"), f"{len(got_leaves)} outputs, torch has {len(exp_leaves)}"
-    worst, why = 0.0, ""
+    pairs = []
     for i, (e, g) in enumerate(zip(exp_leaves, got_leaves)):
         g = np.asarray(g)
         if isinstance(e, torch.Tensor):
@@ -204,14 +217,8 @@ def _compare_forward(op, call: Call) -> tuple[str, float, str]:
             rtol, atol = _TOLS.get(e.dtype, (RTOL, ATOL))
         else:
             rtol, atol = RTOL, ATOL
-        en = _np(e)
-        if g.shape != en.shape:
-            return "mismatch", float("inf"), f"output {i}: shape {g.shape}, torch {en.shape}"
-        if not _close(g, en, rtol, atol):
-            err = _err(g, en)
-            if err >= worst:
-                worst, why = err, f"output {i}: max error {err:.3g}"
-    return ("agree" if not why else "mismatch"), worst, why
+        pairs.append((f"output {i}", g, _np(e), rtol, atol))
+    return _verdict(pairs)
 
 
 def _split(b: dict, names: list, kwarg_only: set):
@@ -355,17 +362,12 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
         got = [np.asarray(g) for g in jax.block_until_ready(got)]
     except Exception as e:  # noqa: BLE001
         raise _Crash(f"vjp: {type(e).__name__}: {e}") from e
-    worst, why = 0.0, ""
+    pairs = []
     for k, (g, w) in enumerate(zip(got, want)):
-        if g.shape != w.shape:
-            return "mismatch", float("inf"), f"grad {bd.label(k)}: shape {g.shape}, torch {w.shape}"
-        if bd.hermitian[k]:  # only the Hermitian part pairs with an admissible direction
+        if bd.hermitian[k] and g.shape == w.shape:  # only the Hermitian part pairs with an admissible direction
             g, w = _herm(g), _herm(w)
-        if not _close(g, w, RTOL, ATOL):
-            err = _err(g, w)
-            if err >= worst:
-                worst, why = err, f"grad {bd.label(k)}: max error {err:.3g}"
-    return ("agree" if not why else "mismatch"), worst, why
+        pairs.append((f"grad {bd.label(k)}", g, w, RTOL, ATOL))
+    return _verdict(pairs)
 
 
 def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
@@ -408,17 +410,8 @@ def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
         raise _Crash(f"jvp: {type(e).__name__}: {e}") from e
     if len(tan_j) != len(want):
         return "mismatch", float("inf"), f"{len(tan_j)} output tangents, torch has {len(want)}"
-    worst, why = 0.0, ""
-    for k, (g, w) in enumerate(zip(tan_j, want)):
-        if w is None or g.dtype == jax.dtypes.float0:
-            continue
-        if g.shape != w.shape:
-            return "mismatch", float("inf"), f"tangent of output {k}: shape {g.shape}, torch {w.shape}"
-        if not _close(g, w, RTOL, ATOL):
-            err = _err(g, w)
-            if err >= worst:
-                worst, why = err, f"tangent of output {k}: max error {err:.3g}"
-    return ("agree" if not why else "mismatch"), worst, why
+    return _verdict([(f"tangent of output {k}", g, w, RTOL, ATOL) for k, (g, w) in enumerate(zip(tan_j, want))
+                     if w is not None and g.dtype != jax.dtypes.float0])
 
 
 def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True) -> Outcome:
