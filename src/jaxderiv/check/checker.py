@@ -472,9 +472,10 @@ def _check_op(
     # First every mode's samples, problems and random directions, drawn as a mode-by-mode run
     # draws them; then all of them evaluated in one program; then each mode's comparisons.
     prepared, seconds = {}, {}
+    why_not = {mode: not_applicable_reason(op.name, _declared(mode), op) for mode in modes}
     for mode in modes:
         start = time.perf_counter()
-        if not_applicable_reason(op.name, _declared(mode), op) is None:
+        if why_not[mode] is None:
             prepared[mode] = _Prepared(op, mode, seed, complex_, sample)
         seconds[mode] = time.perf_counter() - start
     start = time.perf_counter()
@@ -485,9 +486,8 @@ def _check_op(
     for mode in modes:
         start = time.perf_counter()
         acc = _Accumulator()
-        why_not = not_applicable_reason(op.name, _declared(mode), op)
-        if why_not is not None:
-            rows.append(Row(op.name, mode, "not_applicable", reason=why_not, formula=label[mode]))
+        if why_not[mode] is not None:
+            rows.append(Row(op.name, mode, "not_applicable", reason=why_not[mode], formula=label[mode]))
             continue
         row = Row(op.name, mode, "passed", formula=label[mode])
         prep = prepared[mode]

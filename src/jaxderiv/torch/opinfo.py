@@ -275,14 +275,19 @@ class _Bound:
         self.hermitian = [n == herm and i is None and _is_hermitian(t) for n, i, t in self.targets]
         self.jbound = {k: _to_jax(v) for k, v in self.bound.items()}
 
-    def torch_args(self, values):
-        """(args, kwargs) for torch with the targets replaced by `values` (written ones cloned)."""
-        b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in self.bound.items()}
+    def _with(self, bound: dict, values) -> dict:
+        """The bound arguments with the targets replaced by `values`."""
+        b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in bound.items()}
         for (n, i, _), x in zip(self.targets, values):
             if i is None:
                 b[n] = x
             else:
                 b[n][i] = x
+        return b
+
+    def torch_args(self, values):
+        """(args, kwargs) for torch with the targets replaced by `values` (written ones cloned)."""
+        b = self._with(self.bound, values)
         for n in self.written:
             if isinstance(b.get(n), torch.Tensor):
                 b[n] = b[n].clone()
@@ -290,13 +295,7 @@ class _Bound:
 
     def jax_fn(self, op):
         def f(*vals):
-            b = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in self.jbound.items()}
-            for (n, i, _), x in zip(self.targets, vals):
-                if i is None:
-                    b[n] = x
-                else:
-                    b[n][i] = x
-            p, k = _split(b, self.names, self.kwarg_only)
+            p, k = _split(self._with(self.jbound, vals), self.names, self.kwarg_only)
             return op(*p, **k)
         return f
 
