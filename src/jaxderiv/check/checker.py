@@ -29,6 +29,7 @@ from ..registry import Registry, default_registry
 from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
 from .elements import _per_element, _rerun
+from . import precision
 from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
 from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, real_only_reason, samples_for
@@ -41,6 +42,9 @@ MODES = ("vjp", "jvp", "vjp_vjp")
 # jax.hessian differentiates). Declarations made for vjp_vjp (known failures, modes not
 # applicable, real-only) hold for it too: both differentiate the backward formula.
 EXTRA_MODES = ("jvp_vjp",)
+# The vjp and jvp in float32 and bfloat16 against the float64 rule (precision.py): elementwise
+# and reduction entries. Declarations made for vjp hold for them.
+PRECISION_MODES = tuple(precision.LOW_PRECISION)
 
 
 class Tolerance:
@@ -59,7 +63,7 @@ class Tolerance:
 
 def _declared(mode: str) -> str:
     """The mode whose declarations (samples.py, the families) hold for `mode`."""
-    return "vjp_vjp" if mode == "jvp_vjp" else mode
+    return {"jvp_vjp": "vjp_vjp", **{m: "vjp" for m in PRECISION_MODES}}.get(mode, mode)
 
 
 def _inexact(x) -> bool:
@@ -155,6 +159,8 @@ def _directions(mode: str, p, rng) -> dict:
     except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
         ys = _Compiled(p.rule_fn)(*p.xs)
     cts = [_random_like(rng, y) for y in ys]
+    if mode in PRECISION_MODES and not precision.applicable(mode, p, ys):
+        return {"vs": vs, "cts": None, "ws": None, "skip": True}
     ws = p.project([_random_like(rng, x) for x in p.xs]) if mode == "vjp_vjp" else None
     return {"vs": vs, "cts": cts, "ws": ws}
 
@@ -171,6 +177,9 @@ def _check_sample(mode: str, p, rng, acc: _Accumulator, tol=Tolerance, *, thorou
     """
     if rng is not None:
         p.directions = _directions(mode, p, rng)  # kept for a per-element re-run of this sample
+    if mode in PRECISION_MODES:
+        precision.compare(mode, p, values if values is not None else _evaluate(mode, p, p.directions, tol, False), acc)
+        return
     if values is None:
         values = _evaluate(mode, p, p.directions, tol, thorough)
     v = values
@@ -302,6 +311,8 @@ def _partial_shifts(fn, xs, vs, h) -> tuple[list, list]:
 def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callable, tuple, Callable[[object], dict]]:
     """One sample's comparisons in `mode` as a traceable function, its arguments, and how its
     result becomes the values `_compare` reads."""
+    if mode in PRECISION_MODES:
+        return precision.program(mode, p, d)
     xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
     step = tol.fd_step if mode in ("vjp", "jvp") else tol.fd_step * 10
     if mode == "jvp":
@@ -380,6 +391,8 @@ def _or_none(fn: Callable, *args):
 
 def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     """The same values function by function, for a sample whose reference or shapes defeat one program."""
+    if mode in PRECISION_MODES:
+        return precision.evaluate_apart(mode, p, d, _Compiled, _or_none)
     xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
     fd_fn = _Compiled(p.fd_fn)
     if mode == "jvp":
@@ -438,6 +451,15 @@ def _compare_partials(mode: str, p, v: dict, acc: _Accumulator, tol):
                 acc.compare(check, f"output {k}", f"central finite differences, step {tol.fd_step:g}", o, f, tol.fd_rtol, tol.fd_atol)
 
 
+def _precision_not_applicable(mode: str, op: Op) -> str | None:
+    if mode not in PRECISION_MODES:
+        return None
+    family = op.impl.__module__.rsplit(".", 1)[-1] if op.impl is not None else ""
+    if family not in precision.PRECISION_FAMILIES:
+        return f"{mode} runs cover the elementwise and reduction entries ({', '.join(precision.PRECISION_FAMILIES)}), not {family or 'this family'}"
+    return None
+
+
 def _sample_text(index: int, count: int, sample: Sample, complex_: bool) -> str:
     return f"sample {index} of {count} ({sample.label or '#'}, {'complex128' if complex_ else 'float64'})"
 
@@ -461,7 +483,7 @@ def _check_op(
     rows = []
     formulas = op.formulas
     label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"],
-             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"]}
+             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"], **{m: f"{formulas['vjp']} and {formulas['jvp']}, in {m}" for m in PRECISION_MODES}}
     if op.impl is None:
         return [Row(op.name, m, "skipped", reason="no forward implementation yet", formula=label[m]) for m in modes]
     if not op.differentiable_inputs:
@@ -472,7 +494,7 @@ def _check_op(
     # First every mode's samples, problems and random directions, drawn as a mode-by-mode run
     # draws them; then all of them evaluated in one program; then each mode's comparisons.
     prepared, seconds = {}, {}
-    why_not = {mode: not_applicable_reason(op.name, _declared(mode), op) for mode in modes}
+    why_not = {mode: not_applicable_reason(op.name, _declared(mode), op) or _precision_not_applicable(mode, op) for mode in modes}
     for mode in modes:
         start = time.perf_counter()
         if why_not[mode] is None:
@@ -498,13 +520,16 @@ def _check_op(
             for index, problem in prep.items:
                 _check_sample(mode, problem, None, acc, tol, thorough=thorough, transforms=transforms, rng2=np.random.default_rng([seed, index]),
                               values=values.get((mode, index)))
-                if per_element and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries):
+                if per_element and mode not in PRECISION_MODES and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries):
                     too_large.append(index)
                 checked += 1
             if prep.error is not None:
                 index, problem = prep.error_index, prep.error_problem
                 raise prep.error
-            if checked == 0:
+            if checked == 0 and mode in PRECISION_MODES:
+                row.status, row.reason = "not_applicable", f"no sample's inputs and outputs have a {mode} counterpart ({mode} has no complex dtype)"
+                index = None
+            elif checked == 0:
                 row.status, row.reason = "not_applicable", "no sample has a differentiable input and output"
                 index = None
             elif too_large:
@@ -512,7 +537,7 @@ def _check_op(
         except _Mismatch as m:
             s, is_complex = cases[index]
             row.status, row.reason = "failed", f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}"
-            if "per-element Jacobian" not in str(m):
+            if "per-element Jacobian" not in str(m) and mode not in PRECISION_MODES:
                 row.reason += _rerun(mode, problem, tol, per_element)
         except NotImplementedDerivative as e:
             row.status, row.reason = "not_applicable", str(e)
@@ -544,11 +569,12 @@ class _Prepared:
     def __init__(self, op: Op, mode: str, seed: int, complex_: bool, sample: int | None):
         self.cases, self.items, self.reason = [], [], ""
         self.error, self.error_index, self.error_problem = None, None, None
+        self.firsts = set()  # precision modes: the real and the complex kind of sample seen (one of each is compared)
         rng = np.random.default_rng(seed)
         index = problem = None
         try:
             self.cases = [(s, False) for s in samples_for(op, rng)]
-            if complex_ and checks_complex(op.name, _declared(mode)):
+            if complex_ and checks_complex(op.name, _declared(mode)) and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1]):
                 self.cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
                 if op.real_only is not None:  # samples_for left out the complex values it refuses
                     self.reason = f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
@@ -556,7 +582,7 @@ class _Prepared:
                 self.reason = f"real inputs only in this mode: {real_only}"
             if sample is not None and not 0 <= sample < len(self.cases):
                 raise ValueError(f"sample {sample} out of range: {op.name} has {len(self.cases)} samples, 0 to {len(self.cases) - 1}")
-            for index, (s, _) in enumerate(self.cases):
+            for index, (s, is_complex) in enumerate(self.cases):
                 if sample is not None and index > sample:
                     break
                 problem = _Problem(op, s)
@@ -565,6 +591,12 @@ class _Prepared:
                 directions = _directions(mode, problem, rng)  # drawn for a skipped sample too: the next ones stay
                 if sample is not None and index < sample:
                     continue
+                if directions.get("skip"):
+                    continue
+                if mode in PRECISION_MODES and sample is None:
+                    if is_complex in self.firsts:
+                        continue
+                    self.firsts.add(is_complex)
                 problem.directions = directions
                 self.items.append((index, problem))
         except Exception as e:  # noqa: BLE001 - re-raised in order by the mode's row
@@ -686,13 +718,17 @@ def check_all(
     any of "jit" (always run), "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap"
     (under jax.vmap over 2 cotangents/tangents and 2 stacked inputs).
 
+    modes: any of MODES (the default), "jvp_vjp" (forward-over-reverse) and "float32" /
+    "bfloat16" (elementwise and reduction entries' vjp and jvp in that dtype, against the
+    float64 rule at the same rounded values; see precision.py).
+
     jobs: check the entries in this many worker processes (the rows are the same as in one).
     compilation_cache: a directory for JAX's persistent compilation cache, set for this
     process and the workers, so that a second run compiles nothing it compiled before.
     """
-    bad = [m for m in modes if m not in MODES + EXTRA_MODES]
+    bad = [m for m in modes if m not in MODES + EXTRA_MODES + PRECISION_MODES]
     if bad:
-        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES + EXTRA_MODES}")
+        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES + EXTRA_MODES + PRECISION_MODES}")
     transforms = tuple(transforms)
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:
