@@ -569,9 +569,9 @@ class _Prepared:
     def __init__(self, op: Op, mode: str, seed: int, complex_: bool, sample: int | None):
         self.cases, self.items, self.reason = [], [], ""
         self.error, self.error_index, self.error_problem = None, None, None
-        self.firsts = set()  # precision modes: the real and the complex kind of sample seen (one of each is compared)
         rng = np.random.default_rng(seed)
         index = problem = None
+        kinds = set()  # precision modes compare one real and one complex sample: the kinds taken
         try:
             self.cases = [(s, False) for s in samples_for(op, rng)]
             if complex_ and checks_complex(op.name, _declared(mode)) and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1]):
@@ -594,9 +594,9 @@ class _Prepared:
                 if directions.get("skip"):
                     continue
                 if mode in PRECISION_MODES and sample is None:
-                    if is_complex in self.firsts:
+                    if is_complex in kinds:
                         continue
-                    self.firsts.add(is_complex)
+                    kinds.add(is_complex)
                 problem.directions = directions
                 self.items.append((index, problem))
         except Exception as e:  # noqa: BLE001 - re-raised in order by the mode's row

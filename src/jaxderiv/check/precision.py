@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import NotImplementedDerivative
 from .compare import AUTODIFF, _Mismatch, _input
 
 __all__ = ["LOW_PRECISION", "PRECISION_FAMILIES", "Precision"]
@@ -94,13 +95,13 @@ def _derivatives(fn, xs, vs, cts, forward: bool) -> dict:
     return out
 
 
-def program(mode: str, p, d: dict, forward: bool = True):
+def program(mode: str, p, d: dict):
     """(function, arguments, values): the rule and JAX autodiff in the low dtype, the rule in float64."""
     low, high = _problems(mode, p)
     args = [(low.xs, _cast(mode, d["vs"]), _low_cts(mode, low, d)), (high.xs, _cast(mode, d["vs"], True), _cast(mode, d["cts"], True))]
 
     def run(lo, hi):
-        return {"ours": _derivatives(low.rule_fn, *lo, forward), "ref": _derivatives(low.native_fn, *lo, forward), "exact": _derivatives(high.rule_fn, *hi, forward)}
+        return {"ours": _derivatives(low.rule_fn, *lo, True), "ref": _derivatives(low.native_fn, *lo, True), "exact": _derivatives(high.rule_fn, *hi, True)}
 
     return run, tuple(args), lambda out: dict(out, xs=low.xs)
 
@@ -108,8 +109,6 @@ def program(mode: str, p, d: dict, forward: bool = True):
 def evaluate_apart(mode: str, p, d: dict, compiled, or_none) -> dict:
     """The same values function by function: the reference may not be differentiable by JAX,
     and the entry may have no forward-mode rule (then only the vjp is compared)."""
-    from ..errors import NotImplementedDerivative
-
     low, high = _problems(mode, p)
     lo = (low.xs, _cast(mode, d["vs"]), _low_cts(mode, low, d))
     hi = (high.xs, _cast(mode, d["vs"], True), _cast(mode, d["cts"], True))
