@@ -252,6 +252,17 @@ def test_load_state_dict_errors():
     assert j.weight.dtype == jnp.float32 and float(j.weight[...].sum()) == 6.0
 
 
+def test_loaded_values_are_copies_of_the_state_dict():
+    """torch's optimizer updates parameters in place; the loaded module must not see that."""
+    t = T.Linear(3, 2, **D)
+    j = jnn.Linear(3, 2, rngs=_rngs(), **F64)
+    jnn.load_torch_state_dict(j, _state_dict(t))
+    before = np.array(j.weight[...])
+    with torch.no_grad():
+        t.weight.add_(1.0)
+    np.testing.assert_array_equal(j.weight[...], before)
+
+
 def test_sgd_steps_under_nnx_jit_and_optimizer_match_torch():
     """Two SGD steps of a conv/batch-norm/relu/pool/linear model with cross entropy: losses and new weights agree."""
     j, t = _jax_model(), _torch_model()

@@ -28,8 +28,11 @@ def _variables(module: nnx.Module) -> dict[str, nnx.Variable]:
 def load_torch_state_dict(module: nnx.Module, state_dict: Mapping[str, np.ndarray], strict: bool = True) -> nnx.Module:
     """Set module's variables from a torch state dict of NumPy arrays (`{k: v.numpy() for k, v in m.state_dict().items()}`).
 
-    Values are cast to each variable's dtype; shapes must agree. With strict, keys missing on
-    either side raise, naming them, as torch's load_state_dict does. Returns module.
+    Values are cast to each variable's dtype and copied: `.numpy()` shares memory with the torch
+    tensor, and a zero-copy JAX array over it would change when torch updates its parameters in
+    place (an optimizer step), even inside a computation JAX has already dispatched. Shapes must
+    agree. With strict, keys missing on either side raise, naming them, as torch's load_state_dict
+    does. Returns module.
     """
     own = _variables(module)
     missing = sorted(set(own) - set(state_dict))
@@ -43,7 +46,7 @@ def load_torch_state_dict(module: nnx.Module, state_dict: Mapping[str, np.ndarra
         array = np.asarray(array)
         if tuple(array.shape) != tuple(var.shape):
             raise ValueError(f"{key}: the state dict has shape {tuple(array.shape)}, the module {tuple(var.shape)}")
-        var[...] = jnp.asarray(array, var.dtype)
+        var[...] = jnp.array(array, var.dtype, copy=True)
     return module
 
 
