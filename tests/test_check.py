@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import jax
 import pytest
 
 import jaxderiv
@@ -305,3 +306,84 @@ def test_a_wrong_double_backward_fails_both_second_order_modes(tmp_path, k, seco
     spec.write_text(TANH_WITH_BACKWARD.format(k=k))
     report = check_all(load_spec(spec), ops=["tanh"], modes=("vjp", "vjp_vjp", "jvp_vjp"))
     assert statuses(report) == {("tanh", "vjp"): "passed", ("tanh", "vjp_vjp"): second_order, ("tanh", "jvp_vjp"): second_order}
+
+
+SIN_WITH_RESULT = """
+- name: sin(Tensor self) -> Tensor
+  self: grad * self.cos().conj()
+  result: self_t * {read}.cos()
+"""
+
+
+@pytest.mark.parametrize("read, reverse_over_forward", [("self_p", "passed"), ("self_p.detach()", "failed")])
+def test_a_result_formula_wrong_only_in_its_own_derivative_fails_reverse_over_forward(tmp_path, read, reverse_over_forward):
+    """`self_p.detach()` leaves sin's jvp right at first order; only the gradient of the jvp
+    (vjp_jvp) differentiates the result formula itself. The backward-based modes never read it."""
+    spec = tmp_path / "sin.yaml"
+    spec.write_text(SIN_WITH_RESULT.format(read=read))
+    modes = ("vjp", "jvp", "vjp_vjp", "jvp_vjp", "vjp_jvp")
+    report = check_all(load_spec(spec), ops=["sin"], modes=modes)
+    assert statuses(report) == {("sin", m): "passed" for m in modes[:-1]} | {("sin", "vjp_jvp"): reverse_over_forward}
+
+
+def test_reverse_over_forward_inherits_the_jvps_declared_failure():
+    """angle's 1.10 result formula is a declared spec bug off the real line; its gradient is wrong too."""
+    from jaxderiv.check.samples import known_failure_reason
+
+    row = next(r for r in check_all(load_spec(), ops=["angle"], modes=["vjp_jvp"]).rows)
+    assert row.status == "skipped" and row.reason.startswith("known failure: " + known_failure_reason("angle", "jvp"))
+
+
+MUL_HALF_GIVEN = """
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  self: grad * other.conj()
+  other: not_implemented("mul other")
+"""
+SIN_CONSTANT = """
+- name: sin(Tensor self) -> Tensor
+  self: non_differentiable
+"""
+
+
+def _vjp_row(spec_path, op):
+    return next(r for r in check_all(load_spec(spec_path), ops=[op], modes=["vjp"]).rows)
+
+
+def test_a_derivative_the_spec_does_not_give_is_refused(tmp_path, monkeypatch):
+    """gradcheck's test_fn_fail_gradgrad: `other`'s gradient must raise NotImplementedDerivative
+    naming the entry. An op that hands back a made-up zero instead fails the vjp check."""
+    import importlib
+
+    from jaxderiv.errors import NotImplementedDerivative
+
+    op_mod = importlib.import_module("jaxderiv.op")  # the package's `op` attribute is the function
+
+    spec = tmp_path / "mul.yaml"
+    spec.write_text(MUL_HALF_GIVEN)
+    assert _vjp_row(spec, "mul.Tensor").status == "passed"
+    # `other` is held fixed, so `self`'s formula is still checked: a wrong one fails
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(MUL_HALF_GIVEN.replace("grad * other.conj()", "2 * grad * other.conj()"))
+    assert _vjp_row(wrong, "mul.Tensor").status == "failed"
+
+    given = op_mod._Call._backward_formulas
+
+    def zeros_instead(self, xs, ys, grads, wanted):
+        try:
+            return given(self, xs, ys, grads, wanted)
+        except NotImplementedDerivative:
+            return [jax.numpy.zeros_like(x) if w else None for x, w in zip(xs, wanted)]
+
+    monkeypatch.setattr(op_mod._Call, "_backward_formulas", zeros_instead)
+    row = _vjp_row(spec, "mul.Tensor")
+    assert row.status == "failed" and "`other`: the spec gives no derivative, yet a gradient" in row.reason
+
+
+def test_an_op_without_differentiable_inputs_has_a_zero_gradient(tmp_path, monkeypatch):
+    """Its outputs are constants (PyTorch: no grad_fn): zero, checked, though the row stays not applicable."""
+    spec = tmp_path / "sin.yaml"
+    spec.write_text(SIN_CONSTANT)
+    assert _vjp_row(spec, "sin").status == "not_applicable"
+    monkeypatch.setattr(jax.lax, "stop_gradient", lambda x: x)
+    row = _vjp_row(spec, "sin")
+    assert row.status == "failed" and "no input is differentiable, yet the gradient is not zero" in row.reason

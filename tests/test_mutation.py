@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaxderiv.grammar import parse_formula
-from jaxderiv.mutate import KINDS, entry_yaml, mutants_of, run_mutant
+from jaxderiv.mutate import KINDS, entry_yaml, family_of, mutants_of, run_mutant
 from jaxderiv.spec import load_spec, read_spec_text, shipped_spec_files
 
 SPEC = load_spec(shipped_spec_files()[-1])
@@ -21,13 +21,19 @@ FIXED = [
     ("atan2", "self, other", "half_grad", "atan2_backward(grad * 0.5, self, other, grad_input_mask)"),
     ("erf", "self", "arg_shift", "2.0 / sqrt(M_PI) * exp(-self.pow(2 + 1)) * grad"),
     ("hypot", "other", "result_to_input", "grad * other / self"),
+    ("erf", "self", "detach", "2.0 / sqrt(M_PI) * exp(-self.detach().pow(2)) * grad"),
+    ("mul.Tensor", "result", "detach", "other_t * self_p.detach() + self_t * other_p"),
+    ("erf", "self", "cancel", "2.0 / sqrt(M_PI) * exp(-(10000 - (10000 - self)).pow(2)) * grad"),
 ]
+
+# Kinds wrong only where the float64 first-order checks cannot look, and the mode that sees each.
+ONLY_SEEN_BY = {("erf", "detach"): "vjp_vjp", ("mul.Tensor", "detach"): "vjp_jvp", ("erf", "cancel"): "float32"}
 
 
 def _mutant(name, key, kind, text):
     entry = SPEC[name]
     formula = next(f for f in entry.backward + entry.forward if f.key == key)
-    found = [m for m in mutants_of(entry, formula) if m.kind == kind and m.mutated == text]
+    found = [m for m in mutants_of(entry, formula, family_of(name)) if m.kind == kind and m.mutated == text]
     assert found, f"{name} [{key}] has no {kind} mutant {text!r}"
     return entry, found[0]
 
@@ -37,6 +43,28 @@ def test_fixed_mutants_are_killed(name, key, kind, text):
     entry, mutant = _mutant(name, key, kind, text)
     verdict = run_mutant(mutant, entry)
     assert verdict["killed"] and verdict["status"] == "failed", verdict
+
+
+@pytest.mark.parametrize("name, key, kind, text", [f for f in FIXED if (f[0], f[2]) in ONLY_SEEN_BY], ids=lambda v: str(v)[:12])
+def test_new_kinds_pass_the_first_order_float64_modes_and_fail_their_own(name, key, kind, text):
+    entry, mutant = _mutant(name, key, kind, text)
+    assert not run_mutant(mutant, entry, modes=["vjp", "jvp"])["killed"]
+    assert run_mutant(mutant, entry)["mode"] == ONLY_SEEN_BY[name, kind]
+
+
+def test_detach_and_cancel_spare_metadata_reads_and_function_names():
+    """`self.sizes()`, `zeros_like(self)` and a call's name are not value reads: rewriting them
+    would be an equivalent mutant."""
+    from jaxderiv.spec import read_spec_text
+
+    entry = read_spec_text("""
+- name: sin(Tensor self) -> Tensor
+  self: grad * self.cos() + at::zeros_like(self) + self.sizes()[0] * 0
+""")["sin"]
+    texts = {m.mutated for m in mutants_of(entry, entry.backward[0], "unary") if m.kind in ("detach", "cancel")}
+    assert texts == {"grad * self.detach().cos() + at::zeros_like(self) + self.sizes()[0] * 0",
+                     "grad * (10000 - (10000 - self)).cos() + at::zeros_like(self) + self.sizes()[0] * 0"}
+    assert not [m for m in mutants_of(entry, entry.backward[0], "linalg") if m.kind == "cancel"]
 
 
 def test_every_kind_is_in_the_fixed_set():

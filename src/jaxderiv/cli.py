@@ -184,7 +184,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("check", help="verify every rule against JAX autodiff and finite differences")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
     p.add_argument("--ops", help="comma-separated op names, e.g. add.Tensor,abs")
-    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp (default), jvp_vjp (forward-over-reverse), float32, bfloat16 (elementwise and reduction rules against the float64 rule)")
+    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp (default), jvp_vjp (forward-over-reverse), vjp_jvp (reverse-over-forward: the gradient of the result: formula), float32, bfloat16 (elementwise and reduction rules against the float64 rule)")
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the rows as a Markdown table to this file")
     p.add_argument("--html", help="write a self-contained HTML report to this file")

@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -24,9 +24,10 @@ import yaml
 
 from .expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
 from .grammar import parse_formula
+from .translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS
 from .spec import Entry, Formula, load_spec, shipped_spec_files
 
-__all__ = ["KINDS", "Mutant", "mutants_of", "entry_yaml", "run_mutant", "main"]
+__all__ = ["KINDS", "Mutant", "mutants_of", "family_of", "entry_yaml", "run_mutant", "main"]
 
 # Every kind of rewrite, with what it does.
 KINDS = {
@@ -37,8 +38,12 @@ KINDS = {
     "half_grad": "one `grad`, `grads[i]` or tangent `x_t` times 0.5",
     "arg_shift": "one integer argument of a call (`dim` or a literal) plus 1",
     "result_to_input": "one `result` replaced by the op's first tensor input",
+    # Wrong only where the float64 first-order modes cannot look:
+    "detach": "one value read of an input or `result` made `.detach()`: first derivatives unchanged, "
+              "the formula's own derivative (second order) loses that term",
+    "cancel": "one value read of an input `x` made `10000 - (10000 - x)`: exact in reals, about 1e-12 "
+              "off in float64 and 1e-3 in float32 (made only for the families the float32 mode checks)",
 }
-
 
 @dataclasses.dataclass(frozen=True)
 class Mutant:
@@ -104,13 +109,42 @@ def _int_args(entry: Entry) -> set[str]:
     return {a.name for a in entry.schema.arguments if a.type.base in ("int", "SymInt") and not a.type.is_list}
 
 
+# `x.new_zeros(sizes)` reads only x's dtype and device.
+_FACTORY_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def _value_read(n: Node, parent: Node | None, names: list[str]) -> bool:
+    """`n` is one of `names` read for its value: not a function's name, not only its metadata
+    (`self.sizes()`) or shape (`zeros_like(self)`), whose rewrite would change nothing."""
+    if not isinstance(n, Name) or n.name not in names:
+        return False
+    if isinstance(parent, Attr):
+        return parent.name not in METADATA_METHODS | _FACTORY_METHODS
+    if isinstance(parent, Call):
+        if parent.func is n:
+            return False
+        if isinstance(parent.func, Name) and parent.func.name.removeprefix("at::") in SHAPE_ONLY_CALLS:
+            return False
+        if isinstance(parent.func, Attr) and parent.func.name in SHAPE_ONLY_METHODS:
+            return False
+    return True
+
+
+def _low_precision_families() -> frozenset[str]:
+    from .check.precision import PRECISION_FAMILIES
+
+    return frozenset(PRECISION_FAMILIES)
+
+
 def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]:
     """The mutants of one formula, in a fixed order; rewrites that print to the same text are dropped."""
     tree = parse_formula(formula.text)
     is_forward = formula in entry.forward
     tensors = [a.name for a in entry.schema.arguments if a.is_tensor]
     tangents = {f"{t}_t" for t in tensors}
+    values = tensors + [f"{t}_p" for t in tensors] + ["result"]
     int_args = _int_args(entry)
+    low_precision = family in _low_precision_families()
 
     def conj(n, parent):
         if _is_conj_call(n):
@@ -142,8 +176,21 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
         if isinstance(n, Name) and n.name == "result" and tensors:
             yield Name(tensors[0])
 
+    def detach(n, parent):
+        if _value_read(n, parent, values):
+            yield Call(Attr(n, "detach"), ())
+
+    def cancel(n, parent):
+        if _value_read(n, parent, values[:-1]):
+            big = Num("10000", 10000)
+            yield Binary("-", big, Binary("-", big, n))  # XLA folds (x + c) - c back to x, not this
+
     candidates = [("factor2", Binary("*", Num("2", 2), tree)), ("sign", Unary("-", tree))]
-    for kind, site in (("drop_conj", conj), ("sign", sign_term), ("swap", swap), ("half_grad", half), ("arg_shift", arg_shift), ("result_to_input", result)):
+    sites = [("drop_conj", conj), ("sign", sign_term), ("swap", swap), ("half_grad", half), ("arg_shift", arg_shift),
+             ("result_to_input", result), ("detach", detach)]
+    if low_precision:
+        sites.append(("cancel", cancel))
+    for kind, site in sites:
         candidates += [(kind, new) for new in _rewrites(tree, site)]
     out, seen = [], {formula.text}
     for kind, new in candidates:
@@ -170,17 +217,20 @@ def entry_yaml(entry: Entry, replace: dict[str, str] | None = None) -> str:
     return yaml.safe_dump([item], sort_keys=False, width=10**6)
 
 
-def _family(name: str) -> str:
+def family_of(name: str) -> str:
+    """The forward module an op's implementation lives in (unary, binary, ...), or "" for none."""
     from .forward import implementation
 
     fn = implementation(name)
     return fn.__module__.rsplit(".", 1)[-1] if fn is not None else ""
 
 
-def _modes(entry: Entry, key: str) -> list[str]:
-    """Modes in the order most likely to kill a mutant of formula `key` first."""
+def _modes(entry: Entry, key: str | None = None, family: str = "") -> list[str]:
+    """Modes in the order most likely to kill a mutant of formula `key` first: the float64
+    first-order ones, then the second-order ones, then float32 for the families it runs on."""
     forward = any(f.key == key for f in entry.forward)
-    return ["jvp", "vjp", "vjp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp"]
+    modes = ["jvp", "vjp", "vjp_jvp", "vjp_vjp", "jvp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp", "jvp_vjp", "vjp_jvp"]
+    return modes + (["float32"] if family in _low_precision_families() else [])
 
 
 def _copy_spec(path: str, entry: Entry):
@@ -191,8 +241,9 @@ def _copy_spec(path: str, entry: Entry):
     return load_spec(path, torch_version=release)
 
 
-def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0) -> dict:
-    """Check `mutant` mode by mode until one fails. Returns its verdict: killed, by which mode, why."""
+def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0, modes: list[str] | None = None) -> dict:
+    """Check `mutant` mode by mode (`modes`, default all that apply) until one fails.
+    Returns its verdict: killed, by which mode, why."""
     from .check import check_all
 
     verdict = dataclasses.asdict(mutant) | {"killed": False, "mode": None, "status": "passed", "reason": ""}
@@ -202,7 +253,7 @@ def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0) -> dict:
             fh.write(entry_yaml(entry, {mutant.key: mutant.mutated}))
         spec = _copy_spec(path, entry)
         statuses = []
-        for mode in _modes(entry, mutant.key):
+        for mode in modes or _modes(entry, mutant.key, mutant.family or family_of(entry.name)):
             rows = check_all(spec, ops=[entry.name], modes=[mode], seed=seed).rows
             bad = [r for r in rows if _failing(r)]
             statuses += [r.status for r in rows]
@@ -225,7 +276,7 @@ def _baseline_ok(entry: Entry) -> bool:
         path = os.path.join(tmp, "baseline.yaml")
         with open(path, "w") as fh:
             fh.write(entry_yaml(entry))
-        rows = check_all(_copy_spec(path, entry), ops=[entry.name]).rows
+        rows = check_all(_copy_spec(path, entry), ops=[entry.name], modes=_modes(entry, family=family_of(entry.name))).rows
     return any(r.status == "passed" for r in rows) and not any(_failing(r) for r in rows)
 
 
@@ -236,17 +287,23 @@ def _work(args) -> dict | list[Mutant]:
     return run_mutant(args[1], args[2])
 
 
-def select(spec_path, families: list[str] | None, ops: list[str] | None, per_op: int) -> list[tuple[Entry, list[Mutant]]]:
-    """For each implemented entry in the chosen families, up to `per_op` mutants spread over kinds."""
+def select(spec_path, families: list[str] | None, ops: list[str] | None, per_op: int,
+           kinds: list[str] | None = None) -> list[tuple[Entry, list[Mutant]]]:
+    """For each implemented entry in the chosen families, up to `per_op` mutants spread over
+    `kinds` (default all)."""
+    unknown = sorted(set(kinds or ()) - set(KINDS))
+    if unknown:
+        raise ValueError(f"unknown mutant kind(s) {unknown}; the kinds are {sorted(KINDS)}")
     chosen = []
     for entry in load_spec(spec_path):
-        family = _family(entry.name)
+        family = family_of(entry.name)
         if not family or (families and family not in families) or (ops and entry.name not in ops):
             continue
         every = [m for f in entry.backward + entry.forward if not f.text.startswith(("not_implemented", "auto_")) and f.text != "non_differentiable" for m in mutants_of(entry, f, family)]
         by_kind = defaultdict(list)
         for m in every:
-            by_kind[m.kind].append(m)
+            if not kinds or m.kind in kinds:
+                by_kind[m.kind].append(m)
         picked = []
         while len(picked) < per_op and any(by_kind.values()):  # round robin over kinds, rarest first
             for kind in sorted(by_kind, key=lambda k: len(by_kind[k])):
@@ -282,13 +339,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", default=None, help="comma-separated forward families (unary,binary,...)")
     parser.add_argument("--ops", default=None, help="comma-separated entry names")
     parser.add_argument("--per-op", type=int, default=3, help="mutants per entry, spread over kinds")
+    parser.add_argument("--kinds", default=None, help="comma-separated mutant kinds (default all): " + ", ".join(KINDS))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", default=None, help="write every verdict and the summary here")
     a = parser.parse_args(argv)
     spec_path = a.spec or str(shipped_spec_files()[-1])
     split = lambda s: s.split(",") if s else None  # noqa: E731
     start = time.perf_counter()
-    chosen = select(spec_path, split(a.families), split(a.ops), a.per_op)
+    chosen = select(spec_path, split(a.families), split(a.ops), a.per_op, split(a.kinds))
     baselines = {r["op"]: r["ok"] for r in _map(a.jobs, [("baseline", e) for e, _ in chosen])}
     skipped = sorted(n for n, ok in baselines.items() if not ok)
     work = [("mutant", m, e) for e, ms in chosen if baselines[e.name] for m in ms]

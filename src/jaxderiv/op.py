@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 
-from .errors import FormulaError, JaxderivError, Location, NotImplementedDerivative, TranslationError
+from .errors import JaxderivError, Location, NotImplementedDerivative, TranslationError
 from .expr import Index, Name, Num, iter_nodes
 from .grammar import parse_formula
 from .rules import LinearRule, _like, differentiable_call
@@ -286,7 +285,6 @@ class _Call:
 
     def outputs(self, ys: Sequence) -> dict[str, Any]:
         env = {}
-        names = self.op._output_names()
         if self.list_return:
             env["result"] = list(ys)
         elif not self.tuple_return:

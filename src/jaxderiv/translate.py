@@ -292,12 +292,13 @@ def unresolved_names(tree: E.Node) -> set[str]:
 # -- formulas written for real tensors only ------------------------------------------------------
 
 # Methods that read only a tensor's metadata, and calls that read only the shape and dtype of
-# their tensor arguments: a complex value there changes nothing in the formula's math.
-_METADATA_METHODS = frozenset({"sizes", "sym_sizes", "size", "sym_size", "dim", "numel", "sym_numel", "strides", "sym_strides",
+# their tensor arguments: a complex value there changes nothing in the formula's math (mutate.py
+# skips such reads too: detaching them changes nothing).
+METADATA_METHODS = frozenset({"sizes", "sym_sizes", "size", "sym_size", "dim", "numel", "sym_numel", "strides", "sym_strides",
                                "stride", "scalar_type", "options", "dtype", "device", "layout", "is_contiguous", "suggest_memory_format",
                                "defined", "is_complex", "is_floating_point"})
-_SHAPE_ONLY_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})
-_SHAPE_ONLY_CALLS = frozenset({"zeros_like", "ones_like", "empty_like"})
+SHAPE_ONLY_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})
+SHAPE_ONLY_CALLS = frozenset({"zeros_like", "ones_like", "empty_like"})
 
 
 def _is_manual_helper(name: str) -> bool:
@@ -328,12 +329,12 @@ def _value_reads(node, exempt_helpers: bool = True) -> set[str]:
             out.add(n.name)
         elif isinstance(n, E.Call) and isinstance(n.func, E.Attr):
             method, obj = n.func.name, n.func.obj
-            if not (method in _METADATA_METHODS and isinstance(obj, E.Name)):
+            if not (method in METADATA_METHODS and isinstance(obj, E.Name)):
                 stack.append(obj)
-            stack.extend(a for a in n.args if not (method in _SHAPE_ONLY_METHODS and isinstance(a, E.Name)))
+            stack.extend(a for a in n.args if not (method in SHAPE_ONLY_METHODS and isinstance(a, E.Name)))
         elif isinstance(n, E.Call) and isinstance(n.func, E.Name):
             name = plain(unqualified(n.func.name))
-            if name in _SHAPE_ONLY_CALLS:
+            if name in SHAPE_ONLY_CALLS:
                 stack.extend(a for a in n.args if not isinstance(a, E.Name))
             else:
                 exempt = exempt_helpers and _is_manual_helper(name)

@@ -7,8 +7,10 @@ The default run compares along random directions and cotangents (fast). Slower c
 opt-in: full Jacobians element by element (`per_element`, elements.py; also re-run by itself
 on a failed sample when small), derivatives with one output's cotangent or one input's tangent
 undefined (`thorough`, here: they share the default comparison's program), and the same
-comparisons without jit and under vmap (`transforms`, transforms.py). This module draws the
-samples and directions, runs the comparisons and turns their outcome into report rows.
+comparisons without jit and under vmap (`transforms`, transforms.py). Every vjp check also
+asks for the derivatives the spec does not give and expects them refused (refusals.py). This
+module draws the samples and directions, runs the comparisons and turns their outcome into
+report rows.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
 from .elements import _per_element, _rerun
 from . import precision
+from .refusals import check_refusals, refused_inputs
 from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
 from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, real_only_reason, samples_for
@@ -39,9 +42,12 @@ __all__ = ["MODES", "EXTRA_MODES", "TRANSFORMS", "check", "check_all", "plan", "
 
 MODES = ("vjp", "jvp", "vjp_vjp")
 # Checked on request (`modes=`): forward-over-reverse, the jvp of the backward formula (how
-# jax.hessian differentiates). Declarations made for vjp_vjp (known failures, modes not
-# applicable, real-only) hold for it too: both differentiate the backward formula.
-EXTRA_MODES = ("jvp_vjp",)
+# jax.hessian differentiates), and reverse-over-forward, the gradient of the forward formula
+# (the only mode that differentiates a `result:` formula itself). Declarations made for vjp_vjp
+# (known failures, modes not applicable, real-only) hold for both: each differentiates a
+# derivative formula, and where the spec gives no `result:` formula the jvp is the backward
+# formula's.
+EXTRA_MODES = ("jvp_vjp", "vjp_jvp")
 # The vjp and jvp in float32 and bfloat16 against the float64 rule (precision.py): elementwise
 # and reduction entries. Declarations made for vjp hold for them.
 PRECISION_MODES = tuple(precision.LOW_PRECISION)
@@ -63,7 +69,7 @@ class Tolerance:
 
 def _declared(mode: str) -> str:
     """The mode whose declarations (samples.py, the families) hold for `mode`."""
-    return {"jvp_vjp": "vjp_vjp", **{m: "vjp" for m in PRECISION_MODES}}.get(mode, mode)
+    return {"jvp_vjp": "vjp_vjp", "vjp_jvp": "vjp_vjp", **{m: "vjp" for m in PRECISION_MODES}}.get(mode, mode)
 
 
 def _inexact(x) -> bool:
@@ -73,7 +79,8 @@ def _inexact(x) -> bool:
 class _Problem:
     """One sample as functions of its differentiable arrays: through the rules and natively."""
 
-    def __init__(self, op: Op, sample: Sample):
+    def __init__(self, op: Op, sample: Sample, held: frozenset[str] = frozenset()):
+        """held: inputs kept fixed, though differentiable (a derivative the spec refuses)."""
         self.op = op
         self.sample = sample
         bound = op.bind(tuple(sample.args), dict(sample.kwargs))
@@ -81,7 +88,7 @@ class _Problem:
         self.values = [_to_jax(v) for v in bound.values()]
         self.paths = []  # (position, index in list or None) of each differentiable array
         for i, (a, v) in enumerate(zip(op.schema.arguments, self.values)):
-            if a.name not in op.differentiable_inputs:
+            if a.name not in op.differentiable_inputs or a.name in held:
                 continue
             if a.is_tensor and v is not None and _inexact(v):
                 self.paths.append((i, None))
@@ -161,7 +168,7 @@ def _directions(mode: str, p, rng) -> dict:
     cts = [_random_like(rng, y) for y in ys]
     if mode in PRECISION_MODES and not precision.applicable(mode, p, ys):
         return {"vs": vs, "cts": None, "ws": None, "skip": True}
-    ws = p.project([_random_like(rng, x) for x in p.xs]) if mode == "vjp_vjp" else None
+    ws = p.project([_random_like(rng, x) for x in p.xs]) if mode in ("vjp_vjp", "vjp_jvp") else None
     return {"vs": vs, "cts": cts, "ws": ws}
 
 
@@ -234,13 +241,15 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
         for k, (o, f) in enumerate(zip(ours, fd)):
             acc.compare(check, _input(p, k), f"central finite differences of vjp(ct), step {tol.fd_step * 10:g}", o, f, tol.fd_rtol * 10, tol.fd_atol * 10)
         return
+    check, scalar = {"vjp_vjp": ("vjp_vjp (second-order gradient)", "<vjp(ct), w>"),
+                     "vjp_jvp": ("vjp_jvp (gradient of the jvp)", "<ct, jvp(w)>")}[mode]
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
-            acc.compare("vjp_vjp (second-order gradient)", _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+            acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
     fd = (np.asarray(v["plus"]) - np.asarray(v["minus"])) / (2 * tol.fd_step * 10)
     lhs = _pair(ours, v["vs"])
-    acc.compare("vjp_vjp (second-order gradient)", "<second-order gradient, v> summed over every input",
-                f"central finite differences of <vjp(ct), w>, step {tol.fd_step * 10:g}",
+    acc.compare(check, "<second-order gradient, v> summed over every input",
+                f"central finite differences of {scalar}, step {tol.fd_step * 10:g}",
                 np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
 
 
@@ -272,6 +281,16 @@ def _backward(fn, cts):
 def _second_order(fn, cts, ws):
     """<vjp(fn)(ct), w> as a function of the inputs: its gradient differentiates the backward formula."""
     return lambda *xs: sum(jnp.real(jnp.sum(g * w)) for g, w in zip(jax.vjp(fn, *xs)[1](cts), ws))
+
+
+def _forward_second_order(fn, cts, ws):
+    """<ct, jvp(fn)(w)> as a function of the inputs: its gradient differentiates the forward formula."""
+    return lambda *xs: sum(jnp.real(jnp.sum(c * t)) for c, t in zip(cts, jax.jvp(fn, tuple(xs), tuple(ws))[1]))
+
+
+def _scalar_of(mode: str):
+    """The scalar function whose gradient a second-order mode (vjp_vjp, vjp_jvp) takes."""
+    return _forward_second_order if mode == "vjp_jvp" else _second_order
 
 
 def _shifted(xs, vs, h):
@@ -348,8 +367,8 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
 
     def program(xs, vs, cts, ws):
         plus, minus = _shifted(xs, vs, step)
-        ours, ref = (jax.grad(_second_order(fn, cts, ws), argnums=argnums)(*xs) for fn in (p.rule_fn, p.native_fn))
-        hv = _second_order(p.rule_fn, cts, ws)
+        ours, ref = (jax.grad(_scalar_of(mode)(fn, cts, ws), argnums=argnums)(*xs) for fn in (p.rule_fn, p.native_fn))
+        hv = _scalar_of(mode)(p.rule_fn, cts, ws)
         return ours, ref, hv(*plus), hv(*minus)
 
     def values(out):
@@ -421,9 +440,10 @@ def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
         plus, minus = _shifted(xs, vs, tol.fd_step * 10)
         return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": bwd(*plus), "minus": bwd(*minus)}
     argnums = tuple(range(len(xs)))
-    ours = _Compiled(jax.grad(_second_order(p.rule_fn, cts, ws), argnums=argnums))(*xs)
-    ref = _or_none(jax.grad(_second_order(p.native_fn, cts, ws), argnums=argnums), *xs)
-    hv = _Compiled(_second_order(p.rule_fn, cts, ws))
+    scalar = _scalar_of(mode)
+    ours = _Compiled(jax.grad(scalar(p.rule_fn, cts, ws), argnums=argnums))(*xs)
+    ref = _or_none(jax.grad(scalar(p.native_fn, cts, ws), argnums=argnums), *xs)
+    hv = _Compiled(scalar(p.rule_fn, cts, ws))
     plus, minus = _shifted(xs, vs, tol.fd_step * 10)
     return {"vs": vs, "ours": ours, "ref": ref, "plus": hv(*plus), "minus": hv(*minus)}
 
@@ -483,14 +503,16 @@ def _check_op(
     rows = []
     formulas = op.formulas
     label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"],
-             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"], **{m: f"{formulas['vjp']} and {formulas['jvp']}, in {m}" for m in PRECISION_MODES}}
+             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"], "vjp_jvp": "derivative of " + formulas["jvp"], **{m: f"{formulas['vjp']} and {formulas['jvp']}, in {m}" for m in PRECISION_MODES}}
     if op.impl is None:
         return [Row(op.name, m, "skipped", reason="no forward implementation yet", formula=label[m]) for m in modes]
-    if not op.differentiable_inputs:
-        return [Row(op.name, m, "not_applicable", reason="no differentiable input: the spec gives no formula for any Tensor input", formula=label[m]) for m in modes]
-    if _all_not_implemented(op):
-        stated = "; ".join(f"{f.key}: {f.text}" for f in op.entry.backward + op.entry.forward)
-        return [Row(op.name, m, "not_applicable", reason=f"the spec states no derivative ({stated})"[:300], formula=label[m]) for m in modes]
+    if not op.differentiable_inputs or _all_not_implemented(op):
+        if not op.differentiable_inputs:
+            why = "no differentiable input: the spec gives no formula for any Tensor input"
+        else:
+            why = "the spec states no derivative (" + "; ".join(f"{f.key}: {f.text}" for f in op.entry.backward + op.entry.forward) + ")"
+        rows = [Row(op.name, m, "not_applicable", reason=why[:300], formula=label[m]) for m in modes]
+        return [_refusals(op, seed, None, r) if r.mode == "vjp" else r for r in rows]
     # First every mode's samples, problems and random directions, drawn as a mode-by-mode run
     # draws them; then all of them evaluated in one program; then each mode's comparisons.
     prepared, seconds = {}, {}
@@ -545,11 +567,14 @@ def _check_op(
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
         except Exception as e:  # noqa: BLE001 - any crash is reported, not raised
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
+        if mode == "vjp" and row.status == "passed":
+            row = _refusals(op, seed, cases, row)
         if row.status in ("passed", "failed"):
             row.max_abs_err, row.max_rel_err = acc.abs_err, acc.rel_err
         if row.status in ("failed", "error") and repro is not None:
             row.repro = repro(mode, index)
-        known = known_failure_reason(op.name, _declared(mode))
+        # the gradient of a wrong jvp is wrong too: vjp_jvp inherits jvp's declared failures
+        known = known_failure_reason(op.name, _declared(mode)) or (known_failure_reason(op.name, "jvp") if mode == "vjp_jvp" else None)
         if known is not None and row.status in ("failed", "error"):
             row.status, row.reason = "skipped", f"known failure: {known} [{row.reason}]"
         row.seconds = seconds[mode] + time.perf_counter() - start
@@ -572,6 +597,10 @@ class _Prepared:
         rng = np.random.default_rng(seed)
         index = problem = None
         kinds = set()  # precision modes compare one real and one complex sample: the kinds taken
+        # Inputs whose backward formula is not_implemented(...) are held fixed, so the given
+        # derivatives are checked; the refusal of theirs is checked apart (refusals.py). A
+        # `result:` formula still gives their tangents, in the modes that read it.
+        held = frozenset(refused_inputs(op)) if not (op.entry.forward and mode in ("jvp", "vjp_jvp")) else frozenset()
         try:
             self.cases = [(s, False) for s in samples_for(op, rng)]
             if complex_ and checks_complex(op.name, _declared(mode)) and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1]):
@@ -585,7 +614,7 @@ class _Prepared:
             for index, (s, is_complex) in enumerate(self.cases):
                 if sample is not None and index > sample:
                     break
-                problem = _Problem(op, s)
+                problem = _Problem(op, s, held)
                 if not problem.xs or not any(problem.out_mask):
                     continue
                 directions = _directions(mode, problem, rng)  # drawn for a skipped sample too: the next ones stay
@@ -680,6 +709,21 @@ def _texts(entry) -> tuple:
     return tuple((f.key, f.text) for f in entry.backward + entry.forward)
 
 
+def _refusals(op: Op, seed: int, cases: list | None, row: Row) -> Row:
+    """`row` failed where a derivative the spec does not give was not refused (refusals.py),
+    asked of the op's first real sample; as it was otherwise."""
+    if not refused_inputs(op):
+        return row
+    try:
+        sample = cases[0][0] if cases else samples_for(op, np.random.default_rng(seed))[0]
+        _, problems = check_refusals(op, sample.args, sample.kwargs)
+    except Exception:  # noqa: BLE001 - no sample to ask with: nothing asked
+        return row
+    if problems:
+        row.status, row.reason = "failed", f"{op.name} [vjp] sample 0: a derivative the spec does not give was not refused: " + "; ".join(problems)
+    return row
+
+
 def _all_not_implemented(op: Op) -> bool:
     """Whether each formula the entry gives (backward and result) is a `not_implemented(...)` call."""
     texts = [f.text.strip() for f in op.entry.backward + op.entry.forward]
@@ -718,7 +762,8 @@ def check_all(
     any of "jit" (always run), "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap"
     (under jax.vmap over 2 cotangents/tangents and 2 stacked inputs).
 
-    modes: any of MODES (the default), "jvp_vjp" (forward-over-reverse) and "float32" /
+    modes: any of MODES (the default), "jvp_vjp" (forward-over-reverse), "vjp_jvp"
+    (reverse-over-forward: the gradient of the jvp, which differentiates a `result:` formula) and "float32" /
     "bfloat16" (elementwise and reduction entries' vjp and jvp in that dtype, against the
     float64 rule at the same rounded values; see precision.py).
 

@@ -55,7 +55,7 @@ class _Coordinates:
 
 def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     """Compare the full Jacobians of the sample's derivative element by element: the rule's
-    (jax.jacrev for vjp and vjp_vjp, jax.jacfwd for jvp and jvp_vjp), JAX autodiff's of the forward, and
+    (jax.jacrev for vjp, vjp_vjp and vjp_jvp, jax.jacfwd for jvp and jvp_vjp), JAX autodiff's of the forward, and
     central finite differences column by column. Raise _Mismatch naming the worst and the first
     failing entry; return "" when every entry agrees, or why the sample was not compared."""
     xs = list(p.xs)
@@ -65,6 +65,12 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
         native = lambda *xs: p.project(list(jax.vjp(p.native_fn, *xs)[1](cts)))  # noqa: E731
         fd_base, step, scale = rule, tol.fd_step * 10, 10
         out_name = lambda k: f"gradient of {_input(p, k)}"  # noqa: E731
+    elif mode == "vjp_jvp":
+        ws = tuple(p.directions["ws"])
+        rule = lambda *xs: list(jax.jvp(p.rule_fn, tuple(xs), ws)[1])  # noqa: E731
+        native = lambda *xs: list(jax.jvp(p.native_fn, tuple(xs), ws)[1])  # noqa: E731
+        fd_base, step, scale = rule, tol.fd_step * 10, 10
+        out_name = lambda k: f"tangent of output {k}"  # noqa: E731
     else:
         rule, native, fd_base, step, scale = p.rule_fn, p.native_fn, p.fd_fn, tol.fd_step, 1
         out_name = lambda k: f"output {k}"  # noqa: E731
@@ -100,7 +106,7 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
         one = _Compiled(column)
         fd = np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1) if inputs.size else np.zeros((outputs.size, 0))
     value_scale = max(1.0, float(np.max(np.abs(np.asarray(f(zero))), initial=0.0)))
-    how = f"jax.{jac.__name__} of the rule's {'backward' if mode in ('vjp_vjp', 'jvp_vjp') else mode}"
+    how = f"jax.{jac.__name__} of the rule's {'backward' if mode in ('vjp_vjp', 'jvp_vjp') else 'jvp' if mode == 'vjp_jvp' else mode}"
     comparisons = [] if ref is None else [(ref, f"jax.{jac.__name__} of {AUTODIFF}", tol.ref_rtol * scale, tol.ref_atol * scale)]
     comparisons.append((fd, f"central finite differences per input coordinate, step {step:g}", tol.fd_rtol * scale, tol.fd_atol * scale * value_scale))
 

@@ -15,7 +15,7 @@ STATUSES = ("passed", "failed", "error", "skipped", "not_applicable")
 @dataclasses.dataclass
 class Row:
     op: str  # ATen name, e.g. "add.Tensor"
-    mode: str  # "vjp", "jvp" or "vjp_vjp"
+    mode: str  # one of checker.MODES, EXTRA_MODES or PRECISION_MODES
     status: str  # one of STATUSES
     max_abs_err: float | None = None  # worst absolute difference over samples and references
     max_rel_err: float | None = None  # worst relative difference

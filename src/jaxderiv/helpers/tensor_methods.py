@@ -7,6 +7,7 @@ form differs, are written here.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -122,9 +123,16 @@ def type_as(x, other):
     return to(x, jnp.result_type(other))
 
 
-@method("contiguous", "coalesce", "to_dense", "detach")
+@method("contiguous", "coalesce", "to_dense")
 def contiguous(x, *args):
     return x
+
+
+@method("detach")
+def detach(x):
+    """The value, cut from differentiation: a formula's `x.detach()` is a constant to the
+    derivatives taken of the formula itself (double backward, forward-over-reverse)."""
+    return jax.lax.stop_gradient(x) if is_tensor(x) else x
 
 
 @method("is_contiguous")

@@ -280,7 +280,7 @@ samples("native_batch_norm_backward")(_make(_batch_norm_backward))
 
 
 def _gpu_batch_norm_backward(reserve):
-    """Training mode, the only one these kernels have: save_mean is defined, so not_applicable."""
+    """Training mode, the only one these kernels have: not applicable (declared below)."""
 
     def fn(rng):
         x, g = rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2))
@@ -292,6 +292,13 @@ def _gpu_batch_norm_backward(reserve):
 
 samples("cudnn_batch_norm_backward")(_make(_gpu_batch_norm_backward(True)))
 samples("miopen_batch_norm_backward")(_make(_gpu_batch_norm_backward(False)))
+not_applicable(
+    "training mode only: the formulas for input, weight and grad_output (batchnorm_double_backward) are "
+    "the derivative through save_mean and save_var as functions of input, and those inputs' own formulas "
+    "are not_implemented: held fixed, as the checker holds a refused input, the call is another function "
+    "(measured: vjp off by up to 3.0 at 24 of 24 elements)",
+    "cudnn_batch_norm_backward", "miopen_batch_norm_backward",
+)
 
 
 def _gpu_batch_norm():
