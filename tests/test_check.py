@@ -15,7 +15,7 @@ from jaxderiv.check import MODES
 from jaxderiv.check import samples as samples_mod
 
 V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
-ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof"}
+ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof", "complex_samples"}
 
 # acos as PyTorch writes it (1.10), with an explicit result formula so that each mode has its
 # own text: a mistake in one formula must fail that mode only.
@@ -92,6 +92,18 @@ def test_report_json_rows_have_exactly_the_keys(good_report, tmp_path):
     path = tmp_path / "report.json"
     good_report.write_json(path)
     assert json.loads(path.read_text()) == rows
+
+
+def test_rows_count_the_complex_samples_they_compared(monkeypatch):
+    """An entry checked on complex inputs says so, and the summary counts such entries; taking
+    acos off the complex list (as a wrong declaration would) shows as 0."""
+    rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
+    assert rows[0].status == "passed" and rows[0].complex_samples > 0
+    assert "compared on complex inputs: 1 entries (vjp 1)" in Report(rows).summary()
+    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX - {"acos"})
+    rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
+    assert rows[0].status == "passed" and rows[0].complex_samples == 0
+    assert "compared on complex inputs" not in Report(rows).summary()
 
 
 def test_report_text_forms(good_report):

@@ -14,7 +14,7 @@ from jaxderiv.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMULAS = ROOT / "formulas"
-ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof"}
+ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof", "complex_samples"}
 
 WRONG_SIN = """\
 - name: sin(Tensor self) -> Tensor

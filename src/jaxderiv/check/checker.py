@@ -545,6 +545,7 @@ def _check_op(
                 if per_element and mode not in PRECISION_MODES and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries):
                     too_large.append(index)
                 checked += 1
+                row.complex_samples += cases[index][1]
             if prep.error is not None:
                 index, problem = prep.error_index, prep.error_problem
                 raise prep.error

@@ -25,6 +25,7 @@ class Row:
     spec: str = ""  # the spec file the entry's formulas came from
     proof: str = ""  # "symbolic" or "numerical" when sympy proved the mode's formulas (real inputs)
     repro: str = ""  # a failed or errored row: the command line that checks this op, mode and sample again
+    complex_samples: int = 0  # how many of the compared samples had complex inputs
 
     def to_json(self) -> dict:
         """The row as a JSON-ready dict; `repro` only where the row has one (failures)."""
@@ -68,6 +69,10 @@ class Report:
         lines = [f"{'mode':<8} " + " ".join(f"{s:>14}" for s in STATUSES)]
         for mode, c in self.counts().items():
             lines.append(f"{mode:<8} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
+        on_complex = Counter(r.mode for r in self.rows if r.complex_samples and r.status in ("passed", "failed"))
+        if on_complex:
+            entries = len({(r.op, r.spec) for r in self.rows if r.complex_samples and r.status in ("passed", "failed")})
+            lines.append(f"compared on complex inputs: {entries} entries (" + ", ".join(f"{m} {n}" for m, n in on_complex.items()) + ")")
         proved = Counter(r.mode for r in self.rows if r.proof and r.status == "passed")
         if proved:
             lines.append("also proved with sympy, over the reals: " + ", ".join(f"{m} {n}" for m, n in proved.items()))
