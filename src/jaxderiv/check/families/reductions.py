@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, draw, samples
+from ..samples import Sample, complex_ok, draw, known_failure, samples
 
 SHAPE = (3, 4)
 
@@ -97,6 +97,15 @@ def _cumsum(rng, dtype):
 @_register("cumprod", complex_=True)
 def _cumprod(rng, dtype):
     return [((_x(rng, dtype), 0), {}, "dim=0"), ((_zeros(rng, dtype), -1), {}, "zeros dim=-1"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+
+
+known_failure(
+    "spec (PyTorch 1.10's cumprod_jvp, as FunctionsManual writes it): past the first zero the tangent is "
+    "cumprod(where(first_zero, self_t, self_p)), right at the point but not around it, so its derivative in "
+    "the zero's coordinate drops the other factors' terms (measured: 0 where JAX gives -2.34, sample 'zeros dim=-1')",
+    "cumprod",
+    modes=("vjp_jvp",),
+)
 
 
 @_register("cummax", "cummin")
