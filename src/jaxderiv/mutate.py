@@ -45,6 +45,7 @@ KINDS = {
               "off in float64 and 1e-3 in float32 (made only for the families the float32 mode checks)",
 }
 
+
 @dataclasses.dataclass(frozen=True)
 class Mutant:
     op: str  # the entry's ATen name
@@ -142,7 +143,7 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
     is_forward = formula in entry.forward
     tensors = [a.name for a in entry.schema.arguments if a.is_tensor]
     tangents = {f"{t}_t" for t in tensors}
-    values = tensors + [f"{t}_p" for t in tensors] + ["result"]
+    inputs = tensors + [f"{t}_p" for t in tensors]  # a backward formula's names, a result formula's
     int_args = _int_args(entry)
     low_precision = family in _low_precision_families()
 
@@ -177,11 +178,11 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
             yield Name(tensors[0])
 
     def detach(n, parent):
-        if _value_read(n, parent, values):
+        if _value_read(n, parent, inputs + ["result"]):
             yield Call(Attr(n, "detach"), ())
 
     def cancel(n, parent):
-        if _value_read(n, parent, values[:-1]):
+        if _value_read(n, parent, inputs):
             big = Num("10000", 10000)
             yield Binary("-", big, Binary("-", big, n))  # XLA folds (x + c) - c back to x, not this
 

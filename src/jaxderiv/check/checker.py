@@ -32,7 +32,7 @@ from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
 from .elements import _per_element, _rerun
 from . import precision
-from .refusals import check_refusals, refused_inputs
+from .refusals import check_refusals, refused_inputs, states_not_implemented
 from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
 from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, real_only_reason, samples_for
@@ -728,8 +728,8 @@ def _refusals(op: Op, seed: int, cases: list | None, row: Row) -> Row:
 
 def _all_not_implemented(op: Op) -> bool:
     """Whether each formula the entry gives (backward and result) is a `not_implemented(...)` call."""
-    texts = [f.text.strip() for f in op.entry.backward + op.entry.forward]
-    return bool(texts) and all(t.startswith(("not_implemented(", "not_implemented_list(")) for t in texts)
+    formulas = op.entry.backward + op.entry.forward
+    return bool(formulas) and all(states_not_implemented(f) for f in formulas)
 
 
 def check_all(

@@ -13,28 +13,27 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ..errors import NotImplementedDerivative
 from ..op import Op
 
-__all__ = ["refused_inputs", "check_refusals"]
+__all__ = ["refused_inputs", "check_refusals", "states_not_implemented"]
 
 
-def _stated_not_implemented(op: Op, name: str) -> bool:
-    f = op.entry.formula_for(name)
-    return f is not None and f.text.strip().startswith(("not_implemented(", "not_implemented_list("))
+def states_not_implemented(formula) -> bool:
+    """Whether a formula is a `not_implemented(...)` call: the spec refuses that derivative."""
+    return formula is not None and formula.text.strip().startswith(("not_implemented(", "not_implemented_list("))
 
 
 def refused_inputs(op: Op) -> list[str]:
     """The Tensor inputs (by schema name) whose derivative the entry does not give: no formula,
     `non_differentiable`, or a `not_implemented(...)` formula (asked of the backward formulas)."""
     return [a.name for a in op.schema.arguments if a.is_tensor and not a.is_tensor_list
-            and (a.name not in op.differentiable_inputs or (op.entry.backward and _stated_not_implemented(op, a.name)))]
+            and (a.name not in op.differentiable_inputs or (op.entry.backward and states_not_implemented(op.entry.formula_for(a.name))))]
 
 
 def _inexact(v) -> bool:
-    return v is not None and hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.inexact)
+    return hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.inexact)
 
 
 def check_refusals(op: Op, args: tuple, kwargs: dict) -> tuple[list[str], list[str]]:
@@ -50,7 +49,7 @@ def check_refusals(op: Op, args: tuple, kwargs: dict) -> tuple[list[str], list[s
     checked, problems = [], []
     for name in refused_inputs(op):
         x = bound.get(name)
-        if not _inexact(np.asarray(x) if isinstance(x, np.ndarray) else x):
+        if not _inexact(x):
             continue
 
         def with_x(value, name=name):
@@ -60,28 +59,26 @@ def check_refusals(op: Op, args: tuple, kwargs: dict) -> tuple[list[str], list[s
             return [y for y in outs if _inexact(y)]
 
         def gradient(x, with_x=with_x):
+            """None where the call has no floating output (a bool `any`): nothing to refuse."""
             ys, pullback = jax.vjp(with_x, x)
-            return pullback([jnp.ones_like(y) for y in ys])[0]
+            return pullback([jnp.ones_like(y) for y in ys])[0] if ys else None
 
-        try:
-            if not jax.eval_shape(with_x, jnp.asarray(x)):
-                continue  # no floating output here (a bool `any`): nothing to differentiate, nothing to refuse
-        except Exception:  # noqa: BLE001 - the forward itself cannot run traced (value-dependent shapes): not asked
-            continue
-        checked.append(name)
         try:
             # Traced only, where a refusal is expected: NotImplementedDerivative is raised while
             # the rule is traced, and nothing is computed. A constant op's zero is computed.
             g = gradient(jnp.asarray(x)) if constant else jax.eval_shape(gradient, jnp.asarray(x))
         except NotImplementedDerivative as e:
+            checked.append(name)
             if constant:
                 problems.append(f"`{name}`: raised ({e}) though no input is differentiable: the outputs are constants, the gradient zero")
             elif f"entry '{op.entry.name}'" not in str(e) or (op.entry.location.file or "") not in str(e):
                 problems.append(f"`{name}`: the error does not name the entry and its file: {e}")
             continue
         except Exception:  # noqa: BLE001 - the forward itself cannot run under vjp (value-dependent shapes): not asked
-            checked.pop()
             continue
+        if g is None:
+            continue
+        checked.append(name)
         if not constant:
             problems.append(f"`{name}`: the spec gives no derivative, yet a gradient (shape {g.shape}) was returned")
         elif g.size and bool(jnp.any(g != 0)):
