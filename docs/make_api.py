@@ -13,6 +13,7 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent / "api.md"
 MODULES = (
     ("jaxderiv", "The library: ops, spec files, the checker."),
+    ("jaxderiv.check.opdb", "The op database: one record per entry, and the declarations the family modules make."),
     ("jaxderiv.nn", "Flax NNX layers on jaxderiv ops (needs the `flax` extra)."),
     ("jaxderiv.nn.functional", "torch.nn.functional forms on jaxderiv ops."),
     ("jaxderiv.torch", "Import torch.export graphs onto jaxderiv ops (needs the `torch` extra)."),

@@ -205,5 +205,5 @@ def test_checker_statuses(registry):
                           "mkldnn_max_pool3d", "mkldnn_adaptive_avg_pool2d"], registry=registry)
     status = {(r.op, r.mode): r.status for r in rows}
     for (name, mode), s in status.items():
-        assert s == ("skipped" if "depthwise" in name else "passed"), (name, mode, s)
+        assert s == ("known_failure" if "depthwise" in name else "passed"), (name, mode, s)
     assert len(status) == 18

@@ -10,10 +10,10 @@ import jax
 import pytest
 
 import jaxderiv
-from jaxderiv import Registry, Report, Row, check, check_all, load_spec
+from jaxderiv import Registry, Report, Row, check_all, check_op, load_spec
 from jaxderiv.spec import shipped_spec_files
 from jaxderiv.check import MODES
-from jaxderiv.check import samples as samples_mod
+from jaxderiv.check import opdb
 
 V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
 ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof", "complex_samples"}
@@ -33,18 +33,16 @@ def acos_spec(backward=ACOS_BACKWARD, result=ACOS_RESULT) -> str:
 
 
 @pytest.fixture
-def acos_checked(monkeypatch):
+def acos_checked():
     """acos sampled inside its domain and also checked on complex inputs, whatever the families say."""
-    samples_mod._load()
-    monkeypatch.setitem(samples_mod.DOMAINS, "acos", (-0.9, 0.9))
-    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX | {"acos"})
+    with opdb.replaced("acos", domain=(-0.9, 0.9), complex=True):
+        yield
 
 
 @pytest.fixture
-def acos_real_only(monkeypatch):
-    samples_mod._load()
-    monkeypatch.setitem(samples_mod.DOMAINS, "acos", (-0.9, 0.9))
-    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX - {"acos"})
+def acos_real_only():
+    with opdb.replaced("acos", domain=(-0.9, 0.9), complex=False):
+        yield
 
 
 def statuses(report: Report) -> dict[tuple[str, str], str]:
@@ -101,8 +99,8 @@ def test_rows_count_the_complex_samples_they_compared(monkeypatch):
     rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
     assert rows[0].status == "passed" and rows[0].complex_samples > 0
     assert "compared on complex inputs: 1 entries (vjp 1)" in Report(rows).summary()
-    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX - {"acos"})
-    rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
+    with opdb.replaced("acos", complex=False):
+        rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
     assert rows[0].status == "passed" and rows[0].complex_samples == 0
     assert "compared on complex inputs" not in Report(rows).summary()
 
@@ -117,7 +115,7 @@ def test_report_text_forms(good_report):
 
 
 def test_report_truth():
-    assert bool(Report([Row("a", "vjp", "passed"), Row("a", "jvp", "skipped"), Row("a", "vjp_vjp", "not_applicable")]))
+    assert bool(Report([Row("a", "vjp", "passed"), Row("a", "jvp", "known_failure"), Row("a", "vjp_vjp", "not_applicable")]))
     assert not Report([Row("a", "vjp", "passed"), Row("a", "jvp", "failed", reason="x")])
     assert not Report([Row("a", "vjp", "error", reason="boom")])
     bad = Report([Row("a", "vjp", "failed", reason="too far")])
@@ -172,7 +170,7 @@ def test_sign_error_in_result_formula_fails(write_spec, acos_checked):
 
 
 def test_dropped_conj_fails_on_complex_inputs(write_spec, acos_checked):
-    assert samples_mod.checks_complex("acos")
+    assert opdb.record("acos").checks_complex()
     path = write_spec(acos_spec(backward="grad * -((-self * self + 1).rsqrt())"))
     report = check_all(path, ops=["acos"], modes=("vjp", "jvp"))
     assert statuses(report) == {("acos", "vjp"): "failed", ("acos", "jvp"): "passed"}
@@ -257,18 +255,15 @@ def test_spec_as_path_spec_or_registry(write_spec):
     """)
     for spec in (path, str(path), load_spec(path)):
         assert statuses(check_all(spec, ops=["sin"], modes=("vjp",))) == {("sin", "vjp"): "failed"}
-    assert statuses(check("sin", modes=("vjp",), registry=Registry(load_spec(path)))) == {("sin", "vjp"): "failed"}
-    assert statuses(check("sin", modes=("vjp",))) == {("sin", "vjp"): "passed"}
+    assert statuses(check_op("sin", modes=("vjp",), registry=Registry(load_spec(path)))) == {("sin", "vjp"): "failed"}
+    assert statuses(check_op("sin", modes=("vjp",))) == {("sin", "vjp"): "passed"}
 
 
-def test_known_failures_are_run_and_reported_with_their_reason(write_spec, acos_checked, monkeypatch):
-    from jaxderiv.check import samples
-
-    monkeypatch.setitem(samples.KNOWN_FAILURES, ("acos", "vjp"), "a spec bug")
-    monkeypatch.setitem(samples.KNOWN_FAILURES, ("acos", "jvp"), "a stale entry")
-    report = check_all(write_spec(acos_spec(backward="grad * 2 * -((-self * self + 1).rsqrt())")), ops=["acos"], modes=("vjp", "jvp"))
+def test_known_failures_are_run_and_reported_with_their_reason(write_spec, acos_checked):
+    with opdb.replaced("acos", known_failures={"vjp": "a spec bug", "jvp": "a stale entry"}):
+        report = check_all(write_spec(acos_spec(backward="grad * 2 * -((-self * self + 1).rsqrt())")), ops=["acos"], modes=("vjp", "jvp"))
     rows = {r.mode: r for r in report}
-    assert rows["vjp"].status == "skipped" and rows["vjp"].reason.startswith("known failure: a spec bug [")
+    assert rows["vjp"].status == "known_failure" and rows["vjp"].reason.startswith("known failure: a spec bug [")
     assert rows["vjp"].max_abs_err > 1e-3  # the measured error is still reported
     assert rows["jvp"].status == "passed"  # a listed gap that no longer fails shows as passed
 
@@ -344,7 +339,7 @@ def test_reverse_over_forward_inherits_the_jvps_declared_failure():
     from jaxderiv.check.samples import known_failure_reason
 
     row = next(r for r in check_all(load_spec(), ops=["angle"], modes=["vjp_jvp"]).rows)
-    assert row.status == "skipped" and row.reason.startswith("known failure: " + known_failure_reason("angle", "jvp"))
+    assert row.status == "known_failure" and row.reason.startswith("known failure: " + known_failure_reason("angle", "jvp"))
 
 
 MUL_HALF_GIVEN = """
@@ -407,5 +402,18 @@ def test_cumprods_declared_reverse_over_forward_difference_is_exactly_the_measur
     where JAX's is -2.34, on the sample with zeros, and only there."""
     spec = load_spec(shipped_spec_files()[-1])
     row = next(r for r in check_all(spec, ops=["cumprod"], modes=["vjp_jvp"]).rows)
-    assert row.status == "skipped" and row.reason.startswith("known failure: spec (PyTorch 1.10's cumprod_jvp")
+    assert row.status == "known_failure" and row.reason.startswith("known failure: spec (PyTorch 1.10's cumprod_jvp")
     assert "sample 1 of 6 (zeros dim=-1, float64)" in row.reason and "(actual 0, reference -2.3372732)" in row.reason
+
+
+def test_the_check_runs_without_sympy(monkeypatch):
+    """sympy is the `proofs` extra: without it the numerical checks run and no row claims a proof."""
+    import sys
+
+    with_sympy = check_all(load_spec(), ops=["sin"], modes=("vjp",)).rows
+    assert with_sympy[0].proof  # sin's formula is proved where sympy is installed
+    for name in ("jaxderiv.proofs", "jaxderiv.proof_definitions"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, "sympy", None)  # `import sympy` raises ModuleNotFoundError
+    rows = check_all(load_spec(), ops=["sin"], modes=("vjp",)).rows
+    assert [(r.status, r.proof) for r in rows] == [("passed", "")]

@@ -16,7 +16,7 @@ from jax._src.interpreters.batching import BatchTracer  # what a formula sees un
 
 from jaxderiv import check_all, load_spec
 from jaxderiv.check import checker
-from jaxderiv.check import samples as samples_mod
+from jaxderiv.check import opdb
 from jaxderiv.cli import main
 from jaxderiv.namespace import HELPERS
 
@@ -54,10 +54,9 @@ SIN_VIA_HELPER = """
 
 
 @pytest.fixture
-def acos_checked(monkeypatch):
-    samples_mod._load()
-    monkeypatch.setitem(samples_mod.DOMAINS, "acos", (-0.9, 0.9))
-    monkeypatch.setattr(samples_mod, "COMPLEX", samples_mod.COMPLEX | {"acos"})
+def acos_checked():
+    with opdb.replaced("acos", domain=(-0.9, 0.9), complex=True):
+        yield
 
 
 def only(report):

@@ -34,7 +34,7 @@ def test_every_foreach_entry_passes_the_checker():
     report = check_all(SPEC, ops=FOREACH)
     bad = [(r.op, r.mode, r.status) for r in report.rows if r.status != "passed" and not (r.op in CLAMPING and r.mode == "jvp")]
     assert len(FOREACH) == 10 and not bad
-    assert {(r.op, r.status) for r in report.rows if r.mode == "jvp" and r.op in CLAMPING} == {(n, "skipped") for n in CLAMPING}
+    assert {(r.op, r.status) for r in report.rows if r.mode == "jvp" and r.op in CLAMPING} == {(n, "known_failure") for n in CLAMPING}
 
 
 def _lists(rng, shapes=((2, 3), (3,), ())):

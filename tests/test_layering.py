@@ -5,7 +5,9 @@ from the source with `ast` (nothing is imported, lazy imports inside functions c
     direction is allowed: a helper calls the ops it differentiates;
   - `jaxderiv.tensor_utils`, which both share, imports neither;
   - the files of `jaxderiv.helpers` (and of `jaxderiv.forward`) import each other without a cycle;
-  - the shared utilities have one definition, in tensor_utils.py.
+  - the shared utilities have one definition, in tensor_utils.py;
+  - the formula pipeline imports one way: spec -> grammar -> normalize -> translate -> rules -> op
+    -> registry (a stage imports only those before it).
 
 How it fails (verified on a copy of src/ with one import put back, run with PYTHONPATH at the copy):
 `from ..helpers.rnn import _bias_grads` added to forward/rnn.py gives
@@ -146,3 +148,61 @@ def test_shared_utilities_are_defined_once(package):
     again = [f"{p.name}: {node.name}" for p in sorted(folder.glob("*.py")) for node in ast.walk(ast.parse(p.read_text()))
              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SHARED]
     assert not again, f"defined again outside jaxderiv/tensor_utils.py: {again}"
+
+
+# The formula pipeline, bottom up: each stage imports only the stages below it (spec.py reads
+# text; grammar.py parses it; normalize.py resolves kinds and rewrites; translate.py compiles
+# trees; rules.py and op.py build ops; registry.py holds them). Any stage may import the shared
+# leaf modules (errors, expr, schema, namespace, ...), which import none of these.
+PIPELINE = ("spec", "grammar", "normalize", "translate", "rules", "op", "registry")
+
+
+def _pipeline_violations(imports_of) -> list[str]:
+    """`stage -> later stage` for each import against the pipeline; `imports_of(stage)` is the
+    set of jaxderiv modules the stage's file imports."""
+    layer = {f"jaxderiv.{m}": i for i, m in enumerate(PIPELINE)}
+    return [f"jaxderiv.{m} -> {t}" for i, m in enumerate(PIPELINE) for t in sorted(imports_of(m)) if layer.get(t, -1) > i]
+
+
+def test_formula_pipeline_imports_one_way():
+    bad = _pipeline_violations(lambda m: _imports(PACKAGE / f"{m}.py"))
+    assert not bad, f"a stage of the formula pipeline imports a later one: {bad}"
+    assert "jaxderiv.normalize" in _imports(PACKAGE / "op.py")  # the allowed direction is seen
+    assert _pipeline_violations(lambda m: {"jaxderiv.translate"} if m == "normalize" else set()) == ["jaxderiv.normalize -> jaxderiv.translate"]
+
+
+# The whole package, bottom up (docs/architecture.md draws it): a module or subpackage imports
+# only what comes before it here. The root `__init__` (re-exports) is left out.
+LAYERS = (
+    "errors", "expr", "cxx", "tensor_utils", "schema", "grammar", "spec", "normalize",  # text to trees
+    "forward", "namespace", "translate", "rules", "helpers", "op", "registry", "literal",  # trees to ops
+    "proof_definitions", "proofs", "check", "diff_numeric", "diff", "coverage", "mutate", "cli", "__main__",  # verification, tools
+    "nn", "torch",  # users of the ops
+)
+
+
+def _units() -> dict[str, set[str]]:
+    """Each top-level module or subpackage of jaxderiv -> the top-level ones it imports."""
+    out: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = _module_name(path).split(".")
+        if len(name) < 2:
+            continue
+        out.setdefault(name[1], set()).update(t.split(".")[1] for t in _imports(path) if t.count(".") >= 1 and t.split(".")[1] != name[1])
+    return out
+
+
+def _layer_violations(units: dict[str, set[str]]) -> list[str]:
+    rank = {u: i for i, u in enumerate(LAYERS)}
+    return [f"jaxderiv.{u} -> jaxderiv.{t}" for u, ts in sorted(units.items()) for t in sorted(ts) if t in rank and rank[t] > rank.get(u, -1)]
+
+
+def test_every_module_has_a_layer():
+    assert sorted(set(_units()) - set(LAYERS)) == [], "add the new module to LAYERS (and docs/architecture.md)"
+
+
+def test_the_package_imports_one_way():
+    bad = _layer_violations(_units())
+    assert not bad, f"an import against the layers of docs/architecture.md: {bad}"
+    assert "op" in _units()["registry"]  # the allowed direction is seen
+    assert _layer_violations({"spec": {"check"}}) == ["jaxderiv.spec -> jaxderiv.check"]

@@ -1,13 +1,14 @@
 """Every implemented op against PyTorch 2.13 itself: values, dtypes, vjp, jvp, kinks, complex.
 
 Each op of the default (seed) spec is compared on its first checker sample (real, and complex
-where the checker checks complex) plus the kink inputs of jaxderiv.check.parity.KINKS. The same
+where the checker checks complex) plus the kink inputs its op record declares (`kinks`). The same
 entries under torch 2.13's own spec build the same rules where the formula text is the same, so
 that run compares only the entries whose text differs (or that only torch's file has): there
 the formulas are torch's own, so a difference is a bug in jaxderiv. Known differences are
-listed in jaxderiv.check.parity (DIFFERENCES, by op and column, with the reason) and asserted
-here as differences, so one that disappears or changes fails. Tolerances are stated once, in
-jaxderiv.check.parity (RTOL, ATOL; RTOL32, ATOL32 for the FLOAT32 ops).
+declared in the op records with `parity_differs` (by column, with the reason; `torch_spec=True`
+where they hold for torch's own file too) in the family modules of jaxderiv/check/families, and
+asserted here as differences, so one that disappears or changes fails. Tolerances are stated
+once, in jaxderiv.check.parity (RTOL, ATOL; RTOL32, ATOL32 for the ops compared in float32).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import numpy as np
 import pytest
 
 from jaxderiv import Registry, SpecError, load_spec
-from jaxderiv.forward import implementation
+from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
-from jaxderiv.check.parity import DIFFERENCES, EQUIVALENTS, KINKS, NOT_COMPARED, compare, implemented, to_markdown, torch_has
+from jaxderiv.check.parity import compare, implemented, known_difference, known_differences, to_markdown, torch_has, unexplained
+from jaxderiv.forward import implementation
 
 torch = pytest.importorskip("torch")
 
@@ -32,11 +34,16 @@ def _texts(entry) -> tuple:
     return tuple((f.key, f.text) for f in entry.backward + entry.forward)
 
 
+def _declaring(field: str) -> list[str]:
+    """The entries whose op records declare `field` (kinks, torch_equivalent, ...)."""
+    return sorted(n for n, r in opdb.database().items() if getattr(r, field))
+
+
 TORCH_SPEC, SEED_SPEC = load_spec(from_torch=True), load_spec()
 SEED_OPS = implemented(SEED_SPEC)
 # Same formula text as the seed's: the seed run already compares exactly these rules.
 TORCH_OPS = [n for n in implemented(TORCH_SPEC)
-             if torch_has(n) and n not in NOT_COMPARED and (n not in SEED_SPEC or _texts(TORCH_SPEC[n]) != _texts(SEED_SPEC[n]))]
+             if torch_has(n) and opdb.record(n).not_compared is None and (n not in SEED_SPEC or _texts(TORCH_SPEC[n]) != _texts(SEED_SPEC[n]))]
 ALL_OPS = set(SEED_OPS) | set(implemented(TORCH_SPEC))
 
 
@@ -61,11 +68,11 @@ def _params(ops, known):
 
 @pytest.mark.parametrize("name", SEED_OPS)
 def test_seed_spec_matches_torch(registries, name):
-    """Agrees with torch in every column, or differs exactly in the columns DIFFERENCES lists."""
-    row = _row(registries, "seed", name)
-    if name in DIFFERENCES:
-        assert row.differs == DIFFERENCES[name][0], row.note
-    elif name in NOT_COMPARED or not torch_has(name):
+    """Agrees with torch in every column, or differs exactly in the columns its record's known difference lists."""
+    row, known = _row(registries, "seed", name), known_difference(name)
+    if known is not None:
+        assert row.differs == known.columns, row.note
+    elif opdb.record(name).not_compared is not None or not torch_has(name):
         assert row.note.startswith("n/a") and all(getattr(row, c) is None for c in P.COLUMNS)
     else:
         assert row.ok and row.forward, row.note
@@ -73,42 +80,43 @@ def test_seed_spec_matches_torch(registries, name):
 
 @pytest.mark.parametrize("name", _params(TORCH_OPS, TORCH_SPEC_GAPS))
 def test_torch_spec_matches_torch(registries, name):
-    """torch's own formulas: agrees with torch, or differs exactly as TORCH_SPEC_DIFFERENCES lists."""
-    row = _row(registries, "torch", name)
-    if name in P.TORCH_SPEC_DIFFERENCES:
-        assert row.differs == P.TORCH_SPEC_DIFFERENCES[name][0], row.note
+    """torch's own formulas: agrees with torch, or differs exactly as its record's known difference
+    for torch's own file (`torch_spec=True`) lists."""
+    row, known = _row(registries, "torch", name), known_difference(name, torch_spec=True)
+    if known is not None:
+        assert row.differs == known.columns, row.note
     else:
         assert row.ok and row.forward, row.note
 
 
 def test_tables_name_compared_ops():
-    """A stale entry would hide nothing, but would mislead the reader."""
-    assert set(DIFFERENCES) | set(NOT_COMPARED) | set(P.SAMPLES) <= set(SEED_OPS)
-    assert set(EQUIVALENTS) | set(P.FLOAT32) <= ALL_OPS
-    assert {n for n in KINKS if implementation(n)} <= ALL_OPS
-    assert set(TORCH_SPEC_GAPS) <= set(TORCH_OPS) and set(P.TORCH_SPEC_DIFFERENCES) <= set(implemented(TORCH_SPEC))
+    """A stale declaration would hide nothing, but would mislead the reader."""
+    assert set(known_differences()) | set(_declaring("not_compared")) | set(_declaring("parity_samples")) <= set(SEED_OPS)
+    assert set(_declaring("torch_equivalent")) | set(_declaring("parity_float32")) <= ALL_OPS
+    assert {n for n in _declaring("kinks") if implementation(n)} <= ALL_OPS
+    assert set(TORCH_SPEC_GAPS) <= set(TORCH_OPS) and set(known_differences(torch_spec=True)) <= set(implemented(TORCH_SPEC))
 
 
 def _op(registries, name):
     return registries["seed" if name in SEED_SPEC else "torch"].op(name)
 
 
-@pytest.mark.parametrize("name", sorted(EQUIVALENTS))
+@pytest.mark.parametrize("name", _declaring("torch_equivalent"))
 def test_equivalents_are_needed(registries, name):
     """torch cannot run the op itself on the sample (no CPU kernel, no such op), or the seed's
     schema is not torch 2.13's: if that changes, the equivalent call should go."""
-    op, equivalent = _op(registries, name), EQUIVALENTS[name]
+    op, equivalent = _op(registries, name), opdb.record(name).torch_equivalent
     if equivalent.schema_change:
-        assert equivalent.applies(op)
+        assert P.applies(equivalent, op)
         return
-    sample = (P.SAMPLES.get(name) or P.samples_for(op, np.random.default_rng(0)))[0]
+    sample = (opdb.record(name).parity_samples or P.samples_for(op, np.random.default_rng(0)))[0]
     call = P._Call(op, sample.args, sample.kwargs, sample)
     with pytest.raises(Exception):
         args, kwargs = call._split([call._torch_value(a, v) for a, v in zip(call.arguments, call.values)])
         P._torch_op(name)(*args, **kwargs)
 
 
-@pytest.mark.parametrize("name", sorted(P.FLOAT32))
+@pytest.mark.parametrize("name", _declaring("parity_float32"))
 def test_float32_ops_need_it(registries, name):
     """torch's kernel refuses float64 for these (forward or backward): if it starts to accept it, compare in float64."""
     op = _op(registries, name)
@@ -140,6 +148,24 @@ def test_markdown_counts_columns(registries):
     rows = [_row(registries, "seed", n) for n in ("abs", "sin")]
     text = to_markdown(rows, "# t")
     assert "| abs |" in text and "2 ops, 2 compared" in text and "forward 2/2" in text
+
+
+def test_known_differences_are_read_from_the_records():
+    """A difference declared in an op record explains the row, for the spec it is declared for;
+    the page lists it, and an equivalent torch call, from the records too."""
+    row = P.ParityRow("sin", "", forward=True, vjp=False)
+    assert unexplained([row]) == [row]
+    declared = opdb.Difference(("vjp",), "a test's reason")
+    with opdb.replaced("sin", difference=declared):
+        assert unexplained([row]) == [] and unexplained([row], torch_spec=True) == [row] and unexplained([row], torch_spec=None) == [row]
+        assert known_differences()["sin"] is declared and "sin" not in known_differences(torch_spec=True)
+        assert "| sin | vjp: a test's reason |" in to_markdown([row], "# t")
+        assert "| sin | vjp: a test's reason |" not in to_markdown([row], "# t", torch_spec=True)
+    with opdb.replaced("sin", difference=opdb.Difference(("vjp",), "torch's only", torch_spec=True, default_spec=False)):
+        assert unexplained([row]) == [row] and unexplained([row], torch_spec=True) == []
+    assert "sin" not in known_differences()
+    with opdb.replaced("sin", torch_equivalent=opdb.Equivalent(lambda aten, a: [aten.sin(a["self"])], "a test's call")):
+        assert torch_has("sin") and "| sin | a test's call |" in to_markdown([row], "# t")
 
 
 def test_load_spec_from_torch_without_torch(monkeypatch):

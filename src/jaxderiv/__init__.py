@@ -1,6 +1,11 @@
-"""jaxderiv: PyTorch's derivatives.yaml as JAX rules."""
+"""jaxderiv: PyTorch's derivatives.yaml as JAX rules.
 
-from .check import Report, Row, check, check_all
+`jaxderiv.check` is the verification subpackage (`jaxderiv.check.opdb`, `.parity`, ...); the
+checks themselves are `check_all` (a spec) and `check_op` (one op).
+"""
+
+from .check import Report, Row, check_all
+from .check import check as check_op
 from .check.function import check_function
 from .errors import FormulaError, JaxderivError, NotImplementedDerivative, SchemaError, SpecError, TranslationError
 from .expr import to_source
@@ -29,8 +34,8 @@ __all__ = [
     "SpecError",
     "TranslationError",
     "aten",
-    "check",
     "check_all",
+    "check_op",
     "check_function",
     "default_registry",
     "jvp_op",

@@ -1,5 +1,5 @@
-"""`python -m jaxderiv check | coverage | parity | diff`: verify rules, report how much of a spec builds,
-compare with torch, compare two spec files."""
+"""`python -m jaxderiv check | op | coverage | parity | diff`: verify rules, show what is known about an op,
+report how much of a spec builds, compare with torch, compare two spec files."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def _parity(args) -> int:
     """Needs torch: compares every implemented op (or --ops) with torch.ops.aten and autograd."""
     from importlib.metadata import version
 
-    from .check.parity import DIFFERENCES, TORCH_SPEC_DIFFERENCES, parity, to_markdown, unexplained, write_json
+    from .check.parity import parity, to_markdown, unexplained, write_json
     from .registry import Registry, default_registry
 
     spec = _spec_arg(args.spec, args.torch_version)
@@ -133,10 +133,10 @@ def _parity(args) -> int:
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
     rows = parity(registry, ops, max_samples=args.samples)
     torch_version = version("torch")
-    listed = TORCH_SPEC_DIFFERENCES if args.spec == "torch" else DIFFERENCES if args.spec is None else {}
-    which = "TORCH_SPEC_DIFFERENCES, torch's own spec" if args.spec == "torch" else "DIFFERENCES, default spec" if args.spec is None else "none for this spec"
+    # the known differences of the op records: the default spec's, torch's own file's, none for another file
+    torch_spec = True if args.spec == "torch" else False if args.spec is None else None
     title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}" + (f", {spec.version}." if spec is not None else ".")
-    text = to_markdown(rows, title, listed, f"jaxderiv.check.parity.{which}" if args.spec in (None, "torch") else which)
+    text = to_markdown(rows, title, torch_spec)
     print(text)
     if args.json:
         write_json(rows, args.json, torch_version)
@@ -144,7 +144,7 @@ def _parity(args) -> int:
         with open(args.markdown, "w") as f:
             f.write(text)
     # Exit 1 only for differences not listed with their reason (listed ones are measured facts).
-    return 1 if unexplained(rows, listed) else 0
+    return 1 if unexplained(rows, torch_spec) else 0
 
 
 def _diff(args) -> int:
@@ -178,6 +178,14 @@ def _diff(args) -> int:
     return 0
 
 
+def _op(args) -> int:
+    from .check.describe import describe
+
+    spec = _spec_arg(args.spec, args.torch_version)
+    print("\n\n".join(describe(name.strip(), spec) for name in args.names))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxderiv", description="PyTorch's derivatives.yaml as JAX rules.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -200,6 +208,11 @@ def main(argv=None) -> int:
     p.add_argument("--no-cache", action="store_true", help="compile everything afresh, keeping nothing")
     p.add_argument("--changed", metavar="OLD", help="check only the entries of --spec that differ from (or are not in) this file")
     p.set_defaults(run=_check)
+    p = sub.add_parser("op", help="what jaxderiv knows about an op: its spec entries, forward and op record")
+    p.add_argument("names", nargs="+", help="entry names, e.g. clamp.Tensor abs")
+    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
+    p.add_argument("--torch-version", help=_VERSION_HELP)
+    p.set_defaults(run=_op)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
     p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)")
     p.add_argument("--json", help="write the figures as JSON to this file")

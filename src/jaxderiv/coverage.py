@@ -10,9 +10,9 @@ from pathlib import Path
 from . import helpers
 from .forward import implementation
 from .errors import JaxderivError
-from .grammar import parse_formula
+from .normalize import Kind, normalize
 from .op import Op
-from .spec import AUTO_FORMULAS, load_spec, shipped_spec_files
+from .spec import load_spec, shipped_spec_files
 from .translate import unresolved_names
 
 __all__ = ["coverage", "Coverage", "FileCoverage"]
@@ -129,18 +129,17 @@ def _file_coverage(path: str, verify: bool, torch_version=None) -> FileCoverage:
         fc.entries_with_result_formula += bool(entry.forward)
         ok = True
         needs = set()
-        for f in entry.backward + entry.forward:
-            if f.text in AUTO_FORMULAS:
+        derivatives = normalize(entry)
+        for d in derivatives.backward + derivatives.forward:
+            if d.kind in (Kind.AUTO_ELEMENT_WISE, Kind.AUTO_LINEAR):
                 continue
             fc.formulas += 1
-            try:
-                tree = parse_formula(f.text)
-            except JaxderivError as e:
+            if d.parsed is None:
                 ok = False
-                fc.errors.append((entry.name, str(e.located(f.location))))
+                fc.errors.append((entry.name, str(d.error.located(d.location))))
                 continue
             fc.formulas_parsed += 1
-            needs |= unresolved_names(tree)
+            needs |= unresolved_names(d.parsed)
         fc.entries_parsed += ok
         shared = entry.name in seed
         fc.seed_entries += shared

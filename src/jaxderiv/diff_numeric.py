@@ -3,9 +3,9 @@
 For an entry two spec files both have, with different formula text, both files' ops (built by
 each file's Registry, so formulas that call other entries run that file's entries) are
 differentiated on the same inputs, cotangents and tangents: the checker's samples
-(`samples_for`) and the op's kink inputs (`jaxderiv.check.parity.KINKS`), in vjp (jax.vjp over
-the op: the translated backward formulas) and jvp (the result formulas), in float64. Both ops
-share one forward implementation, so any difference is the formulas'.
+(`samples_for`) and the op's kink inputs (`kinks` of its op record, `jaxderiv.check.opdb`), in
+vjp (jax.vjp over the op: the translated backward formulas) and jvp (the result formulas), in
+float64. Both ops share one forward implementation, so any difference is the formulas'.
 """
 
 from __future__ import annotations
@@ -203,11 +203,11 @@ def _where(label: str, sample_label: str, idx, a, b, xs, labels) -> str:
 
 
 def _samples(op, name: str, rng):
-    from .check.parity import KINKS
+    from .check.opdb import record
     from .check.samples import Sample, samples_for
 
     made = list(samples_for(op, rng))
-    return made + [Sample(tuple(k), {}, f"kink input {i}") for i, k in enumerate(KINKS.get(name, []))]
+    return made + [Sample(tuple(k), {}, f"kink input {i}") for i, k in enumerate(record(name).kinks)]
 
 
 def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Verdict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, Callable, Sequence
 
 import jax
@@ -12,9 +11,10 @@ import jax.numpy as jnp
 from .errors import JaxderivError, Location, NotImplementedDerivative, TranslationError
 from .expr import Index, Name, Num, iter_nodes
 from .grammar import parse_formula
+from .normalize import Derivative, Kind, derivative, normalize
 from .rules import LinearRule, _like, differentiable_call
 from .schema import Argument, FunctionSchema
-from .spec import AUTO_FORMULAS, Entry, Formula
+from .spec import Entry, Formula
 from .translate import Compiled, real_only_inputs, translate
 
 __all__ = ["Op", "compile_formula", "RealOnlyDerivative"]
@@ -31,25 +31,39 @@ def _is_complex(v) -> bool:
     return isinstance(v, complex) or (hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.complexfloating))
 
 
-def compile_formula(formula: Formula | str, variables: Sequence[str], location: Location | None = None, calls=None,
+def compile_formula(formula: Derivative | Formula | str, variables: Sequence[str], location: Location | None = None, calls=None,
                     version: tuple[int, ...] | None = None) -> Compiled:
-    """Parse and translate one formula, with errors located at its file, line, entry and key.
+    """Translate one formula, with errors located at its file, line, entry and key: a record's
+    tree (normalize.py; a spec Formula is normalized alone), or text, parsed first.
     `calls`, `version`: see `translate`."""
-    if isinstance(formula, Formula):
-        text, location = formula.text, formula.location
-    else:
-        text = formula
+    if isinstance(formula, str):
+        try:
+            tree = parse_formula(formula)
+        except JaxderivError as e:
+            raise e.located(location or Location()) from None
+        return _translate_at(tree, variables, location, calls, version)
+    d = formula if isinstance(formula, Derivative) else derivative(formula)
+    return _translate_at(d.tree if d.tree is not None else d.require_parsed(), variables, d.location, calls, version)
+
+
+def _translate_at(tree, variables: Sequence[str], location: Location | None, calls, version) -> Compiled:
+    """`translate`, its errors located at `location`."""
     try:
-        return translate(parse_formula(text), variables, location, calls, version)
+        return translate(tree, variables, location, calls, version)
     except JaxderivError as e:
         raise e.located(location or Location()) from None
 
 
-def _check_grads_indices(f: Formula, n_out: int) -> None:
+def _check_grads_indices(d: Derivative, n_out: int) -> None:
     """Reject `grads[i]` past the last output when the op is built, not when a gradient is asked."""
-    for node in iter_nodes(parse_formula(f.text)):
+    for node in iter_nodes(d.require_parsed()):
         if isinstance(node, Index) and node.obj == Name("grads") and isinstance(node.index, Num) and not 0 <= node.index.value < n_out:
-            raise TranslationError(f"grads[{node.index.text}] names no output: the op has {n_out} output(s)", f.location, column=node.col)
+            raise TranslationError(f"grads[{node.index.text}] names no output: the op has {n_out} output(s)", d.location, column=node.col)
+
+
+def _reads_any(d: Derivative, names: set[str]) -> bool:
+    """Whether the formula's tree reads a variable of `names` (`grads`, `grad_R`)."""
+    return d.parsed is not None and any(isinstance(node, Name) and node.name in names for node in iter_nodes(d.parsed))
 
 
 def _is_tensor_arg(a: Argument) -> bool:
@@ -81,6 +95,8 @@ class Op:
 
     def __init__(self, entry: Entry, impl: Callable | None, calls=None):
         self.entry = entry
+        # The entry's formulas with their kinds resolved and their trees (normalize.py).
+        self.derivatives = normalize(entry)
         self.schema: FunctionSchema = entry.schema
         self.name = entry.name
         self.impl = impl
@@ -103,21 +119,29 @@ class Op:
         self.real_only = real_only_inputs(entry)
         # `calls`: a formula's call of another entry's op runs that op (see `translate`).
         release = entry.version.release if entry.version is not None else None
-        self._backward = [(f, compile_formula(f, self._bwd_vars, calls=calls, version=release)) for f in entry.backward]
-        for f in entry.backward:
-            _check_grads_indices(f, n_out)
+        backward, forward = self.derivatives.backward, self.derivatives.forward
+        self._backward = [(d, compile_formula(d, self._bwd_vars, calls=calls, version=release)) for d in backward]
+        for d in backward:
+            _check_grads_indices(d, n_out)
+        # names -> (record, what evaluates it): a compiled formula; for auto_element_wise its
+        # terms compiled, as (input, fn); for auto_linear None (the op runs on the tangents).
         self._forward = {}
-        for f in entry.forward:
-            self._forward[f.names] = (f, f.text if f.text in AUTO_FORMULAS else compile_formula(f, self._fwd_vars, calls=calls, version=release))
+        for d in forward:
+            if d.kind is Kind.AUTO_ELEMENT_WISE:
+                fn = tuple((t.input, _translate_at(t.tree, self._fwd_vars, t.source.location, calls, release)) for t in d.terms)
+            elif d.kind is Kind.AUTO_LINEAR:
+                fn = None
+            else:
+                fn = compile_formula(d, self._fwd_vars, calls=calls, version=release)
+            self._forward[d.names] = (d, fn)
         self._out_conditions = [
             compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability")) if isinstance(c, str) else c
             for c in (entry.output_differentiability or ())
         ]
         # PyTorch: a multi-output entry whose formulas use only `grad` differentiates output 0
         # only; `grads` or a later output's `grad_<name>` (linalg_qr's grad_R) reads the others.
-        later = [re.compile(rf"\bgrad_{r.name}\b") for r in self.schema.returns[1:] if r.name]
-        self._grad_only = n_out > 1 and entry.output_differentiability is None and not any(
-            "grads" in f.text or any(g.search(f.text) for g in later) for f in entry.backward)
+        others = {"grads"} | {f"grad_{r.name}" for r in self.schema.returns[1:] if r.name}
+        self._grad_only = n_out > 1 and entry.output_differentiability is None and not any(_reads_any(d, others) for d in backward)
         # An entry with result formulas but no backward formula at all gets reverse mode by
         # transposing them: every Tensor input is then differentiable (an unused tangent is zero).
         transposed = not entry.backward and bool(entry.forward)
@@ -145,7 +169,8 @@ class Op:
             vjp = "transpose of the result formula"
         else:
             vjp = "none"
-        kinds = {f.text if f.text in AUTO_FORMULAS else "formula" for f in e.forward}
+        autos = (Kind.AUTO_ELEMENT_WISE, Kind.AUTO_LINEAR)
+        kinds = {d.kind.value if d.kind in autos else "formula" for d in self.derivatives.forward}
         if not e.forward:
             jvp = "transpose of the backward formula" if self._backward else "none"
         elif kinds == {"formula"}:
@@ -342,9 +367,9 @@ class _Call:
             # fails here and gets zeros, the same value.
             try:
                 return self._backward_formulas(xs, ys, grads, wanted)
-            except Exception:  # noqa: BLE001 - evaluated again below, which raises what it raises
-                pass
-            grads = [_zeros_like(y) if d and g is None else g for g, d, y in zip(grads, self.flags, ys)]
+            except Exception:  # noqa: BLE001 - retried with zeros; an error of the retry chains to this one
+                zeros = [_zeros_like(y) if d and g is None else g for g, d, y in zip(grads, self.flags, ys)]
+                return self._backward_formulas(xs, ys, zeros, wanted)
         return self._backward_formulas(xs, ys, grads, wanted)
 
     def _backward_formulas(self, xs, ys, grads, wanted):
@@ -407,11 +432,11 @@ class _Call:
                 if a.is_tensor_list:  # helpers like cat_jvp read each element's tangent (`_fw_grad`)
                     env[a.name] = _TangentList(env[a.name], tangents[a.name])
         values: dict[int, Any] = {}
-        for names, (f, fn) in op._forward.items():
+        for names, (d, fn) in op._forward.items():
             idx = [self._output_index(n) for n in names]
-            if fn == "auto_element_wise":
-                result = self._auto_element_wise(env, xs, ts)
-            elif fn == "auto_linear":
+            if d.kind is Kind.AUTO_ELEMENT_WISE:
+                result = self._auto_element_wise(env, ts, fn)
+            elif d.kind is Kind.AUTO_LINEAR:
                 # PyTorch's auto_linear: the op itself on the tangents of its differentiable inputs.
                 linear = [(t if t is not None else _zeros_like(x)) if s.arg in op.differentiable_inputs else x for s, t, x in zip(self.slots, ts, xs)]
                 result = self.primal(*linear)
@@ -463,20 +488,13 @@ class _Call:
             return int(name[6:])
         return [r.name for r in self.op.schema.returns].index(name)
 
-    def _auto_element_wise(self, env, xs, ts):
-        """PyTorch's auto_element_wise: conj(backward formula with grad := conj(tangent))."""
+    def _auto_element_wise(self, env, ts, terms):
+        """PyTorch's auto_element_wise: the sum of the rewritten terms (normalize.py) of the
+        inputs that carry a tangent; an input without one adds nothing."""
         total = None
-        for (f, fn) in self.op._backward:
-            for n in f.names:
-                t = env[f"{n}_t"] if any(s.arg == n and t is not None for s, t in zip(self.slots, ts)) else None
-                if t is None:
-                    continue
-                g = _conj(t)
-                mask = tuple(m == n for m in f.names)
-                value = fn({**env, "grad": g, "grads": [g], "grad_input_mask": mask})
-                if len(f.names) > 1:
-                    value = value[f.names.index(n)]
-                value = _conj(value)
+        for name, fn in terms:
+            if any(s.arg == name and t is not None for s, t in zip(self.slots, ts)):
+                value = fn(env)
                 total = value if total is None else total + value
         return total
 

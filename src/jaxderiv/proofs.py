@@ -20,16 +20,14 @@ import sys
 import mpmath
 import sympy as sp
 
-from .expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, to_source
-from .grammar import parse_formula
+from .expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
+from .normalize import Kind, derivative
 from .proof_definitions import CONSTANTS, DEFINITIONS, FUNCTIONS, METHODS, OPAQUE, WITHOUT_MEANING, Definition, as_condition, as_number
 from .spec import Entry, Formula, load_spec
 
 __all__ = ["DEFINITIONS", "Proof", "elementwise_entries", "mode_proofs", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
 
 _GRAD_MODE = "GradMode::is_enabled"
-# Formula texts that state no derivative: nothing to prove.
-_NOT_FORMULAS = ("auto_", "not_implemented", "non_differentiable")
 
 
 class Unsupported(Exception):
@@ -280,11 +278,12 @@ def _prove(entry: Entry, formula: Formula, forward: bool, points: int, seed: int
     if op not in DEFINITIONS:
         return Proof(op, key, "none", WITHOUT_MEANING.get(op, "no definition in DEFINITIONS"))
     definition = DEFINITIONS[op]
-    try:
-        tree = parse_formula(formula.text)
-    except Exception as e:  # noqa: BLE001 - the checker reports parse errors; here: no proof
-        return Proof(op, key, "none", f"does not parse: {e}")
-    modes = (sp.true, sp.false) if _GRAD_MODE in formula.text else (None,)
+    d = derivative(formula)
+    tree = d.parsed
+    if tree is None:  # the checker reports parse errors; here: no proof
+        return Proof(op, key, "none", f"does not parse: {d.error}")
+    reads_grad_mode = any(isinstance(n, Name) and n.name == _GRAD_MODE for n in iter_nodes(tree))
+    modes = (sp.true, sp.false) if reads_grad_mode else (None,)
     results = []
     for mode in modes:
         try:
@@ -308,8 +307,13 @@ def _prove(entry: Entry, formula: Formula, forward: bool, points: int, seed: int
     return Proof(op, key, status, "; ".join(d for s, d in results if s == status and d))
 
 
+def _written(formulas) -> list[Formula]:
+    """The formulas that state a derivative as an expression (markers and refusals: nothing to prove)."""
+    return [f for f in formulas if derivative(f).kind is Kind.WRITTEN]
+
+
 def _formulas(entry: Entry) -> list[Formula]:
-    return [f for f in entry.backward + entry.forward if not f.text.startswith(_NOT_FORMULAS)]
+    return _written(entry.backward + entry.forward)
 
 
 def prove_entry(entry: Entry) -> list[Proof]:
@@ -332,13 +336,19 @@ def mode_proofs(entry: Entry) -> dict[str, str]:
             return ""
         return "numerical" if any(p.status == "numerical" for p in proofs) else "symbolic"
 
-    backward = verdict([f for f in entry.backward if not f.text.startswith(_NOT_FORMULAS)])
-    written = [f for f in entry.forward if not f.text.startswith("auto_")]
+    backward = verdict(_written(entry.backward))
+    written = [f for f in entry.forward if derivative(f).kind not in (Kind.AUTO_ELEMENT_WISE, Kind.AUTO_LINEAR)]
     out = {"vjp": backward, "jvp": verdict(written) if written else backward}
     return {mode: v for mode, v in out.items() if v}
 
 
 _FAMILIES = ("unary", "binary", "activation", "special")
+
+
+def _marker(formula: Formula) -> str:
+    """What a formula that states no derivative says: `auto_linear`, `not_implemented_list`."""
+    d = derivative(formula)
+    return d.parsed.func.name if d.kind is Kind.NOT_IMPLEMENTED else d.kind.value
 
 
 def elementwise_entries(spec) -> list[Entry]:
@@ -361,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     for e in entries:
         found = prove_entry(e)
         if not found:
-            why = WITHOUT_MEANING.get(e.name) or ("no formula: " + (", ".join(f.text.split("(")[0] for f in e.backward + e.forward) or "not differentiable"))
+            why = WITHOUT_MEANING.get(e.name) or ("no formula: " + (", ".join(_marker(f) for f in e.backward + e.forward) or "not differentiable"))
             unproved.append((e.name, why))
         proofs += found
     for p in proofs:

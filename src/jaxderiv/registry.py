@@ -9,6 +9,7 @@ import jax
 
 from . import forward as _forward
 from . import helpers as _helpers
+from .normalize import Kind, normalize
 from .op import Op
 from .spec import Spec, load_spec
 
@@ -48,7 +49,7 @@ class Registry:
         impl = _forward.implementation(name)
         if impl is None or name not in self.spec:
             return None
-        stated = any(f.text.strip() and not f.text.startswith("not_implemented") for f in self.spec[name].backward)
+        stated = any(d.kind is not Kind.NOT_IMPLEMENTED for d in normalize(self.spec[name]).backward)
         if "_backward" not in name:
             # A helper op whose own derivative the spec declares not implemented
             # (`_standard_gamma_grad`): differentiating the call says so, as PyTorch does.

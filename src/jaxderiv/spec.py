@@ -27,8 +27,6 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _META_KEYS = {"name", "output_differentiability", "non_differentiable", "dispatch", "autogen"}
 # Forward formulas are keyed by the outputs: `result`, `result0`..`resultN`, or return names.
 _RESULT_KEY = re.compile(r"result\d*$")
-# Keys whose value is not a formula but a marker telling how to derive one.
-AUTO_FORMULAS = ("auto_element_wise", "auto_linear")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -535,6 +533,8 @@ def _read_entry(node, file: str | None, reported: list[str]) -> Entry:
     inputs = {a.name for a in schema.arguments}
     outputs = {r.name for r in schema.returns if r.name}
     backward, forward, marked_non_diff, ignored = [], [], [], []
+    # Loading routes a key by its value's text, as torchgen's loader does (this layer sits below
+    # the grammar); what each formula states is resolved from its tree later, in normalize.py.
     for key, (value_node, line) in formula_pairs.items():
         loc = dataclasses.replace(where, line=line, key=key)
         text = _scalar(value_node, loc).strip()

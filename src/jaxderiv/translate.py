@@ -16,6 +16,7 @@ from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
 from .forward import callable_named
 from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, Overloads, lookup_helper, plain, unqualified
+from .normalize import Kind, normalize
 
 __all__ = ["translate", "Compiled", "names_called"]
 
@@ -379,31 +380,30 @@ def real_only_inputs(entry) -> tuple[str, frozenset[str]] | None:
     version = entry.version
     if version is None or version.complex_autograd:
         return None
-    from .grammar import parse_formula
-    from .spec import AUTO_FORMULAS
-
     schema = entry.schema
     capable = {a.name for a in schema.arguments if entry.formula_for(a.name) is not None and a.name not in entry.non_differentiable}
     capable |= {a.name for a in schema.arguments if a.type.base == "Scalar"}
     capable |= {"result"} | {f"result{i}" for i in range(len(schema.returns))}
     capable |= {r.name for r in schema.returns if r.name} | {r.name + "_return" for r in schema.returns if r.name}
     newest = _newest_entries().get(entry.name)
+    newer = (normalize(newest).backward + normalize(newest).forward) if newest is not None else ()
+    derivatives = normalize(entry)
     reasons, names = [], set()
-    for f in entry.backward + entry.forward:
-        text = f.text.strip()
-        if text in AUTO_FORMULAS or text == "non_differentiable" or text.startswith("not_implemented"):
+    for d in derivatives.backward + derivatives.forward:
+        if d.kind is not Kind.WRITTEN:
             continue
-        tree = parse_formula(text)
+        tree = d.require_parsed()
         if _writes_conj(tree):
             continue
         reads = _value_reads(tree, exempt_helpers=False) & capable
-        later = next((g for g in (newest.backward + newest.forward if newest else ()) if g.key == f.key), None)
-        fixed = _conjugated(parse_formula(later.text)) & reads if later is not None and "conj" in later.text else set()
+        later = next((g for g in newer if g.key == d.key), None)
+        # The newer formula as written (an auto_element_wise marker conjugates nothing itself).
+        fixed = _conjugated(later.parsed) & reads if later is not None and later.parsed is not None else set()
         inline = _value_reads(tree) & capable
         if fixed:
-            reasons.append(f"its formula for {f.key!r} ({text}) has no .conj(), which PyTorch's newer formula adds ({later.text})")
+            reasons.append(f"its formula for {d.key!r} ({d.text}) has no .conj(), which PyTorch's newer formula adds ({later.text})")
         elif inline:
-            reasons.append(f"its formula for {f.key!r} ({text}) reads {', '.join(sorted(inline))} without .conj()")
+            reasons.append(f"its formula for {d.key!r} ({d.text}) reads {', '.join(sorted(inline))} without .conj()")
         names |= fixed | inline
     if not names:
         return None

@@ -13,7 +13,7 @@ from .report import STATUSES, Report, Row
 
 __all__ = ["entries_of", "family_of", "to_html"]
 
-_COLORS = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "skipped": "#9a6700", "not_applicable": "#57606a"}
+_COLORS = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "known_failure": "#9a6700", "no_forward": "#9a6700", "not_applicable": "#57606a"}
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1f2328; }

@@ -3,346 +3,41 @@
 The checker judges rules by JAX's autodiff and finite differences, which cannot judge kinks;
 this module asks the installed torch (torch.ops.aten, torch.autograd.grad, torch.func.jvp) on
 the same inputs and cotangents. Complex: jax_vjp(ct) == conj(torch_grad(conj(ct))).
-Where torch cannot run an op as the spec names it (a CUDA-only kernel, a schema changed since),
-EQUIVALENTS names the torch call that computes the same thing; DIFFERENCES lists, by op and
-column, where the results differ for a known reason. Needs torch; jaxderiv itself never does.
+What it needs of each entry is read from the entry's op record (jaxderiv.check.opdb), declared
+in the family modules of jaxderiv/check/families: the kink inputs (`kinks`); where torch cannot
+run an op as the spec names it (a CUDA-only kernel, a schema changed since), the torch call that
+computes the same thing (`torch_equivalent`); the ops compared in float32 (`parity_in_float32`),
+on other samples than the checker's (`parity_samples`) or not at all (`not_compared`); and, by
+column, where the results differ for a known reason (`parity_differs`). Needs torch; jaxderiv
+itself never does.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..errors import NotImplementedDerivative
-from .checker import _random_like
-from .samples import Sample, checks_complex, samples_for
 from ..forward import implementation
 from ..op import Op
 from ..registry import Registry
 from ..spec import Spec
+from .checker import _random_like
+from .opdb import Difference, Equivalent, database, record
+from .samples import Sample, checks_complex, samples_for
 
-__all__ = ["RTOL", "ATOL", "RTOL32", "ATOL32", "KINKS", "EQUIVALENTS", "FLOAT32", "DIFFERENCES", "ParityRow", "compare",
-           "compare_op", "implemented", "parity", "to_markdown", "write_json", "unexplained", "TORCH_SPEC_DIFFERENCES"]
+__all__ = ["RTOL", "ATOL", "RTOL32", "ATOL32", "ParityRow", "applies", "compare", "compare_op", "implemented", "known_difference",
+           "known_differences", "parity", "to_markdown", "torch_has", "write_json", "unexplained"]
 
-# Tolerances for every comparison: float64 and complex128; FLOAT32 ops in float32.
+# Tolerances for every comparison: float64 and complex128; the ops declared `parity_in_float32` in float32.
 RTOL, ATOL = 1e-6, 1e-9
 RTOL32, ATOL32 = 1e-4, 1e-5
 COLUMNS = ("forward", "vjp", "jvp", "kinks", "complex")
-
-
-def _a(*values):
-    return np.asarray(values, np.float64)
-
-
-def _m(rows):
-    return np.asarray(rows, np.float64)
-
-
-# A 1x1x4x4 image whose 2x2 windows each hold a tied maximum, and its 3-D counterpart.
-_TIED_IMAGE = np.kron(_m([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None]
-_TIED_VOLUME = np.kron(_m([[1.0, 2.0], [3.0, 0.5]])[None], np.ones((2, 2, 2)))[None, None]
-
-# Hand-picked inputs where finite differences cannot judge: kinks, ties, zeros.
-KINKS: dict[str, list[tuple]] = {
-    "abs": [(_a(0.0, -0.0, 1.5, -2.0),)],
-    "sgn": [(_a(0.0, -0.0, 1.5, -2.0),)],
-    "sign": [(_a(0.0, 1.5, -2.0),)],
-    "relu": [(_a(0.0, -0.0, 1.5, -2.0),)],
-    "threshold": [(_a(0.5, 0.4, 0.6, -1.0), 0.5, -3.0)],
-    "hardtanh": [(_a(-1.0, 1.0, 0.0, 2.0), -1.0, 1.0)],
-    "clamp": [(_a(-1.0, 1.0, 0.0, 2.0), -1.0, 1.0), (_a(-0.5, 0.3), -0.5, None)],
-    "clamp_min": [(_a(0.5, 0.4, 0.6), 0.5)],
-    "clamp_max": [(_a(0.5, 0.4, 0.6), 0.5)],
-    "clamp.Tensor": [(_a(-1.0, 1.0, 0.0), _a(-1.0, -1.0, -1.0), _a(1.0, 1.0, 1.0))],
-    "clamp_min.Tensor": [(_a(0.5, 0.4, 0.6), _a(0.5, 0.5, 0.5))],
-    "clamp_max.Tensor": [(_a(0.5, 0.4, 0.6), _a(0.5, 0.5, 0.5))],
-    "sqrt": [(_a(0.0, 1.0, 4.0),)],
-    "rsqrt": [(_a(0.0, 1.0, 4.0),)],
-    "maximum": [(_a(1.0, 2.0, -1.0), _a(1.0, 3.0, -1.0))],
-    "minimum": [(_a(1.0, 2.0, -1.0), _a(1.0, 3.0, -1.0))],
-    "_foreach_minimum.Scalar": [([_a(0.5, 0.4, 0.6), _a(0.5)], 0.5)],
-    "_foreach_maximum.Scalar": [([_a(0.5, 0.4, 0.6), _a(0.5)], 0.5)],
-    "_foreach_minimum.ScalarList": [([_a(0.5, 0.4, 0.6), _a(-1.0)], [0.5, -1.0])],
-    "_foreach_maximum.ScalarList": [([_a(0.5, 0.4, 0.6), _a(-1.0)], [0.5, -1.0])],
-    "fmax": [(_a(1.0, 2.0, np.nan), _a(1.0, np.nan, 3.0))],
-    "fmin": [(_a(1.0, 2.0, np.nan), _a(1.0, np.nan, 3.0))],
-    "hardshrink": [(_a(0.5, -0.5, 0.0, 1.0), 0.5)],
-    "softshrink": [(_a(0.5, -0.5, 0.0, 1.0), 0.5)],
-    "leaky_relu": [(_a(0.0, 1.0, -1.0), 0.01)],
-    "pow.Tensor_Scalar": [(_a(0.0, 1.0, -2.0), 0), (_a(0.0, 1.0, 2.0), 0.5)],
-    "pow.Tensor_Tensor": [(_a(0.0, 0.0, 0.0, 2.0), _a(0.0, 1.0, 2.0, 0.0))],
-    "hypot": [(_a(0.0, 3.0), _a(0.0, 4.0))],
-    "copysign.Tensor": [(_a(0.0, -0.0, 1.5), _a(-1.0, 1.0, -0.0))],
-    # reductions with ties: torch splits the gradient among equal extremes, or picks one index
-    "max": [(_a(1.0, 3.0, 3.0, -1.0),)],
-    "min": [(_a(1.0, -3.0, 2.0, -3.0),)],
-    "max.dim": [(_m([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), 1)],
-    "min.dim": [(_m([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), 1)],
-    "amax": [(_m([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), [1]), (_m([[1.0, 3.0], [3.0, -1.0]]),)],
-    "amin": [(_m([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), [1]), (_m([[1.0, -3.0], [-3.0, 1.0]]),)],
-    "median": [(_a(1.0, 2.0, 2.0, 3.0, 2.0),)],
-    "nanmedian": [(_a(1.0, 2.0, 2.0, np.nan, 2.0),)],
-    "median.dim": [(_m([[1.0, 2.0, 2.0], [5.0, 5.0, 5.0]]), 1)],
-    "nanmedian.dim": [(_m([[1.0, 2.0, 2.0], [5.0, 5.0, 5.0]]), 1)],
-    # the norm's kink: the zero vector
-    "norm.Scalar": [(np.zeros(3), 2), (np.zeros(3), 1), (_a(0.0, 1.0, -2.0), 1)],
-    "norm.ScalarOpt_dim": [(np.zeros((2, 3)), 2, [1]), (_m([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]), float("inf"), [1])],
-    "linalg_vector_norm": [(np.zeros((2, 3)), 2, [1]), (_m([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), float("inf"), [1]), (_a(0.0, 1.0, -2.0), 1),
-                           (_a(0.0, 1.0, -2.0), 0.5)],
-    # prod's special paths: one zero, two zeros
-    "prod": [(_a(2.0, 0.0, 3.0),), (_a(2.0, 0.0, 0.0, 3.0),)],
-    "prod.dim_int": [(_m([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, 3.0]]), 1)],
-    "cumprod": [(_a(2.0, 0.0, 3.0, 0.0, 1.5), 0)],
-    # where with equal branches: the gradient goes to the branch the condition selects
-    "_s_where": [(np.array([True, False, True]), _a(1.0, 2.0, 3.0), _a(1.0, 2.0, 3.0))],
-    # sorting and selection with equal values: which index torch picks carries the gradient
-    "sort": [(_a(2.0, 1.0, 2.0, 1.0, 3.0),), (_a(2.0, 1.0, 2.0, 1.0, 3.0), -1, True)],
-    "topk": [(_a(2.0, 1.0, 3.0, 3.0, 1.0), 2), (_a(2.0, 1.0, 3.0, 3.0, 1.0), 2, -1, False)],
-    "kthvalue": [(_a(2.0, 1.0, 2.0, 1.0, 3.0), 2)],
-    "mode": [(_a(2.0, 1.0, 2.0, 1.0, 3.0),)],
-    # max pooling with equal elements in a window
-    "max_pool2d_with_indices": [(_TIED_IMAGE, [2, 2], [2, 2])],
-    "max_pool3d_with_indices": [(_TIED_VOLUME, [2, 2, 2], [2, 2, 2])],
-    "adaptive_max_pool2d": [(_TIED_IMAGE, [2, 2])],
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class Equivalent:
-    """The torch call that computes what the op computes, where torch cannot run the op itself.
-
-    `call(aten, a)` gets the sample's arguments by name, as torch values, and returns torch's
-    outputs; only that many of the op's outputs are compared (the rest are workspaces).
-    """
-
-    call: Callable
-    reason: str
-    # only where the op's schema is not torch's (a seed signature torch 2.13 changed): False for
-    # ops torch cannot run on CPU under any schema
-    schema_change: bool = False
-
-    def applies(self, op: Op) -> bool:
-        if not self.schema_change:
-            return True
-        try:
-            theirs = _torch_op(op.name)._schema
-        except (AttributeError, RuntimeError):
-            return True
-        return [a.name for a in op.schema.arguments] != [a.name for a in theirs.arguments] or len(op.schema.returns) != len(theirs.returns)
-
-
-_CUDA = "torch has no CPU kernel for this CUDA/ROCm op"
-
-
-def _conv(transposed, bias=True):
-    def call(aten, a):
-        n = len(a["stride"])
-        return aten.convolution(a["self"], a["weight"], a.get("bias") if bias else None, a["stride"], a["padding"], a["dilation"],
-                                transposed, a.get("output_padding", [0] * n), a["groups"])
-
-    return call
-
-
-def _batch_norm(aten, a):
-    return aten.native_batch_norm(a["input"], a["weight"], a["bias"], a["running_mean"], a["running_var"], a["training"],
-                                  a["exponential_average_factor"], a["epsilon"])
-
-
-def _batch_norm_backward(aten, a):
-    return aten.native_batch_norm_backward(a["grad_output"], a["input"], a["weight"], a["running_mean"], a["running_var"],
-                                           a["save_mean"], a["save_var"], a["save_mean"] is not None, a["epsilon"], [True] * 3)
-
-
-def _fused_lstm_cell(aten, a):
-    gates = a["input_gates"] + a["hidden_gates"]
-    for b in (a.get("input_bias"), a.get("hidden_bias")):
-        gates = gates if b is None else gates + b
-    i, f, g, o = gates.chunk(4, 1)
-    cy = f.sigmoid() * a["cx"] + i.sigmoid() * g.tanh()
-    return [o.sigmoid() * cy.tanh(), cy]
-
-
-def _fused_gru_cell(aten, a):
-    ig, hg = a["input_gates"], a["hidden_gates"]
-    ig = ig if a.get("input_bias") is None else ig + a["input_bias"]
-    hg = hg if a.get("hidden_bias") is None else hg + a["hidden_bias"]
-    (ir, ii, in_), (hr, hi, hn) = ig.chunk(3, 1), hg.chunk(3, 1)
-    r, z = (ir + hr).sigmoid(), (ii + hi).sigmoid()
-    n = (in_ + r * hn).tanh()
-    return [n + z * (a["hx"] - n)]
-
-
-def _rnn(aten, a):
-    """cuDNN/MIOpen's multi-layer RNN as torch's CPU rnn_relu/rnn_tanh/lstm/gru (same weight order)."""
-    dirs = 2 if a["bidirectional"] else 1
-    weights, layers = list(a["weight"]), a["num_layers"]
-    has_biases = len(weights) == 4 * layers * dirs
-    flags = (has_biases, layers, a["dropout"], a["train"], a["bidirectional"], a["batch_first"])
-    if a["mode"] == 2:
-        return list(aten.lstm.input(a["input"], [a["hx"], a["cx"]], weights, *flags))
-    fn = {0: aten.rnn_relu.input, 1: aten.rnn_tanh.input, 3: aten.gru.input}[a["mode"]]
-    return list(fn(a["input"], a["hx"], weights, *flags))
-
-
-def _layer_norm(aten, a):
-    x, n, shape = a["input"], a["N"], []
-    while math.prod(shape) < n:
-        shape.insert(0, x.shape[x.dim() - 1 - len(shape)])
-    out, mean, rstd = aten.native_layer_norm(x, shape, a["weight"], a["bias"], a["eps"])
-    return [out, mean.reshape(-1), rstd.reshape(-1)]
-
-
-def _conv_backward_overrideable(aten, a):
-    w, groups = a["weight"], a["groups"]
-    bias_sizes = [w.shape[1] * groups] if a["transposed"] else [w.shape[0]]
-    return aten.convolution_backward(a["grad_output"], a["input"], w, bias_sizes, a["stride"], a["padding"], a["dilation"],
-                                     a["transposed"], a["output_padding"], groups, a["output_mask"])
-
-
-def _linear_backward(aten, a):
-    """linear's gradients by torch's autograd, with create_graph so that they stay differentiable
-    in self, grad_output and weight; a bias leaf gives the bias gradient."""
-    torch, mask = _torch(), a["output_mask"]
-    x, w, g = a["self"], a["weight"], a["grad_output"]
-    x, w = (t if t.requires_grad else t.detach().requires_grad_() for t in (x, w))
-    b = torch.zeros(w.shape[0], dtype=w.dtype, requires_grad=True)
-    grads = torch.autograd.grad(aten.linear(x, w, b), (x, w, b), g, create_graph=True)
-    return [gr if m else None for gr, m in zip(grads, mask)]
-
-
-def _max_pool2d_backward(aten, a):
-    geometry = [a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"]]
-    _, indices = aten.max_pool2d_with_indices(a["self"], *geometry)
-    return [aten.max_pool2d_with_indices_backward(a["grad_output"], a["self"], *geometry, indices)]
-
-
-def _attention(lse_layout):
-    """The CUDA/privateuse1 attention ops as torch ops: softmax(scale Q K^T + bias, causal top-left) V and
-    each row's logsumexp, laid out as the op returns it (`lse_layout(aten, lse, a)`), so that a bias is
-    differentiated too (the CPU fused op treats its mask as constant)."""
-    def call(aten, a):
-        q, k, v, bias = a["query"], a["key"], a["value"], a.get("attn_bias")
-        s = aten.matmul(q, k.transpose(-2, -1)) * (a["scale"] if a.get("scale") is not None else q.shape[-1] ** -0.5)
-        if a.get("is_causal"):
-            torch = _torch()
-            s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), -float("inf"))
-        if bias is not None:
-            s = s + bias
-        lse = aten.logsumexp(s, [-1])
-        return [aten.matmul(aten.exp(s - lse.unsqueeze(-1)), v), lse_layout(aten, lse, a).detach()]  # logsumexp: not differentiable
-
-    return call
-
-
-def _efficient_lse(aten, lse, a):
-    """Rows padded with zeros to a multiple of 32; none without compute_log_sumexp."""
-    L = lse.shape[-1]
-    return aten.constant_pad_nd(lse, [0, (-(-L // 32) * 32 if a["compute_log_sumexp"] else 0) - L])
-
-
-EQUIVALENTS: dict[str, Equivalent] = {
-    **{n: Equivalent(_conv(False, bias=False), f"{_CUDA}: aten.convolution") for n in ("cudnn_convolution",)},
-    "cudnn_convolution_transpose": Equivalent(_conv(True, bias=False), f"{_CUDA}: aten.convolution, transposed"),
-    **{n: Equivalent(_conv(False), f"{_CUDA}: aten.convolution") for n in ("miopen_convolution", "miopen_depthwise_convolution")},
-    "miopen_convolution_transpose": Equivalent(_conv(True), f"{_CUDA}: aten.convolution, transposed"),
-    "mkldnn_convolution": Equivalent(_conv(False), "torch's mkldnn kernel takes no float64: aten.convolution"),
-    "_nnpack_spatial_convolution": Equivalent(
-        lambda aten, a: aten.convolution(a["input"], a["weight"], a["bias"], a["stride"], a["padding"], [1, 1], False, [0, 0], 1),
-        "torch's NNPACK kernel takes float32 only: aten.convolution"),
-    "convolution_overrideable": Equivalent(
-        lambda aten, a: aten.convolution(*a.values()), "torch has no CPU kernel for the overrideable hook: aten.convolution"),
-    "convolution_backward_overrideable": Equivalent(
-        _conv_backward_overrideable, "torch has no CPU kernel for the overrideable hook: aten.convolution_backward"),
-    "cudnn_grid_sampler_backward": Equivalent(
-        lambda aten, a: aten.grid_sampler_2d_backward(a["grad_output"], a["self"], a["grid"], 0, 0, True, [True, True]),
-        f"{_CUDA}: grid_sampler_2d_backward bilinear, zeros, align_corners"),
-    "_cudnn_ctc_loss.Tensor": Equivalent(
-        lambda aten, a: aten._ctc_loss.Tensor(a["log_probs"].log_softmax(2), a["targets"], a["input_lengths"], a["target_lengths"], a["blank"],
-                                              a["zero_infinity"])[:1],
-        f"{_CUDA}: _ctc_loss.Tensor's loss of the normalized input, as cuDNN normalizes (the 2nd output not compared)"),
-    "cudnn_grid_sampler": Equivalent(
-        lambda aten, a: aten.grid_sampler_2d(a["self"], a["grid"], 0, 0, True), f"{_CUDA}: grid_sampler_2d bilinear, zeros, align_corners"),
-    "cudnn_affine_grid_generator": Equivalent(
-        lambda aten, a: aten.affine_grid_generator(a["theta"], [a["N"], a["C"], a["H"], a["W"]], True),
-        f"{_CUDA}: affine_grid_generator, align_corners"),
-    "_lazy_clone": Equivalent(lambda aten, a: aten.clone(a["self"]),
-                              "torch's _lazy_clone needs storage torch allocated itself (not torch.from_numpy's): aten.clone"),
-    "slice_inverse": Equivalent(
-        lambda aten, a: aten.slice_scatter(a["src"], a["self"], a["dim"], a["start"], a["end"], a["step"]),
-        "torch's CPU kernel needs `self` to be a view of `src`: aten.slice_scatter(src, self, ...)"),
-    "cudnn_batch_norm": Equivalent(_batch_norm, f"{_CUDA}: native_batch_norm (the 4th output, cuDNN's reserve space, not compared)"),
-    "miopen_batch_norm": Equivalent(_batch_norm, f"{_CUDA}: native_batch_norm"),
-    "cudnn_batch_norm_backward": Equivalent(_batch_norm_backward, f"{_CUDA}: native_batch_norm_backward"),
-    "miopen_batch_norm_backward": Equivalent(_batch_norm_backward, f"{_CUDA}: native_batch_norm_backward"),
-    "_cudnn_ctc_loss": Equivalent(
-        lambda aten, a: aten._ctc_loss(a["log_probs"].log_softmax(2), a["targets"], a["input_lengths"], a["target_lengths"], a["blank"],
-                                       a["zero_infinity"])[:1],
-        f"{_CUDA}: _ctc_loss's loss of the normalized input, as cuDNN normalizes (the 2nd output, cuDNN's gradient, not compared)"),
-    "_thnn_fused_lstm_cell": Equivalent(_fused_lstm_cell, f"{_CUDA}: the LSTM cell in torch ops (the workspace not compared)"),
-    "_thnn_fused_gru_cell": Equivalent(_fused_gru_cell, f"{_CUDA}: the GRU cell in torch ops (the workspace not compared)"),
-    "_cudnn_rnn": Equivalent(_rnn, f"{_CUDA}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and weight buffer not compared)"),
-    "miopen_rnn": Equivalent(_rnn, f"{_CUDA}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and workspace not compared)"),
-    # schema changes since the seed files: the same computation under torch 2.13's signature
-    "elu_backward": Equivalent(
-        lambda aten, a: aten.elu_backward(a["grad_output"], a["alpha"], a["scale"], a["input_scale"], True, a["output"]),
-        "torch 2.13's elu_backward takes (..., bool is_result, Tensor self_or_result): is_result=True", True),
-    "softplus_backward": Equivalent(
-        lambda aten, a: aten.softplus_backward(a["grad_output"], a["self"], a["beta"], a["threshold"]),
-        "torch 2.13's softplus_backward dropped Tensor output", True),
-    "_softmax_backward_data": Equivalent(
-        lambda aten, a: aten._softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
-        "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True),
-    "_log_softmax_backward_data": Equivalent(
-        lambda aten, a: aten._log_softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
-        "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True),
-    "native_layer_norm": Equivalent(_layer_norm, "torch 2.13 takes normalized_shape where the seed takes int M, int N", True),
-    "slow_conv3d_forward": Equivalent(
-        lambda aten, a: [aten.slow_conv3d_forward(*a.values())], "torch 2.13 returns only the output (finput, fgrad_input not compared)", True),
-    "_bmm": Equivalent(lambda aten, a: aten.bmm(a["self"], a["mat2"]), "torch 2.13 has no _bmm: aten.bmm"),
-    "nansum.dim_IntList": Equivalent(
-        lambda aten, a: aten.nansum(a["self"], a["dim"], a["keepdim"], dtype=a.get("dtype")), "torch 2.13 merged the overload into nansum", True),
-    "_s_where": Equivalent(lambda aten, a: aten.where.self(*a.values()), "torch 2.13 has no _s_where: aten.where.self"),
-    "index_add_.alpha": Equivalent(
-        lambda aten, a: aten.index_add_(a["self"], a["dim"], a["index"], a["source"], alpha=a["alpha"]),
-        "torch 2.13 merged the overload into index_add_"),
-    "_fused_dropout": Equivalent(
-        lambda aten, a: aten.native_dropout(a["self"], 1 - a["p"], True), f"{_CUDA}: native_dropout(self, 1 - p)"),
-    "linear_backward": Equivalent(_linear_backward, "torch 2.13 runs linear_backward only on MKL-DNN and nested tensors: "
-                                  "torch.autograd.grad of aten.linear, create_graph=True"),
-    "max_pool2d_backward": Equivalent(_max_pool2d_backward, "torch 2.13 runs max_pool2d_backward only on MPS: "
-                                      "aten.max_pool2d_with_indices, then max_pool2d_with_indices_backward"),
-    "_scaled_dot_product_efficient_attention": Equivalent(_attention(_efficient_lse), f"{_CUDA}: attention in torch ops"),
-    "_scaled_dot_product_flash_attention": Equivalent(_attention(lambda aten, lse, a: lse), f"{_CUDA}: attention in torch ops"),
-    "_scaled_dot_product_cudnn_attention": Equivalent(
-        _attention(lambda aten, lse, a: lse.unsqueeze(-1)), f"{_CUDA}: attention in torch ops, logsumexp (B, H, L, 1)"),
-    "_scaled_dot_product_fused_attention_overrideable": Equivalent(
-        _attention(lambda aten, lse, a: lse), "torch has no CPU kernel for the privateuse1 hook: attention in torch ops"),
-    "to_mkldnn": Equivalent(lambda aten, a: [a["self"].clone()], "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"),
-    **{n: Equivalent(lambda aten, a: [aten.convolution(a["self"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], False,
-                                                       [0] * len(a["stride"]), a["self"].shape[1])],
-                     f"{_CUDA}: aten.convolution, groups = in_channels") for n in ("_conv_depthwise2d", "conv_depthwise3d")},
-    "mkldnn_linear": Equivalent(lambda aten, a: [aten.linear(a["self"], a["weight"], a["bias"])], "torch's mkldnn kernel takes mkldnn float32 tensors: aten.linear"),
-    **{f"mkldnn_max_pool{k}d": Equivalent(
-        lambda aten, a, k=k: [getattr(aten, f"max_pool{k}d_with_indices")(a["self"], a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"])[0]],
-        f"torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool{k}d_with_indices' values") for k in (2, 3)},
-    "mkldnn_adaptive_avg_pool2d": Equivalent(lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
-                                             "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d"),
-}
-
-# Ops whose torch CPU kernel takes float32 only: both sides run in float32 (RTOL32, ATOL32).
-FLOAT32: dict[str, str] = {
-    "_fake_quantize_learnable_per_tensor_affine": "torch's CPU kernel takes float32 only",
-    "_fake_quantize_learnable_per_channel_affine": "torch's CPU kernel takes float32 only",
-    "_grid_sampler_2d_cpu_fallback": "torch's fallback kernel takes float32 only",
-    "_grid_sampler_2d_cpu_fallback_backward": "torch's fallback kernel takes float32 only",
-}
 
 
 @dataclasses.dataclass
@@ -410,6 +105,24 @@ def _torch_op(name: str):
     return getattr(getattr(_torch().ops.aten, base), overload or "default")
 
 
+def applies(equivalent: Equivalent, op: Op) -> bool:
+    """Whether torch is asked `equivalent.call` for `op`: always for an op torch cannot run,
+    and for a schema change only while `op`'s schema is not the installed torch's."""
+    if not equivalent.schema_change:
+        return True
+    try:
+        theirs = _torch_op(op.name)._schema
+    except (AttributeError, RuntimeError):
+        return True
+    return [a.name for a in op.schema.arguments] != [a.name for a in theirs.arguments] or len(op.schema.returns) != len(theirs.returns)
+
+
+def _equivalent(op: Op) -> Equivalent | None:
+    """The torch call the parity run asks for `op` instead of torch's own op, if any."""
+    equivalent = record(op.name).torch_equivalent
+    return equivalent if equivalent is not None and applies(equivalent, op) else None
+
+
 def _to_torch(v):
     torch = _torch()
     if isinstance(v, jax.Array) and jax.dtypes.issubdtype(v.dtype, jax.dtypes.prng_key):
@@ -432,7 +145,7 @@ def _outs(value) -> list:
 
 
 def _narrow(v, dtype):
-    """float64/complex128 arrays (and lists of them) in float32/complex64, for FLOAT32 ops."""
+    """float64/complex128 arrays (and lists of them) in float32/complex64, for the ops compared in float32."""
     if isinstance(v, (list, tuple)):
         return type(v)(_narrow(e, dtype) for e in v)
     if isinstance(v, np.ndarray) and np.issubdtype(v.dtype, np.inexact):
@@ -495,8 +208,8 @@ class _Call:
         for i, v in enumerate(values):  # running statistics and other buffers torch writes to
             if isinstance(v, torch.Tensor) and not v.requires_grad and self.arguments[i].type.is_write:
                 values[i] = v.clone()
-        equivalent = EQUIVALENTS.get(self.op.name)
-        if equivalent is not None and equivalent.applies(self.op):
+        equivalent = _equivalent(self.op)
+        if equivalent is not None:
             return _outs(equivalent.call(torch.ops.aten, {a.name: v for a, v in zip(self.arguments, values)}))
         args, kwargs = self._split(values)
         return _outs(_torch_op(self.op.name)(*args, **kwargs))
@@ -530,7 +243,7 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
     """forward, vjp and jvp verdicts of one sample (None: nothing to differentiate)."""
     xs = call.xs()
     ours, theirs = call.jax(*[jnp.asarray(x) for x in xs]), _seeded(0, lambda: call.torch(*[_to_torch(x) for x in xs]))
-    fwd = len(ours) >= len(theirs) and (len(ours) == len(theirs) or call.op.name in EQUIVALENTS and EQUIVALENTS[call.op.name].applies(call.op))
+    fwd = len(ours) >= len(theirs) and (len(ours) == len(theirs) or _equivalent(call.op) is not None)
     if not fwd:
         tally.note(f"forward: {len(ours)} outputs vs torch {len(theirs)}")
     for k, (o, t) in enumerate(zip(ours, theirs)):
@@ -638,9 +351,9 @@ def _merge(old, new):
 def compare_op(op: Op, samples: list[Sample], kinks: list[tuple], complex_samples: list[Sample], seed: int = 0) -> ParityRow:
     """Compare one op with torch on its samples (forward, vjp, jvp), kink inputs and complex ones."""
     row = ParityRow(op.name, os.path.basename(op.entry.location.file or ""))
-    float32 = op.name in FLOAT32
+    float32, equivalent = record(op.name).parity_float32, _equivalent(op)
     tally, rng = _Tally(row, *((RTOL32, ATOL32) if float32 else (RTOL, ATOL))), np.random.default_rng(seed)
-    row.how = "; ".join(x for x in (EQUIVALENTS[op.name].reason if op.name in EQUIVALENTS and EQUIVALENTS[op.name].applies(op) else "", f"float32: {FLOAT32[op.name]}" if float32 else "",
+    row.how = "; ".join(x for x in (equivalent.reason if equivalent is not None else "", f"float32: {float32}" if float32 else "",
                                     "random: shapes and dtypes compared, derivatives where torch's do not depend on the draw"
                                     if any(a.type.base == "Generator" for a in op.schema.arguments) else "") if x)
     with_jvp = bool(op.entry.forward)
@@ -649,7 +362,7 @@ def compare_op(op: Op, samples: list[Sample], kinks: list[tuple], complex_sample
     for group, cases in groups:
         for args, kwargs, sample in cases:
             try:
-                verdict = _compare_sample(_Call(op, args, kwargs, sample, float32), rng, tally, with_jvp)
+                verdict = _compare_sample(_Call(op, args, kwargs, sample, float32 is not None), rng, tally, with_jvp)
             except Exception as e:  # noqa: BLE001 - a crash on either side is a difference, reported
                 verdict = {"forward": tally._differs(f"{group}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")}
             if group == "plain":
@@ -661,67 +374,6 @@ def compare_op(op: Op, samples: list[Sample], kinks: list[tuple], complex_sample
     return row
 
 
-# Ops the checker samples with schema defaults that have no torch meaning (float indices...):
-# compared on these inputs instead.
-SAMPLES: dict[str, list[Sample]] = {
-    "fractional_max_pool3d": [Sample((), {"self": np.linspace(-1, 1, 2 * 5 * 5 * 4).reshape(1, 2, 5, 5, 4), "kernel_size": [2, 2, 2],
-                                          "output_size": [3, 2, 2], "random_samples": np.full((1, 2, 3), 0.4)}, "5x5x4 to 3x2x2")],
-    "one_hot": [Sample((np.array([0, 2, 1, 3]), 4), {}, "4 classes"), Sample((np.array([[0, 2], [1, 1]]),), {}, "num_classes=-1")],
-}
-
-# Implemented ops with no torch comparison, and why (ops torch 2.13 lacks are listed by compare).
-NOT_COMPARED: dict[str, str] = {
-    "_embedding_bag_dense_backward": "a backward op whose checker samples are schema defaults (float indices); compared through _embedding_bag's vjp",
-    "_cudnn_rnn_backward": "a backward op whose checker samples are schema defaults; compared through _cudnn_rnn's vjp",
-    "miopen_rnn_backward": "a backward op whose checker samples are schema defaults; compared through miopen_rnn's vjp",
-}
-
-# Known differences from torch 2.13 under the default (seed) spec, by op: the columns that
-# differ and why. tests/test_parity.py asserts each, so a difference that goes or changes shows.
-DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "angle": (("complex",), "the 1.10 result formula angle_backward(self_t, self_p) is wrong off the real line; torch 2.13's "
-              "conjugates the tangent and the result: complex jvp differs (declared as a known failure of the checker too)"),
-    "_softmax_backward_data": (("vjp",), "the seed's formula sends softmax_double_backward to Tensor self; torch 2.13's "
-                               "schema has input_dtype there and sends it to output: the second-order gradient lands on another input"),
-    "_log_softmax_backward_data": (("vjp",), "the seed's formula sends the second-order gradient to Tensor self; torch 2.13's "
-                                   "schema has input_dtype there and sends it to output"),
-    "_ctc_loss": (("forward",), "log_alpha (output 1) past each sequence's input length and its 2 target_length + 1 states is "
-                  "scratch: torch leaves 0 or uninitialized memory there, jaxderiv -inf (the shape, N x T x "
-                  "2 max(target_lengths) + 1, is torch's); the loss and every gradient agree"),
-    "slogdet": (("complex",), "the seed's output_differentiability [false, true] gives sign no gradient; torch 2.13 "
-                "differentiates sign, whose derivative is nonzero for complex inputs (zero for real ones)"),
-    "_embedding_bag": (("forward",), "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "
-                       "(make_bag_size), else returns zeros; jaxderiv always computes it"),
-    "_standard_gamma_grad": (("forward",), "torch evaluates d sample / d alpha by series and rational fits (relative error ~1e-4); "
-                             "jaxderiv by the exact implicit derivative of the regularized incomplete gamma function"),
-}
-# Under torch 2.13's own spec: entries whose results differ from torch's for a reason outside
-# jaxderiv (scratch outputs, torch's own approximations and bugs), and why.
-TORCH_SPEC_DIFFERENCES: dict[str, tuple[tuple[str, ...], str]] = {
-    "_ctc_loss": DIFFERENCES["_ctc_loss"],
-    "_ctc_loss.Tensor": DIFFERENCES["_ctc_loss"],
-    "_standard_gamma_grad": DIFFERENCES["_standard_gamma_grad"],
-    "_embedding_bag": DIFFERENCES["_embedding_bag"],
-    **{n: (("vjp",), "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
-               "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
-               "reaches it: its depthwise convolutions differentiate through convolution)") for n in ("_conv_depthwise2d", "conv_depthwise3d")},
-    "cholesky_inverse": (("jvp", "complex"), "torch 2.13's cholesky_inverse_jvp computes -X dF X Fᴴ (+ its adjoint), which disagrees with "
-                         "finite differences of torch's own forward (1e-2 on the sample); jaxderiv's helper computes the derivative, "
-                         "-X dL Lᴴ X (+ its adjoint)"),
-    "norm.Scalar": (("jvp", "kinks", "complex"), "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
-                    "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula"),
-    "norm.ScalarOpt_dtype": (("jvp",), "torch.func.jvp of aten.norm.ScalarOpt_dtype raises in torch 2.13, as for norm.Scalar"),
-    "_foreach_norm.Scalar": (("jvp",), "torch.func.jvp of aten._foreach_norm.Scalar raises in torch 2.13 (a forward gradient of "
-                             "another size than the 0-d norm), as for norm.Scalar; jaxderiv evaluates the result formula"),
-    "max_pool2d_backward": (("jvp",), "torch 2.13's entry (MPS only) says `result: auto_linear`, which runs the op on the tangents "
-                            "of grad_output and self, but the op is linear in grad_output only: self_t picks other argmaxes. "
-                            "jaxderiv evaluates the spec's formula; torch's CPU equivalent differentiates the op"),
-    "triangular_solve": (("jvp", "complex"), "torch 2.13's triangular_solve_jvp applies the whole tangent dA, not op(dA) restricted to "
-                         "the triangle the solve reads: with transpose=True it disagrees with finite differences of torch's own "
-                         "forward by 0.25-0.45; jaxderiv's helper (1e-10 from them) restricts and transposes dA"),
-}
-
-
 def _float64(fn):
     def run(*args, **kwargs):
         with jax.enable_x64(True):
@@ -731,8 +383,8 @@ def _float64(fn):
 
 
 def torch_has(name: str) -> bool:
-    """Whether torch.ops.aten has the op, or EQUIVALENTS a call computing it."""
-    if name in EQUIVALENTS:
+    """Whether torch.ops.aten has the op, or its record a torch call computing it (`torch_equivalent`)."""
+    if record(name).torch_equivalent is not None:
         return True
     try:
         _torch_op(name)
@@ -751,16 +403,17 @@ def implemented(spec: Spec) -> list[str]:
 @_float64
 def compare(registry: Registry, name: str, seed: int = 0, max_samples: int | None = None) -> ParityRow:
     """The parity row of one op of `registry`, on its checker samples (the first `max_samples`)."""
-    if name in NOT_COMPARED:
-        return ParityRow(name, "", note=f"n/a: {NOT_COMPARED[name]}")
+    declared = record(name)
+    if declared.not_compared is not None:
+        return ParityRow(name, "", note=f"n/a: {declared.not_compared}")
     if not torch_has(name):
         return ParityRow(name, "", note=f"n/a: torch {_torch().__version__} has no aten.{name} and no equivalent call")
     try:
         op = registry.op(name)
         rng = np.random.default_rng(seed)
-        samples = _accepted(op, SAMPLES.get(name) or samples_for(op, rng), max_samples)
+        samples = _accepted(op, list(declared.parity_samples or ()) or samples_for(op, rng), max_samples)
         complex_samples = samples_for(op, rng, complex_=True)[:max_samples] if checks_complex(name) else []
-        kinks = KINKS.get(name, [])
+        kinks = list(declared.kinks)
     except Exception as e:  # noqa: BLE001 - an op that does not build is a row, not a crash
         return ParityRow(name, "", forward=False, note=f"{type(e).__name__}: {str(e)[:200]}")
     return compare_op(op, samples, kinks, complex_samples, seed)
@@ -781,7 +434,7 @@ def _accepted(op: Op, samples: list[Sample], n: int | None) -> list[Sample]:
     ok = []
     for s in sorted(samples, key=_size):
         try:
-            call = _Call(op, s.args, s.kwargs, s, op.name in FLOAT32)
+            call = _Call(op, s.args, s.kwargs, s, record(op.name).parity_float32 is not None)
             _seeded(0, lambda: call.torch(*[_to_torch(x) for x in call.xs()]))
             ok.append(s)
         except Exception:  # noqa: BLE001 - torch refuses this input: try the next
@@ -796,10 +449,31 @@ def parity(registry: Registry, ops: list[str] | None = None, seed: int = 0, max_
     return [compare(registry, n, seed, max_samples) for n in (ops if ops is not None else implemented(registry.spec))]
 
 
-def unexplained(rows: list[ParityRow], differences: dict[str, tuple[tuple[str, ...], str]] = DIFFERENCES) -> list[ParityRow]:
-    """The rows that differ from torch otherwise than `differences` lists (DIFFERENCES for the
-    default spec, TORCH_SPEC_DIFFERENCES for torch's own): what a parity run should fail on."""
-    return [r for r in rows if r.differs != differences.get(r.op, ((), ""))[0]]
+def known_difference(name: str, torch_spec: bool | None = False) -> Difference | None:
+    """Entry `name`'s known difference from torch (declared with `parity_differs` in its op record)
+    under the default (seed) spec, or with `torch_spec`, under torch's own file; None: another
+    spec file, whose differences nobody has judged."""
+    difference = record(name).difference
+    if difference is None or torch_spec is None:
+        return None
+    return difference if (difference.torch_spec if torch_spec else difference.default_spec) else None
+
+
+def known_differences(torch_spec: bool | None = False) -> dict[str, Difference]:
+    """Every known difference under the default spec (or with `torch_spec`, torch's own file), by entry."""
+    return {n: d for n in database() if (d := known_difference(n, torch_spec)) is not None}
+
+
+def unexplained(rows: list[ParityRow], torch_spec: bool | None = False) -> list[ParityRow]:
+    """The rows that differ from torch otherwise than their records' known differences say (those
+    of the default spec, or with `torch_spec`, of torch's own file; None: none, for another spec
+    file): what a parity run should fail on."""
+    return [r for r in rows if r.differs != _known_columns(r.op, torch_spec)]
+
+
+def _known_columns(name: str, torch_spec: bool | None) -> tuple[str, ...]:
+    difference = known_difference(name, torch_spec)
+    return difference.columns if difference is not None else ()
 
 
 def _mark(v: bool | None) -> str:
@@ -812,8 +486,9 @@ def counts(rows: list[ParityRow]) -> str:
 
 
 METHOD = f"""Each op is called on its first checker sample (`jaxderiv.check.samples_for`; real, and complex where the
-checker checks complex) and on the hand-picked kink and tie inputs of `jaxderiv.check.parity.KINKS`, once
-through jaxderiv and once through `torch.ops.aten.<name>.<overload>` with the same arguments.
+checker checks complex) and on the hand-picked kink and tie inputs declared with `kinks` in its op record
+(`jaxderiv.check.opdb`, in the family modules of jaxderiv/check/families), once through jaxderiv and once
+through `torch.ops.aten.<name>.<overload>` with the same arguments.
 
 - **forward**: values, dtype and shape of every output (random ops: shapes and dtypes only, the values
   are each library's generator's);
@@ -823,7 +498,7 @@ through jaxderiv and once through `torch.ops.aten.<name>.<overload>` with the sa
   gauge-dependent outputs (svd, eigh) and one-triangle inputs (cholesky) are compared
   through the sample's gauge-invariant function and input projection, as the checker does;
 - **jvp**: `jax.jvp` against `torch.func.jvp`, for entries with a `result:` formula;
-- **kinks**: forward and vjp (and jvp) on the KINKS inputs: abs/sgn/relu at 0, clamp and friends at their
+- **kinks**: forward and vjp (and jvp) on the kink inputs: abs/sgn/relu at 0, clamp and friends at their
   bounds, max/min/amax/amin/maximum/minimum/median with ties, sqrt/rsqrt at 0, norm at the zero vector,
   prod with one and two zeros, where with equal branches, sort/topk/kthvalue/mode with equal values,
   max pooling with equal elements in a window;
@@ -846,16 +521,22 @@ def _table(title: str, head: str, items) -> list[str]:
     return ["", title, "", head, "|---|---|"] + [f"| {op} | {text} |" for op, text in items] if items else []
 
 
-def to_markdown(rows: list[ParityRow], title: str, differences: dict | None = None,
-                listed: str = "jaxderiv.check.parity.DIFFERENCES, default spec") -> str:
-    """The page: title, method, the known differences (`differences`, DIFFERENCES by default)
-    and torch equivalents among `rows`, the table."""
-    names = {r.op for r in rows}
+# The heading of the known differences, per `torch_spec` (None: another spec file, none listed).
+_LISTED = {False: "default spec; declared with `parity_differs` in the op records of jaxderiv/check/families",
+           True: "torch's own spec; declared with `parity_differs(..., torch_spec=True)` in the op records of jaxderiv/check/families"}
+
+
+def to_markdown(rows: list[ParityRow], title: str, torch_spec: bool | None = False) -> str:
+    """The page: title, method, the known differences (the default spec's, or with `torch_spec`,
+    torch's own file's; None: none) and the torch equivalents among `rows`, in the rows' order, the table."""
+    records = [record(n) for n in dict.fromkeys(r.op for r in rows)]
     lines = [title, "", METHOD]
-    lines += _table(f"Known differences ({listed})", "| op | columns: reason |",
-                    ((n, f"{', '.join(c)}: {why}") for n, (c, why) in (DIFFERENCES if differences is None else differences).items() if n in names))
-    lines += _table("Compared through an equivalent torch call (EQUIVALENTS) or in float32 (FLOAT32)", "| op | why |",
-                    [(n, e.reason) for n, e in EQUIVALENTS.items() if n in names] + [(n, f"float32: {w}") for n, w in FLOAT32.items() if n in names])
+    if torch_spec is not None:
+        lines += _table(f"Known differences ({_LISTED[torch_spec]})", "| op | columns: reason |",
+                        [(r.name, f"{', '.join(d.columns)}: {d.reason}") for r in records if (d := known_difference(r.name, torch_spec)) is not None])
+    lines += _table("Compared through an equivalent torch call (`torch_equivalent`) or in float32 (`parity_in_float32`)", "| op | why |",
+                    [(r.name, r.torch_equivalent.reason) for r in records if r.torch_equivalent is not None]
+                    + [(r.name, f"float32: {r.parity_float32}") for r in records if r.parity_float32 is not None])
     lines += ["", "| op | spec | " + " | ".join(COLUMNS) + " | max error | note |", "|---" * (len(COLUMNS) + 4) + "|"]
     for r in rows:
         note = "; ".join(x for x in (r.note, r.how) if x).replace("|", "\\|").replace("\n", " ")

@@ -15,21 +15,25 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import NotImplementedDerivative
+from ..normalize import Derivative, Kind, derivative
 from ..op import Op
 
 __all__ = ["refused_inputs", "check_refusals", "states_not_implemented"]
 
 
 def states_not_implemented(formula) -> bool:
-    """Whether a formula is a `not_implemented(...)` call: the spec refuses that derivative."""
-    return formula is not None and formula.text.strip().startswith(("not_implemented(", "not_implemented_list("))
+    """Whether a formula (a spec Formula or its normalized Derivative) is a `not_implemented(...)`
+    call: the spec refuses that derivative."""
+    if formula is None:
+        return False
+    return (formula if isinstance(formula, Derivative) else derivative(formula)).kind is Kind.NOT_IMPLEMENTED
 
 
 def refused_inputs(op: Op) -> list[str]:
     """The Tensor inputs (by schema name) whose derivative the entry does not give: no formula,
     `non_differentiable`, or a `not_implemented(...)` formula (asked of the backward formulas)."""
     return [a.name for a in op.schema.arguments if a.is_tensor and not a.is_tensor_list
-            and (a.name not in op.differentiable_inputs or (op.entry.backward and states_not_implemented(op.entry.formula_for(a.name))))]
+            and (a.name not in op.differentiable_inputs or (op.entry.backward and states_not_implemented(op.derivatives.formula_for(a.name))))]
 
 
 def _inexact(v) -> bool:

@@ -9,7 +9,9 @@ from typing import Iterable
 
 __all__ = ["Row", "Report", "STATUSES"]
 
-STATUSES = ("passed", "failed", "error", "skipped", "not_applicable")
+# known_failure: a check the op's record declares failing (opdb.known_failure) ran and failed;
+# no_forward: the entry has no forward implementation, so nothing could be checked.
+STATUSES = ("passed", "failed", "error", "known_failure", "no_forward", "not_applicable")
 
 
 @dataclasses.dataclass
@@ -19,7 +21,7 @@ class Row:
     status: str  # one of STATUSES
     max_abs_err: float | None = None  # worst absolute difference over samples and references
     max_rel_err: float | None = None  # worst relative difference
-    reason: str = ""  # why it failed, errored or was skipped
+    reason: str = ""  # why it failed, errored, failed as declared or was not checked
     seconds: float = 0.0  # wall time of this check
     formula: str = ""  # which formula the mode evaluated
     spec: str = ""  # the spec file the entry's formulas came from

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, domain, known_failure, real_only, samples
+from ..opdb import Equivalent, complex_ok, domain, kinks, known_failure, real_only, samples, torch_equivalent
+from ..samples import Sample
+from . import vector
 from .nn import _make, _pair_backward, _pair_loss
 
 GAP = 0.1
@@ -183,3 +185,20 @@ samples("huber_loss_backward")(_make(_pair_backward(_huber)))
 
 
 samples("rrelu_with_noise_functional")(_rrelu_with_noise)
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+kinks("relu", (vector(0.0, -0.0, 1.5, -2.0),))
+kinks("threshold", (vector(0.5, 0.4, 0.6, -1.0), 0.5, -3.0))
+kinks("hardtanh", (vector(-1.0, 1.0, 0.0, 2.0), -1.0, 1.0))
+kinks("hardshrink", (vector(0.5, -0.5, 0.0, 1.0), 0.5))
+kinks("softshrink", (vector(0.5, -0.5, 0.0, 1.0), 0.5))
+kinks("leaky_relu", (vector(0.0, 1.0, -1.0), 0.01))
+# schema changes since the seed files: the same computation under torch 2.13's signature
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.elu_backward(a["grad_output"], a["alpha"], a["scale"], a["input_scale"], True, a["output"]),
+    "torch 2.13's elu_backward takes (..., bool is_result, Tensor self_or_result): is_result=True", True), "elu_backward")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.softplus_backward(a["grad_output"], a["self"], a["beta"], a["threshold"]),
+    "torch 2.13's softplus_backward dropped Tensor output", True), "softplus_backward")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, samples
+from ..opdb import Equivalent, samples, torch_equivalent
+from ..samples import Sample
+from . import CUDA_ONLY
 
 
 def _qkv(rng, dtype, L=3, S=4, E=4):
@@ -60,3 +62,40 @@ def _cudnn(op, rng, dtype=np.float64):
 def _overrideable(op, rng, dtype=np.float64):
     return [Sample((*_qkv(rng, dtype), rng.normal(size=(1, 2, 3, 4))), {}, "bias"),
             Sample((*_qkv(rng, dtype), None, 0.0, True), {}, "causal, no bias")]
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+
+def _torch_attention(lse_layout):
+    """The CUDA/privateuse1 attention ops as torch ops: softmax(scale Q K^T + bias, causal top-left) V and
+    each row's logsumexp, laid out as the op returns it (`lse_layout(aten, lse, a)`), so that a bias is
+    differentiated too (the CPU fused op treats its mask as constant)."""
+
+    def call(aten, a):
+        q, k, v, bias = a["query"], a["key"], a["value"], a.get("attn_bias")
+        s = aten.matmul(q, k.transpose(-2, -1)) * (a["scale"] if a.get("scale") is not None else q.shape[-1] ** -0.5)
+        if a.get("is_causal"):
+            import torch
+
+            s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), -float("inf"))
+        if bias is not None:
+            s = s + bias
+        lse = aten.logsumexp(s, [-1])
+        return [aten.matmul(aten.exp(s - lse.unsqueeze(-1)), v), lse_layout(aten, lse, a).detach()]  # logsumexp: not differentiable
+
+    return call
+
+
+def _efficient_lse(aten, lse, a):
+    """Rows padded with zeros to a multiple of 32; none without compute_log_sumexp."""
+    L = lse.shape[-1]
+    return aten.constant_pad_nd(lse, [0, (-(-L // 32) * 32 if a["compute_log_sumexp"] else 0) - L])
+
+
+torch_equivalent(Equivalent(_torch_attention(_efficient_lse), f"{CUDA_ONLY}: attention in torch ops"), "_scaled_dot_product_efficient_attention")
+torch_equivalent(Equivalent(_torch_attention(lambda aten, lse, a: lse), f"{CUDA_ONLY}: attention in torch ops"), "_scaled_dot_product_flash_attention")
+torch_equivalent(Equivalent(_torch_attention(lambda aten, lse, a: lse.unsqueeze(-1)), f"{CUDA_ONLY}: attention in torch ops, logsumexp (B, H, L, 1)"),
+                 "_scaled_dot_product_cudnn_attention")
+torch_equivalent(Equivalent(_torch_attention(lambda aten, lse, a: lse), "torch has no CPU kernel for the privateuse1 hook: attention in torch ops"),
+                 "_scaled_dot_product_fused_attention_overrideable")

@@ -12,8 +12,9 @@ the entries on two channels and reports the failure as known."""
 
 from __future__ import annotations
 
-from ..samples import SAMPLES, known_failure
-from . import nn  # noqa: F401  (registers linear's samples, reused below)
+from ..opdb import Equivalent, known_failure, parity_differs, samples, torch_equivalent
+from . import CUDA_ONLY
+from .nn import linear_samples
 from .spatial import _DEPTHWISE, _MAX2, _MAX3, _P2, _P3, _conv_entry, _pool, _register
 
 _register("_conv_depthwise2d", _conv_entry("", _DEPTHWISE, n=2, groups=2, depthwise=True))
@@ -21,6 +22,39 @@ _register("conv_depthwise3d", _conv_entry("", _DEPTHWISE, n=3, groups=2, depthwi
 _register("mkldnn_max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
 _register("mkldnn_max_pool3d", *[_pool(_P3, **v) for v in _MAX3])
 _register("mkldnn_adaptive_avg_pool2d", *[_pool((2, 2, 6, 4), output_size=s) for s in ((3, 2), (2, 4), (6, 1))])
-SAMPLES["mkldnn_linear"] = SAMPLES["linear"]
+samples("mkldnn_linear")(linear_samples)
 known_failure("torch 2.13's formula passes groups=1 to convolution_backward: wrong for a depthwise weight of C > 1 "
               "input channels (torch's convolution_backward raises for the same arguments)", "_conv_depthwise2d", "conv_depthwise3d")
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+
+def _torch_max_pool_values(k):
+    """The torch call of mkldnn_max_pool{k}d: aten.max_pool{k}d_with_indices' values."""
+
+    def call(aten, a):
+        pool = getattr(aten, f"max_pool{k}d_with_indices")
+        return [pool(a["self"], a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"])[0]]
+
+    return call
+
+
+torch_equivalent(Equivalent(
+    lambda aten, a: [aten.convolution(a["self"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], False,
+                                      [0] * len(a["stride"]), a["self"].shape[1])],
+    f"{CUDA_ONLY}: aten.convolution, groups = in_channels"), "_conv_depthwise2d", "conv_depthwise3d")
+torch_equivalent(Equivalent(lambda aten, a: [aten.linear(a["self"], a["weight"], a["bias"])],
+                            "torch's mkldnn kernel takes mkldnn float32 tensors: aten.linear"), "mkldnn_linear")
+torch_equivalent(Equivalent(_torch_max_pool_values(2), "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool2d_with_indices' values"),
+                 "mkldnn_max_pool2d")
+torch_equivalent(Equivalent(_torch_max_pool_values(3), "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool3d_with_indices' values"),
+                 "mkldnn_max_pool3d")
+torch_equivalent(Equivalent(lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
+                            "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d"), "mkldnn_adaptive_avg_pool2d")
+torch_equivalent(Equivalent(lambda aten, a: [a["self"].clone()],
+                            "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"), "to_mkldnn")
+parity_differs(("vjp",), "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
+               "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
+               "reaches it: its depthwise convolutions differentiate through convolution)",
+               "_conv_depthwise2d", "conv_depthwise3d", torch_spec=True, default_spec=False)

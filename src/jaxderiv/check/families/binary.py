@@ -11,7 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..samples import DEFAULT_SHAPES, Sample, complex_ok, draw, samples
+from ..opdb import Equivalent, complex_ok, kinks, samples, torch_equivalent
+from ..samples import DEFAULT_SHAPES, Sample, draw
+from . import vector
 
 GAP = 0.05  # distance kept from a kink; the finite-difference step is 1e-6
 DEFAULT_RANGE = (-2.0, 2.0)
@@ -125,3 +127,24 @@ _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 _register(*[f"{c}_.Tensor" for c in _COMPARISONS], kinks=_from_other)
 _register(*[f"{c}_.Scalar" for c in _COMPARISONS], other=0.5, kinks=_from_other)
 complex_ok("eq_.Tensor", "eq_.Scalar", "ne_.Tensor", "ne_.Scalar")
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+kinks("clamp", (vector(-1.0, 1.0, 0.0, 2.0), -1.0, 1.0), (vector(-0.5, 0.3), -0.5, None))
+kinks("clamp_min", (vector(0.5, 0.4, 0.6), 0.5))
+kinks("clamp_max", (vector(0.5, 0.4, 0.6), 0.5))
+kinks("clamp.Tensor", (vector(-1.0, 1.0, 0.0), vector(-1.0, -1.0, -1.0), vector(1.0, 1.0, 1.0)))
+kinks("clamp_min.Tensor", (vector(0.5, 0.4, 0.6), vector(0.5, 0.5, 0.5)))
+kinks("clamp_max.Tensor", (vector(0.5, 0.4, 0.6), vector(0.5, 0.5, 0.5)))
+kinks("maximum", (vector(1.0, 2.0, -1.0), vector(1.0, 3.0, -1.0)))
+kinks("minimum", (vector(1.0, 2.0, -1.0), vector(1.0, 3.0, -1.0)))
+kinks("fmax", (vector(1.0, 2.0, np.nan), vector(1.0, np.nan, 3.0)))
+kinks("fmin", (vector(1.0, 2.0, np.nan), vector(1.0, np.nan, 3.0)))
+kinks("pow.Tensor_Scalar", (vector(0.0, 1.0, -2.0), 0), (vector(0.0, 1.0, 2.0), 0.5))
+kinks("pow.Tensor_Tensor", (vector(0.0, 0.0, 0.0, 2.0), vector(0.0, 1.0, 2.0, 0.0)))
+kinks("hypot", (vector(0.0, 3.0), vector(0.0, 4.0)))
+kinks("copysign.Tensor", (vector(0.0, -0.0, 1.5), vector(-1.0, 1.0, -0.0)))
+# where with equal branches: the gradient goes to the branch the condition selects
+kinks("_s_where", (np.array([True, False, True]), vector(1.0, 2.0, 3.0), vector(1.0, 2.0, 3.0)))
+torch_equivalent(Equivalent(lambda aten, a: aten.where.self(*a.values()), "torch 2.13 has no _s_where: aten.where.self"), "_s_where")

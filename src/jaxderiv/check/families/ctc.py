@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, not_applicable, samples
+from ..opdb import Equivalent, not_applicable, parity_differs, samples, torch_equivalent
+from ..samples import Sample
+from . import CUDA_ONLY
 
 T, N, C = 5, 3, 4
 PADDED = np.array([[1, 2, 2], [3, 1, 0], [2, 0, 0]])
@@ -84,3 +86,22 @@ not_applicable(
     "_cudnn_ctc_loss.Tensor",
     modes=("vjp_vjp",),
 )
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+torch_equivalent(Equivalent(
+    lambda aten, a: aten._ctc_loss(a["log_probs"].log_softmax(2), a["targets"], a["input_lengths"], a["target_lengths"], a["blank"],
+                                   a["zero_infinity"])[:1],
+    f"{CUDA_ONLY}: _ctc_loss's loss of the normalized input, as cuDNN normalizes (the 2nd output, cuDNN's gradient, not compared)"),
+    "_cudnn_ctc_loss")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten._ctc_loss.Tensor(a["log_probs"].log_softmax(2), a["targets"], a["input_lengths"], a["target_lengths"], a["blank"],
+                                          a["zero_infinity"])[:1],
+    f"{CUDA_ONLY}: _ctc_loss.Tensor's loss of the normalized input, as cuDNN normalizes (the 2nd output not compared)"),
+    "_cudnn_ctc_loss.Tensor")
+_SCRATCH = ("log_alpha (output 1) past each sequence's input length and its 2 target_length + 1 states is "
+            "scratch: torch leaves 0 or uninitialized memory there, jaxderiv -inf (the shape, N x T x "
+            "2 max(target_lengths) + 1, is torch's); the loss and every gradient agree")
+parity_differs(("forward",), _SCRATCH, "_ctc_loss", torch_spec=True)
+parity_differs(("forward",), _SCRATCH, "_ctc_loss.Tensor", torch_spec=True, default_spec=False)  # an entry of torch's file only

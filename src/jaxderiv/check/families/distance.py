@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from ..samples import Sample, samples
+from ..opdb import samples
+from ..samples import Sample
 
 P_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)
 MARGIN = 0.05

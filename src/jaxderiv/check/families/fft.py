@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, samples
+from ..opdb import samples
+from ..samples import Sample
 
 NORMS = (0, 1, 2)
 

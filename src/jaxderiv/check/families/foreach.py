@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, draw, known_failure, samples
+from ..opdb import complex_ok, kinks, known_failure, parity_differs, samples
+from ..samples import Sample, draw
+from . import vector
 
 _SHAPES = ((2, 3), (3,), ())
 
@@ -71,3 +73,14 @@ known_failure("torch 2.13's result formula gives `scalar`, not 0, as the tangent
               "(a spec bug: torch.func.jvp of torch._foreach_minimum/_maximum agrees with the formula, torch.minimum's does not)",
               "_foreach_minimum.Scalar", "_foreach_minimum.ScalarList", "_foreach_maximum.Scalar", "_foreach_maximum.ScalarList",
               modes=("jvp",))
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+kinks("_foreach_minimum.Scalar", ([vector(0.5, 0.4, 0.6), vector(0.5)], 0.5))
+kinks("_foreach_maximum.Scalar", ([vector(0.5, 0.4, 0.6), vector(0.5)], 0.5))
+kinks("_foreach_minimum.ScalarList", ([vector(0.5, 0.4, 0.6), vector(-1.0)], [0.5, -1.0]))
+kinks("_foreach_maximum.ScalarList", ([vector(0.5, 0.4, 0.6), vector(-1.0)], [0.5, -1.0]))
+parity_differs(("jvp",), "torch.func.jvp of aten._foreach_norm.Scalar raises in torch 2.13 (a forward gradient of "
+               "another size than the 0-d norm), as for norm.Scalar; jaxderiv evaluates the result formula",
+               "_foreach_norm.Scalar", torch_spec=True, default_spec=False)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, samples
+from ..opdb import Equivalent, parity_in_float32, samples, torch_equivalent
+from ..samples import Sample
+from . import CUDA_ONLY
 
 # every (interpolation, padding) pair, corners aligned in turn; reflection both ways
 MODES_2D = [(m, p, (m + p) % 2 == 1) for m in (0, 1, 2) for p in (0, 1, 2)] + [(0, 2, True), (2, 2, True)]
@@ -84,3 +86,17 @@ def _affine(op, rng, dtype=np.float64):
 @samples("cudnn_affine_grid_generator")
 def _cudnn_affine(op, rng, dtype=np.float64):
     return [Sample((rng.normal(size=(2, 2, 3)), 2, 3, 4, 5), label="2x3x4x5")]
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.grid_sampler_2d(a["self"], a["grid"], 0, 0, True), f"{CUDA_ONLY}: grid_sampler_2d bilinear, zeros, align_corners"),
+    "cudnn_grid_sampler")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.grid_sampler_2d_backward(a["grad_output"], a["self"], a["grid"], 0, 0, True, [True, True]),
+    f"{CUDA_ONLY}: grid_sampler_2d_backward bilinear, zeros, align_corners"), "cudnn_grid_sampler_backward")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.affine_grid_generator(a["theta"], [a["N"], a["C"], a["H"], a["W"]], True),
+    f"{CUDA_ONLY}: affine_grid_generator, align_corners"), "cudnn_affine_grid_generator")
+parity_in_float32("torch's fallback kernel takes float32 only", "_grid_sampler_2d_cpu_fallback", "_grid_sampler_2d_cpu_fallback_backward")

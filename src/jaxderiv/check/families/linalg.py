@@ -22,8 +22,11 @@ import dataclasses
 
 import numpy as np
 
+from ...expr import Attr, Call, Name, iter_nodes
+from ...normalize import derivative
 from ...tensor_utils import mH
-from ..samples import Sample, complex_ok, samples
+from ..opdb import Equivalent, complex_ok, parity_differs, samples, torch_equivalent
+from ..samples import Sample
 
 
 def _rand(rng, shape, dtype):
@@ -78,7 +81,13 @@ _INLINE = {"bmm", "_bmm", "addbmm", "baddbmm", "addmv", "addr", "cross", "invers
 
 
 def _formula_takes_complex(op):
-    return op.name not in _INLINE or any("conj" in f.text for f in op.entry.backward)
+    """An inline formula takes complex inputs where its tree calls .conj() (or conj(...))."""
+    return op.name not in _INLINE or any(_calls_conj(derivative(f).parsed) for f in op.entry.backward)
+
+
+def _calls_conj(tree) -> bool:
+    return tree is not None and any(isinstance(n, Call) and "conj" in (n.func.name if isinstance(n.func, (Attr, Name)) else "")
+                                    for n in iter_nodes(tree))
 
 
 def _register(*names, cases, complex_=True):
@@ -328,3 +337,17 @@ _register("linalg_lstsq", cases=lambda r, d: [
     _s("2x4x3, 2x4 vectors gelss", self=_rand(r, (2, 4, 3), d), b=_rand(r, (2, 4), d), driver="gelss"),
     _s("3x5, 3 (minimum norm)", self=_rand(r, (3, 5), d), b=_rand(r, (3,), d)),
 ])
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+torch_equivalent(Equivalent(lambda aten, a: aten.bmm(a["self"], a["mat2"]), "torch 2.13 has no _bmm: aten.bmm"), "_bmm")
+parity_differs(("complex",), "the seed's output_differentiability [false, true] gives sign no gradient; torch 2.13 "
+               "differentiates sign, whose derivative is nonzero for complex inputs (zero for real ones)", "slogdet")
+parity_differs(("jvp", "complex"), "torch 2.13's cholesky_inverse_jvp computes -X dF X Fᴴ (+ its adjoint), which disagrees with "
+               "finite differences of torch's own forward (1e-2 on the sample); jaxderiv's helper computes the derivative, "
+               "-X dL Lᴴ X (+ its adjoint)", "cholesky_inverse", torch_spec=True, default_spec=False)
+parity_differs(("jvp", "complex"), "torch 2.13's triangular_solve_jvp applies the whole tangent dA, not op(dA) restricted to "
+               "the triangle the solve reads: with transpose=True it disagrees with finite differences of torch's own "
+               "forward by 0.25-0.45; jaxderiv's helper (1e-10 from them) restricts and transposes dA",
+               "triangular_solve", torch_spec=True, default_spec=False)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, samples
+from ..opdb import complex_ok, kinks, samples
+from ..samples import Sample
+from . import matrix, vector
 from .linalg import _mH, _spread_singular_values
 
 
@@ -168,3 +170,9 @@ _register("linalg_pinv.atol_rtol_tensor", cases=lambda r, d: [
     _s("wide 2x3x4", self=_spread_singular_values(r, (2, 3, 4), d)),
     _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
 ])
+
+
+# -- parity with torch ------------------------------------------------------------------------
+# the norm's kink: the zero vector (and ties of the inf-norm)
+kinks("linalg_vector_norm", (np.zeros((2, 3)), 2, [1]), (matrix([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), float("inf"), [1]),
+      (vector(0.0, 1.0, -2.0), 1), (vector(0.0, 1.0, -2.0), 0.5))

@@ -9,11 +9,15 @@ Each loss is sampled in every reduction (0 none, 1 mean, 2 sum).
 
 from __future__ import annotations
 
+import math
+
 import jax
 import numpy as np
 
 from ...forward import implementation
-from ..samples import Sample, known_failure, not_applicable, samples
+from ..opdb import Equivalent, known_failure, not_applicable, not_compared, parity_differs, samples, torch_equivalent
+from ..samples import Sample
+from . import CUDA_ONLY
 
 REDUCTIONS = (0, 1, 2)
 GAP = 0.1
@@ -387,7 +391,7 @@ known_failure(
 
 # -- torch 2.13's linear, prelu kernel, dropout backward and softmax variants ------------------------
 
-samples("linear")(_make(lambda rng: [
+linear_samples = samples("linear")(_make(lambda rng: [
     ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "2x3 by 4x3, bias"),
     ((rng.normal(size=(2, 2, 3)), rng.normal(size=(4, 3)), None), "batched 2x2x3, no bias"),
     ((rng.normal(size=(3,)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "1-d input"),
@@ -499,3 +503,67 @@ def _embedding_bag_backward(rng):
 
 
 samples("_embedding_bag_backward")(_make(_embedding_bag_backward))
+
+
+# -- parity with torch ------------------------------------------------------------------------
+# torch calls computing what ops torch cannot run on CPU (or under the seed's schema) compute;
+# each gets torch.ops.aten and the sample's arguments by name, as torch values.
+
+
+def _torch_batch_norm(aten, a):
+    return aten.native_batch_norm(a["input"], a["weight"], a["bias"], a["running_mean"], a["running_var"], a["training"],
+                                  a["exponential_average_factor"], a["epsilon"])
+
+
+def _torch_batch_norm_backward(aten, a):
+    return aten.native_batch_norm_backward(a["grad_output"], a["input"], a["weight"], a["running_mean"], a["running_var"],
+                                           a["save_mean"], a["save_var"], a["save_mean"] is not None, a["epsilon"], [True] * 3)
+
+
+def _torch_layer_norm(aten, a):
+    x, n, shape = a["input"], a["N"], []
+    while math.prod(shape) < n:
+        shape.insert(0, x.shape[x.dim() - 1 - len(shape)])
+    out, mean, rstd = aten.native_layer_norm(x, shape, a["weight"], a["bias"], a["eps"])
+    return [out, mean.reshape(-1), rstd.reshape(-1)]
+
+
+def _torch_linear_backward(aten, a):
+    """linear's gradients by torch's autograd, with create_graph so that they stay differentiable
+    in self, grad_output and weight; a bias leaf gives the bias gradient."""
+    import torch
+
+    mask = a["output_mask"]
+    x, w, g = a["self"], a["weight"], a["grad_output"]
+    x, w = (t if t.requires_grad else t.detach().requires_grad_() for t in (x, w))
+    b = torch.zeros(w.shape[0], dtype=w.dtype, requires_grad=True)
+    grads = torch.autograd.grad(aten.linear(x, w, b), (x, w, b), g, create_graph=True)
+    return [gr if m else None for gr, m in zip(grads, mask)]
+
+
+torch_equivalent(Equivalent(_torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm (the 4th output, cuDNN's reserve space, not compared)"),
+                 "cudnn_batch_norm")
+torch_equivalent(Equivalent(_torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm"), "miopen_batch_norm")
+torch_equivalent(Equivalent(_torch_batch_norm_backward, f"{CUDA_ONLY}: native_batch_norm_backward"),
+                 "cudnn_batch_norm_backward", "miopen_batch_norm_backward")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.native_dropout(a["self"], 1 - a["p"], True), f"{CUDA_ONLY}: native_dropout(self, 1 - p)"), "_fused_dropout")
+torch_equivalent(Equivalent(_torch_linear_backward, "torch 2.13 runs linear_backward only on MKL-DNN and nested tensors: "
+                            "torch.autograd.grad of aten.linear, create_graph=True"), "linear_backward")
+# schema changes since the seed files: the same computation under torch 2.13's signature
+torch_equivalent(Equivalent(
+    lambda aten, a: aten._softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
+    "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True), "_softmax_backward_data")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten._log_softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
+    "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True), "_log_softmax_backward_data")
+torch_equivalent(Equivalent(_torch_layer_norm, "torch 2.13 takes normalized_shape where the seed takes int M, int N", True), "native_layer_norm")
+parity_differs(("vjp",), "the seed's formula sends softmax_double_backward to Tensor self; torch 2.13's "
+               "schema has input_dtype there and sends it to output: the second-order gradient lands on another input",
+               "_softmax_backward_data")
+parity_differs(("vjp",), "the seed's formula sends the second-order gradient to Tensor self; torch 2.13's "
+               "schema has input_dtype there and sends it to output", "_log_softmax_backward_data")
+parity_differs(("forward",), "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "
+               "(make_bag_size), else returns zeros; jaxderiv always computes it", "_embedding_bag", torch_spec=True)
+not_compared("a backward op whose checker samples are schema defaults (float indices); compared through _embedding_bag's vjp",
+             "_embedding_bag_dense_backward")

@@ -8,7 +8,7 @@ opaque int8/fp16 format, so there is nothing to call them on. The checker report
 
 from __future__ import annotations
 
-from ..samples import not_applicable
+from ..opdb import not_applicable
 
 SPARSE = "operates on a sparse COO tensor (indices and values); JAX arrays are dense, with no sparse layout"
 not_applicable(SPARSE, "_sparse_addmm", "coalesce", "_coalesce", "indices", "_indices", "values", "_values",

@@ -28,7 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...forward import implementation
-from ..samples import Sample, samples
+from ..opdb import parity_in_float32, samples
+from ..samples import Sample
 
 QMIN, QMAX = 0, 15
 SCALE = 0.25
@@ -197,3 +198,9 @@ def _running_range_qparams(kw):
     hi = jnp.maximum(jnp.reshape(kw["running_max"], ()), 0.0)
     scale = (hi - lo) / (kw["quant_max"] - kw["quant_min"])
     return scale, jnp.clip(jnp.round(kw["quant_min"] - lo / scale), kw["quant_min"], kw["quant_max"])
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+parity_in_float32("torch's CPU kernel takes float32 only",
+                  "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, draw, known_failure, samples
+from ..opdb import Equivalent, complex_ok, kinks, known_failure, parity_differs, samples, torch_equivalent
+from ..samples import Sample, draw
+from . import matrix, vector
 
 SHAPE = (3, 4)
 
@@ -305,3 +307,37 @@ def _unique_dim(rng, dtype):
 def _unique_consecutive(rng, dtype):
     x = _repeated(rng, dtype)
     return [((x, True, True), {}, "4x3 flattened runs"), ((x,), {"dim": 0}, "4x3 dim=0 runs of rows")]
+
+
+# -- parity with torch ------------------------------------------------------------------------
+# Ties: torch splits the gradient among equal extremes, or picks one index.
+kinks("max", (vector(1.0, 3.0, 3.0, -1.0),))
+kinks("min", (vector(1.0, -3.0, 2.0, -3.0),))
+kinks("max.dim", (matrix([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), 1))
+kinks("min.dim", (matrix([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), 1))
+kinks("amax", (matrix([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), [1]), (matrix([[1.0, 3.0], [3.0, -1.0]]),))
+kinks("amin", (matrix([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), [1]), (matrix([[1.0, -3.0], [-3.0, 1.0]]),))
+kinks("median", (vector(1.0, 2.0, 2.0, 3.0, 2.0),))
+kinks("nanmedian", (vector(1.0, 2.0, 2.0, np.nan, 2.0),))
+kinks("median.dim", (matrix([[1.0, 2.0, 2.0], [5.0, 5.0, 5.0]]), 1))
+kinks("nanmedian.dim", (matrix([[1.0, 2.0, 2.0], [5.0, 5.0, 5.0]]), 1))
+# the norm's kink: the zero vector
+kinks("norm.Scalar", (np.zeros(3), 2), (np.zeros(3), 1), (vector(0.0, 1.0, -2.0), 1))
+kinks("norm.ScalarOpt_dim", (np.zeros((2, 3)), 2, [1]), (matrix([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]]), float("inf"), [1]))
+# prod's special paths: one zero, two zeros
+kinks("prod", (vector(2.0, 0.0, 3.0),), (vector(2.0, 0.0, 0.0, 3.0),))
+kinks("prod.dim_int", (matrix([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, 3.0]]), 1))
+kinks("cumprod", (vector(2.0, 0.0, 3.0, 0.0, 1.5), 0))
+# sorting and selection with equal values: which index torch picks carries the gradient
+kinks("sort", (vector(2.0, 1.0, 2.0, 1.0, 3.0),), (vector(2.0, 1.0, 2.0, 1.0, 3.0), -1, True))
+kinks("topk", (vector(2.0, 1.0, 3.0, 3.0, 1.0), 2), (vector(2.0, 1.0, 3.0, 3.0, 1.0), 2, -1, False))
+kinks("kthvalue", (vector(2.0, 1.0, 2.0, 1.0, 3.0), 2))
+kinks("mode", (vector(2.0, 1.0, 2.0, 1.0, 3.0),))
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.nansum(a["self"], a["dim"], a["keepdim"], dtype=a.get("dtype")), "torch 2.13 merged the overload into nansum", True),
+    "nansum.dim_IntList")
+parity_differs(("jvp", "kinks", "complex"), "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
+               "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula",
+               "norm.Scalar", torch_spec=True, default_spec=False)
+parity_differs(("jvp",), "torch.func.jvp of aten.norm.ScalarOpt_dtype raises in torch 2.13, as for norm.Scalar",
+               "norm.ScalarOpt_dtype", torch_spec=True, default_spec=False)

@@ -11,7 +11,9 @@ import dataclasses
 
 import numpy as np
 
-from ..samples import Sample, samples
+from ..opdb import Equivalent, not_compared, samples, torch_equivalent
+from ..samples import Sample
+from . import CUDA_ONLY
 
 B, H = 2, 3
 
@@ -79,3 +81,47 @@ def _cudnn_rnn(op, rng, dtype=np.float64):
 @samples("miopen_rnn")
 def _miopen_rnn(op, rng, dtype=np.float64):
     return [_network(rng, *net, with_buf=False) for net in _NETWORKS[:2]]
+
+
+# -- parity with torch ------------------------------------------------------------------------
+# torch calls computing what the CUDA/ROCm ops compute; each gets torch.ops.aten and the
+# sample's arguments by name, as torch values.
+
+
+def _torch_fused_lstm_cell(aten, a):
+    gates = a["input_gates"] + a["hidden_gates"]
+    for b in (a.get("input_bias"), a.get("hidden_bias")):
+        gates = gates if b is None else gates + b
+    i, f, g, o = gates.chunk(4, 1)
+    cy = f.sigmoid() * a["cx"] + i.sigmoid() * g.tanh()
+    return [o.sigmoid() * cy.tanh(), cy]
+
+
+def _torch_fused_gru_cell(aten, a):
+    ig, hg = a["input_gates"], a["hidden_gates"]
+    ig = ig if a.get("input_bias") is None else ig + a["input_bias"]
+    hg = hg if a.get("hidden_bias") is None else hg + a["hidden_bias"]
+    (ir, ii, in_), (hr, hi, hn) = ig.chunk(3, 1), hg.chunk(3, 1)
+    r, z = (ir + hr).sigmoid(), (ii + hi).sigmoid()
+    n = (in_ + r * hn).tanh()
+    return [n + z * (a["hx"] - n)]
+
+
+def _torch_rnn(aten, a):
+    """cuDNN/MIOpen's multi-layer RNN as torch's CPU rnn_relu/rnn_tanh/lstm/gru (same weight order)."""
+    dirs = 2 if a["bidirectional"] else 1
+    weights, layers = list(a["weight"]), a["num_layers"]
+    has_biases = len(weights) == 4 * layers * dirs
+    flags = (has_biases, layers, a["dropout"], a["train"], a["bidirectional"], a["batch_first"])
+    if a["mode"] == 2:
+        return list(aten.lstm.input(a["input"], [a["hx"], a["cx"]], weights, *flags))
+    fn = {0: aten.rnn_relu.input, 1: aten.rnn_tanh.input, 3: aten.gru.input}[a["mode"]]
+    return list(fn(a["input"], a["hx"], weights, *flags))
+
+
+torch_equivalent(Equivalent(_torch_fused_lstm_cell, f"{CUDA_ONLY}: the LSTM cell in torch ops (the workspace not compared)"), "_thnn_fused_lstm_cell")
+torch_equivalent(Equivalent(_torch_fused_gru_cell, f"{CUDA_ONLY}: the GRU cell in torch ops (the workspace not compared)"), "_thnn_fused_gru_cell")
+torch_equivalent(Equivalent(_torch_rnn, f"{CUDA_ONLY}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and weight buffer not compared)"), "_cudnn_rnn")
+torch_equivalent(Equivalent(_torch_rnn, f"{CUDA_ONLY}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and workspace not compared)"), "miopen_rnn")
+not_compared("a backward op whose checker samples are schema defaults; compared through _cudnn_rnn's vjp", "_cudnn_rnn_backward")
+not_compared("a backward op whose checker samples are schema defaults; compared through miopen_rnn's vjp", "miopen_rnn_backward")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, draw, known_failure, samples
+from ..opdb import Equivalent, complex_ok, known_failure, parity_samples, samples, torch_equivalent
+from ..samples import Sample, draw
 
 
 class T:
@@ -212,3 +213,15 @@ known_failure(
     "spec gap: torch 2.13's scatter_reduce_jvp states no tangent for reduce='prod' (torch.func.jvp "
     "gives zeros there too); the other reductions' tangents are compared with torch in the tests",
     "scatter_reduce.two", modes=("jvp",))
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.slice_scatter(a["src"], a["self"], a["dim"], a["start"], a["end"], a["step"]),
+    "torch's CPU kernel needs `self` to be a view of `src`: aten.slice_scatter(src, self, ...)"), "slice_inverse")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.index_add_(a["self"], a["dim"], a["index"], a["source"], alpha=a["alpha"]),
+    "torch 2.13 merged the overload into index_add_"), "index_add_.alpha")
+# the checker's schema-default samples have no torch meaning here (float indices)
+parity_samples("one_hot", Sample((np.array([0, 2, 1, 3]), 4), {}, "4 classes"), Sample((np.array([[0, 2], [1, 1]]),), {}, "num_classes=-1"))

@@ -13,7 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...forward import implementation
-from ..samples import Sample, known_failure, samples
+from ..opdb import Equivalent, kinks, known_failure, parity_differs, parity_samples, samples, torch_equivalent
+from ..samples import Sample
+from . import CUDA_ONLY, matrix
 
 ALL = (True, True, True)
 
@@ -269,3 +271,66 @@ known_failure(
     "max_pool2d_backward",
     modes=("jvp",),
 )
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+# A 1x1x4x4 image whose 2x2 windows each hold a tied maximum, and its 3-D counterpart: max
+# pooling with equal elements in a window.
+_TIED_IMAGE = np.kron(matrix([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None]
+_TIED_VOLUME = np.kron(matrix([[1.0, 2.0], [3.0, 0.5]])[None], np.ones((2, 2, 2)))[None, None]
+kinks("max_pool2d_with_indices", (_TIED_IMAGE, [2, 2], [2, 2]))
+kinks("max_pool3d_with_indices", (_TIED_VOLUME, [2, 2, 2], [2, 2, 2]))
+kinks("adaptive_max_pool2d", (_TIED_IMAGE, [2, 2]))
+# the checker's schema-default samples have no torch meaning here (float random_samples)
+parity_samples("fractional_max_pool3d", Sample((), {"self": np.linspace(-1, 1, 2 * 5 * 5 * 4).reshape(1, 2, 5, 5, 4), "kernel_size": [2, 2, 2],
+                                                    "output_size": [3, 2, 2], "random_samples": np.full((1, 2, 3), 0.4)}, "5x5x4 to 3x2x2"))
+
+
+# torch calls computing what ops torch cannot run on CPU (or under the seed's schema) compute;
+# each gets torch.ops.aten and the sample's arguments by name, as torch values.
+def _torch_conv(transposed, bias=True):
+    def call(aten, a):
+        n = len(a["stride"])
+        return aten.convolution(a["self"], a["weight"], a.get("bias") if bias else None, a["stride"], a["padding"], a["dilation"],
+                                transposed, a.get("output_padding", [0] * n), a["groups"])
+
+    return call
+
+
+def _torch_conv_backward_overrideable(aten, a):
+    w, groups = a["weight"], a["groups"]
+    bias_sizes = [w.shape[1] * groups] if a["transposed"] else [w.shape[0]]
+    return aten.convolution_backward(a["grad_output"], a["input"], w, bias_sizes, a["stride"], a["padding"], a["dilation"],
+                                     a["transposed"], a["output_padding"], groups, a["output_mask"])
+
+
+def _torch_max_pool2d_backward(aten, a):
+    geometry = [a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"]]
+    _, indices = aten.max_pool2d_with_indices(a["self"], *geometry)
+    return [aten.max_pool2d_with_indices_backward(a["grad_output"], a["self"], *geometry, indices)]
+
+
+torch_equivalent(Equivalent(_torch_conv(False, bias=False), f"{CUDA_ONLY}: aten.convolution"), "cudnn_convolution")
+torch_equivalent(Equivalent(_torch_conv(True, bias=False), f"{CUDA_ONLY}: aten.convolution, transposed"), "cudnn_convolution_transpose")
+torch_equivalent(Equivalent(_torch_conv(False), f"{CUDA_ONLY}: aten.convolution"), "miopen_convolution", "miopen_depthwise_convolution")
+torch_equivalent(Equivalent(_torch_conv(True), f"{CUDA_ONLY}: aten.convolution, transposed"), "miopen_convolution_transpose")
+torch_equivalent(Equivalent(_torch_conv(False), "torch's mkldnn kernel takes no float64: aten.convolution"), "mkldnn_convolution")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.convolution(a["input"], a["weight"], a["bias"], a["stride"], a["padding"], [1, 1], False, [0, 0], 1),
+    "torch's NNPACK kernel takes float32 only: aten.convolution"), "_nnpack_spatial_convolution")
+torch_equivalent(Equivalent(
+    lambda aten, a: aten.convolution(*a.values()), "torch has no CPU kernel for the overrideable hook: aten.convolution"),
+    "convolution_overrideable")
+torch_equivalent(Equivalent(
+    _torch_conv_backward_overrideable, "torch has no CPU kernel for the overrideable hook: aten.convolution_backward"),
+    "convolution_backward_overrideable")
+torch_equivalent(Equivalent(
+    lambda aten, a: [aten.slow_conv3d_forward(*a.values())], "torch 2.13 returns only the output (finput, fgrad_input not compared)", True),
+    "slow_conv3d_forward")
+torch_equivalent(Equivalent(_torch_max_pool2d_backward, "torch 2.13 runs max_pool2d_backward only on MPS: "
+                            "aten.max_pool2d_with_indices, then max_pool2d_with_indices_backward"), "max_pool2d_backward")
+parity_differs(("jvp",), "torch 2.13's entry (MPS only) says `result: auto_linear`, which runs the op on the tangents "
+               "of grad_output and self, but the op is linear in grad_output only: self_t picks other argmaxes. "
+               "jaxderiv evaluates the spec's formula; torch's CPU equivalent differentiates the op",
+               "max_pool2d_backward", torch_spec=True, default_spec=False)

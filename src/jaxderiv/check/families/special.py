@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import DEFAULT_SHAPES, Sample, domain, draw, samples
+from ..opdb import domain, samples
+from ..samples import DEFAULT_SHAPES, Sample, draw
 
 domain(-0.9, 0.9, "erfinv")  # erfinv has poles at +-1
 domain(0.3, 3.0, "lgamma", "digamma", "polygamma")  # poles at 0, -1, -2, ...

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..samples import Sample, complex_ok, default_samples, domain, draw, known_failure, samples
+from ..opdb import Equivalent, complex_ok, domain, kinks, known_failure, parity_differs, samples, torch_equivalent
+from ..samples import Sample, default_samples, draw
+from . import vector
 
 domain(-0.9, 0.9, "acos", "asin", "atanh")
 domain(1.1, 3.0, "acosh")
@@ -84,3 +86,16 @@ def _view_dtype(op, rng, dtype=np.float64):
     """Same, smaller and larger element sizes (the last dim rescales), real to complex."""
     x = draw(rng, (2, 4), -2.0, 2.0, np.float64)
     return [Sample((x, np.dtype(d)), label=f"float64 as {d}") for d in ("int64", "int32", "float16", "complex128")]
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+kinks("abs", (vector(0.0, -0.0, 1.5, -2.0),))
+kinks("sgn", (vector(0.0, -0.0, 1.5, -2.0),))
+kinks("sign", (vector(0.0, 1.5, -2.0),))
+kinks("sqrt", (vector(0.0, 1.0, 4.0),))
+kinks("rsqrt", (vector(0.0, 1.0, 4.0),))
+torch_equivalent(Equivalent(lambda aten, a: aten.clone(a["self"]),
+                            "torch's _lazy_clone needs storage torch allocated itself (not torch.from_numpy's): aten.clone"), "_lazy_clone")
+parity_differs(("complex",), "the 1.10 result formula angle_backward(self_t, self_p) is wrong off the real line; torch 2.13's "
+               "conjugates the tangent and the result: complex jvp differs (declared as a known failure of the checker too)", "angle")

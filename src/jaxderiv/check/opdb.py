@@ -1,0 +1,286 @@
+"""The op database: all that jaxderiv's verification knows about one entry, as one frozen record.
+
+In the shape of PyTorch's OpInfo and JAX's GradTestSpec: an entry's samples and domain, whether
+it is checked on complex inputs, which modes are known to fail or have no meaning (each scoped
+to a mode, with its reason), and what the parity run against torch needs (kink inputs, the torch
+call to compare with, known differences). The checker, the parity run, coverage and the tests
+read records; none keeps a dict of its own keyed by op names.
+
+Records are declared in the family modules of `check/families` with the small functions below
+(`samples`, `domain`, `complex_ok`, `known_failure`, ...), each adding to one entry's record;
+`database()` imports every family once and freezes the records. An entry declared nowhere has
+the empty record (schema-default samples on [-2, 2], real inputs, every mode checked). A field
+declared twice for one entry is an error, so a fact is stated once.
+
+    >>> from jaxderiv.check.opdb import record
+    >>> record("acos").domain, record("acos").complex
+    ((-0.9, 0.9), True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import pkgutil
+import sys
+import types
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+if TYPE_CHECKING:
+    from ..op import Op
+    from .samples import Sample
+
+__all__ = ["OpRecord", "NotApplicable", "Equivalent", "Difference", "database", "record", "replaced", "samples", "domain", "complex_ok",
+           "real_only", "known_failure", "not_applicable", "kinks", "torch_equivalent", "parity_in_float32", "not_compared",
+           "parity_differs", "parity_samples", "FIRST_ORDER_MODES"]
+
+# The modes a declaration holds for unless it names others.
+FIRST_ORDER_MODES = ("vjp", "jvp", "vjp_vjp")
+SampleFn = Callable[..., "list[Sample]"]  # (op, rng, dtype=np.float64) -> [Sample]
+
+
+@dataclasses.dataclass(frozen=True)
+class NotApplicable:
+    """Why one mode of an entry has no meaning, and for which ops of the entry (None: all)."""
+
+    reason: str
+    when: Callable[["Op"], bool] | None = None  # selects the ops (of differing schemas) it holds for
+
+    def holds_for(self, op: "Op | None") -> bool:
+        """Whether it holds for `op` (any op of the entry when None)."""
+        return self.when is None or op is None or self.when(op)
+
+
+@dataclasses.dataclass(frozen=True)
+class Equivalent:
+    """The torch call that computes what the op computes, where torch cannot run the op itself.
+
+    `call(aten, a)` gets the sample's arguments by name, as torch values, and returns torch's
+    outputs; only that many of the op's outputs are compared (the rest are workspaces).
+    """
+
+    call: Callable
+    reason: str
+    # only where the op's schema is not torch's (a seed signature torch 2.13 changed): False for
+    # ops torch cannot run on CPU under any schema
+    schema_change: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """Where jaxderiv's results differ from torch's for a known reason: the parity columns that
+    differ and why. `torch_spec` says the difference holds for torch's own file as well;
+    `default_spec=False`, that it holds for torch's own file only."""
+
+    columns: tuple[str, ...]
+    reason: str
+    torch_spec: bool = False  # also a known difference when the rules are torch's own file's
+    default_spec: bool = True  # a known difference under the default (seed) spec
+
+
+@dataclasses.dataclass(frozen=True)
+class OpRecord:
+    """Everything verification knows about one derivatives.yaml entry (by its name, `clamp.Tensor`)."""
+
+    name: str
+    family: str = ""  # the check/families module that declares it ("" where nothing is declared)
+    # --- the checker ---
+    samples: SampleFn | None = None  # its sample inputs; None: the schema default (samples.default_samples)
+    domain: tuple[float, float] | None = None  # the interval tensor inputs are drawn from; None: [-2, 2]
+    complex: bool = False  # also checked on complex128 inputs
+    real_only: Mapping[str, str] = dataclasses.field(default_factory=dict)  # mode -> why that mode is checked on real inputs only
+    known_failures: Mapping[str, str] = dataclasses.field(default_factory=dict)  # mode -> why its check is known to fail (still run; a failure is reported `known_failure`)
+    not_applicable: str | None = None  # why the entry has no meaning in JAX (reported, not run)
+    not_applicable_modes: Mapping[str, NotApplicable] = dataclasses.field(default_factory=dict)  # mode -> why that mode has no meaning
+    # --- the parity run against torch ---
+    kinks: tuple[tuple, ...] = ()  # hand-picked argument tuples where finite differences cannot judge
+    torch_equivalent: Equivalent | None = None  # the torch call to compare with, where torch cannot run the op
+    parity_float32: str | None = None  # why torch is asked in float32 (a CPU kernel that takes float32 only)
+    parity_samples: tuple | None = None  # samples for the parity run instead of the checker's
+    not_compared: str | None = None  # why the parity run does not compare the entry with torch
+    difference: Difference | None = None  # a known difference from torch's results
+
+    def __post_init__(self) -> None:
+        for key in _MAPPINGS:  # read-only views: a record is frozen all through
+            object.__setattr__(self, key, types.MappingProxyType(dict(getattr(self, key))))
+
+    def known_failure(self, mode: str) -> str | None:
+        """Why `mode` is known to fail, if declared."""
+        return self.known_failures.get(mode)
+
+    def not_applicable_in(self, mode: str, op: "Op | None" = None) -> str | None:
+        """Why `mode` has no meaning (for `op`, when the declaration selects ops), if declared."""
+        declared = self.not_applicable_modes.get(mode)
+        return declared.reason if declared is not None and declared.holds_for(op) else None
+
+    def checks_complex(self, mode: str | None = None) -> bool:
+        """Whether complex128 samples are checked (in `mode`, which may be real-only)."""
+        return self.complex and (mode is None or mode not in self.real_only)
+
+    def declared(self) -> dict[str, Any]:
+        """The fields declared for the entry (those that differ from the empty record), for reading."""
+        empty = OpRecord(self.name)
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name" and getattr(self, f.name) != getattr(empty, f.name)}
+
+
+_MAPPINGS = {"real_only", "known_failures", "not_applicable_modes"}
+_drafts: dict[str, dict[str, Any]] = {}
+_records: dict[str, OpRecord] | None = None
+
+
+def _family() -> str:
+    """The family module whose top level makes the declaring call (not one whose helper it calls)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if ".check.families." in module and frame.f_code.co_name == "<module>":
+            return module.rsplit(".", 1)[-1]
+        frame = frame.f_back
+    return ""
+
+
+def _declare(name: str, **fields: Any) -> None:
+    """Add fields to entry `name`'s record. A mapping field merges by mode; any field stated twice
+    with another value is an error naming both."""
+    if _records is not None:
+        raise RuntimeError(f"op database already built: declare {name!r} in a family module of jaxderiv.check.families")
+    draft = _drafts.setdefault(name, {})
+    family = _family()
+    if draft.get("family", family) != family and family:
+        raise ValueError(f"{name}: declared in check/families/{draft['family']}.py and {family}.py; an entry's record lives in one family")
+    draft.setdefault("family", family)
+    for key, value in fields.items():
+        if key in _MAPPINGS:
+            merged = dict(draft.get(key, {}))
+            clash = [m for m in value if m in merged and merged[m] != value[m]]
+            if clash:
+                raise ValueError(f"{name}: {key} for {', '.join(clash)} declared twice")
+            merged.update(value)
+            draft[key] = merged
+        elif key in draft and draft[key] != value:
+            raise ValueError(f"{name}: {key} declared twice ({draft[key]!r} and {value!r})")
+        else:
+            draft[key] = value
+
+
+def database() -> Mapping[str, OpRecord]:
+    """Every declared record, by entry name (the families are imported on the first call)."""
+    global _records
+    if _records is None:
+        from . import families
+
+        for module in pkgutil.iter_modules(families.__path__):
+            importlib.import_module(f"{families.__name__}.{module.name}")
+        _records = {name: OpRecord(name, **draft) for name, draft in _drafts.items()}
+    return types.MappingProxyType(_records)
+
+
+def record(name: str) -> OpRecord:
+    """Entry `name`'s record; the empty record where nothing is declared."""
+    return database().get(name) or OpRecord(name)
+
+
+@contextlib.contextmanager
+def replaced(name: str, **changes: Any) -> Iterator[OpRecord]:
+    """Entry `name`'s record with `changes` for the duration (tests: a declaration taken away or added)."""
+    database()
+    assert _records is not None
+    old = _records.get(name)
+    new = dataclasses.replace(old or OpRecord(name), **changes)
+    _records[name] = new
+    try:
+        yield new
+    finally:
+        if old is None:
+            del _records[name]
+        else:
+            _records[name] = old
+
+
+# --- declarations, called by the family modules ---
+
+
+def samples(*names: str):
+    """Decorator: a function `(op, rng, dtype=np.float64) -> [Sample]` gives these entries' samples."""
+
+    def deco(fn):
+        for n in names:
+            _declare(n, samples=fn)
+        return fn
+
+    return deco
+
+
+def domain(lo: float, hi: float, *names: str) -> None:
+    """Tensor inputs of these entries' default samples are drawn from [lo, hi]."""
+    for n in names:
+        _declare(n, domain=(lo, hi))
+
+
+def complex_ok(*names: str) -> None:
+    """These entries are also checked on complex128 inputs (their formulas have the complex form)."""
+    for n in names:
+        _declare(n, complex=True)
+
+
+def real_only(reason: str, *names: str, modes: tuple[str, ...] = FIRST_ORDER_MODES) -> None:
+    """Check these complex-capable entries on real inputs only in `modes`, for the stated reason
+    (a mode that runs an older file's formulas, written before they took complex inputs)."""
+    for n in names:
+        _declare(n, real_only={m: reason for m in modes})
+
+
+def known_failure(reason: str, *names: str, modes: tuple[str, ...] = FIRST_ORDER_MODES) -> None:
+    """Declare that these entries' checks fail in `modes` for a stated reason. The checker still
+    runs them: a failure is reported as `known_failure` with the reason and the measured error, a pass
+    as `passed`, so a fixed gap shows at once."""
+    for n in names:
+        _declare(n, known_failures={m: reason for m in modes})
+
+
+def not_applicable(reason: str, *names: str, modes: tuple[str, ...] | None = None, when: Callable[["Op"], bool] | None = None) -> None:
+    """Declare that these entries have no JAX meaning (or, with `modes`, that those modes have
+    none: a second derivative the spec does not define, for the entries `when(op)` selects):
+    the report lists them as `not_applicable` with the reason instead of checking them."""
+    for n in names:
+        if modes is None:
+            _declare(n, not_applicable=reason)
+        else:
+            _declare(n, not_applicable_modes={m: NotApplicable(reason, when) for m in modes})
+
+
+def kinks(name: str, *argument_tuples: tuple) -> None:
+    """Inputs of entry `name` where finite differences cannot judge (kinks, ties, zeros), on
+    which the parity run compares with torch."""
+    _declare(name, kinks=tuple(argument_tuples))
+
+
+def torch_equivalent(equivalent: Equivalent, *names: str) -> None:
+    """The parity run asks torch `equivalent.call` for these entries, which torch cannot run by name."""
+    for n in names:
+        _declare(n, torch_equivalent=equivalent)
+
+
+def parity_in_float32(reason: str, *names: str) -> None:
+    """The parity run compares these entries in float32 on both sides, for the stated reason."""
+    for n in names:
+        _declare(n, parity_float32=reason)
+
+
+def parity_samples(name: str, *samples_: "Sample") -> None:
+    """Samples of the parity run for `name`, instead of the checker's."""
+    _declare(name, parity_samples=tuple(samples_))
+
+
+def not_compared(reason: str, *names: str) -> None:
+    """The parity run does not compare these entries with torch, for the stated reason."""
+    for n in names:
+        _declare(n, not_compared=reason)
+
+
+def parity_differs(columns: tuple[str, ...], reason: str, *names: str, torch_spec: bool = False, default_spec: bool = True) -> None:
+    """These entries' parity `columns` differ from torch for the stated reason (`torch_spec`: with
+    torch's own file's formulas too; `default_spec=False`: with torch's own file's only)."""
+    for n in names:
+        _declare(n, difference=Difference(tuple(columns), reason, torch_spec, default_spec))

@@ -1,0 +1,106 @@
+"""The op database: one frozen record per entry, declared once, in one family module."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import glob
+import pathlib
+
+import pytest
+
+from jaxderiv.check import opdb
+from jaxderiv.check.describe import describe
+from jaxderiv.cli import main
+from jaxderiv.spec import load_spec, shipped_spec_files, torch_spec_file
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "jaxderiv"
+
+
+def test_every_record_names_an_entry_of_a_spec_file():
+    """A record whose name no spec file has is stale (a renamed entry): it would silently apply to nothing."""
+    names = set()
+    for path in [*shipped_spec_files(), torch_spec_file(), *glob.glob(str(SRC.parents[1] / "formulas" / "*.yaml"))]:
+        names |= set(load_spec(path, strict=False).entries)
+    stale = sorted(n for n in opdb.database() if n not in names)
+    assert stale == []
+
+
+def test_records_are_frozen_and_name_their_family_module():
+    db = opdb.database()
+    assert len(db) > 500
+    for name, r in db.items():
+        assert r.name == name
+        assert (SRC / "check" / "families" / f"{r.family}.py").is_file(), name
+    acos = opdb.record("acos")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        acos.domain = (0.0, 1.0)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        acos.known_failures["vjp"] = "no"  # type: ignore[index]
+
+
+def test_an_undeclared_entry_has_the_empty_record():
+    r = opdb.record("no_such_entry")
+    assert r == opdb.OpRecord("no_such_entry") and r.declared() == {}
+    assert not r.checks_complex() and r.known_failure("vjp") is None and r.not_applicable_in("vjp") is None
+
+
+@pytest.fixture
+def fresh_database(monkeypatch):
+    """Declarations made now go to an empty database, as the family modules' do on first use."""
+    monkeypatch.setattr(opdb, "_drafts", {})
+    monkeypatch.setattr(opdb, "_records", None)
+    monkeypatch.setattr(opdb, "database", lambda: opdb._records or {})
+
+
+def test_a_fact_declared_twice_is_an_error(fresh_database):
+    opdb.domain(0.0, 1.0, "x")
+    opdb.domain(0.0, 1.0, "x")  # the same value again is harmless
+    with pytest.raises(ValueError, match="x: domain declared twice"):
+        opdb.domain(0.0, 2.0, "x")
+    opdb.known_failure("a reason", "x", modes=("vjp",))
+    opdb.known_failure("another reason", "x", modes=("jvp",))  # other modes merge
+    with pytest.raises(ValueError, match="known_failures for vjp declared twice"):
+        opdb.known_failure("a third reason", "x", modes=("vjp",))
+
+
+def test_declaring_after_the_database_is_built_is_an_error():
+    opdb.database()
+    with pytest.raises(RuntimeError, match="already built"):
+        opdb.complex_ok("acos")
+
+
+def test_replaced_restores_the_record():
+    before = opdb.record("acos")
+    with opdb.replaced("acos", complex=False, known_failures={"vjp": "temporary"}) as r:
+        assert opdb.record("acos") is r and not r.complex and r.known_failure("vjp") == "temporary"
+    assert opdb.record("acos") == before
+    with opdb.replaced("no_such_entry", domain=(0.0, 1.0)):
+        assert opdb.record("no_such_entry").domain == (0.0, 1.0)
+    assert "no_such_entry" not in opdb.database()
+
+
+def test_no_checker_module_keeps_a_dict_of_its_own_keyed_by_op_names():
+    """What verification knows about an op is in its record: the dicts the records replaced are gone."""
+    retired = {"SAMPLES", "DOMAINS", "COMPLEX", "REAL_ONLY", "KNOWN_FAILURES", "NOT_APPLICABLE", "NOT_APPLICABLE_MODES",
+               "KINKS", "EQUIVALENTS", "FLOAT32", "NOT_COMPARED", "DIFFERENCES", "TORCH_SPEC_DIFFERENCES"}
+    for path in (SRC / "check").rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            assert not names & retired, f"{path.relative_to(SRC)} defines {names & retired}"
+
+
+def test_describe_shows_entries_forward_and_record():
+    text = describe("angle", load_spec())
+    assert "entry derivatives_v1_10_flat.yaml:" in text and "angle_backward(self_t, self_p)" in text
+    assert "forward: forward/unary.py:" in text
+    assert "record: check/families/unary.py" in text and "complex: True" in text
+    assert "known_failures: jvp: spec bug" in text
+    assert "record: none declared" in describe("no_such_entry", load_spec())
+
+
+def test_op_command_prints_the_description(capsys):
+    assert main(["op", "acos"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("acos\n") and "domain: (-0.9, 0.9)" in out
