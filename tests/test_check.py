@@ -412,7 +412,7 @@ def test_the_check_runs_without_sympy(monkeypatch):
 
     with_sympy = check_all(load_spec(), ops=["sin"], modes=("vjp",)).rows
     assert with_sympy[0].proof  # sin's formula is proved where sympy is installed
-    for name in ("jaxderiv.proofs", "jaxderiv.proof_definitions"):
+    for name in ("jaxderiv.check.proofs", "jaxderiv.check.proof_definitions"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setitem(sys.modules, "sympy", None)  # `import sympy` raises ModuleNotFoundError
     rows = check_all(load_spec(), ops=["sin"], modes=("vjp",)).rows

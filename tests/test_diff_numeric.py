@@ -7,8 +7,8 @@ import json
 import pytest
 
 from jaxderiv.cli import main
-from jaxderiv.diff import diff_specs
-from jaxderiv.diff_numeric import CHANGES, NOT_COMPARABLE, ONLY_A, ONLY_B, SAME, SCHEMA, counts
+from jaxderiv.spectools.diff import diff_specs
+from jaxderiv.spectools.diff_numeric import CHANGES, NOT_COMPARABLE, ONLY_A, ONLY_B, SAME, SCHEMA, counts
 
 # Every entry below differs in text between A and B; only the numbers tell them apart.
 A = """\

@@ -14,7 +14,7 @@ import pytest
 
 from jaxderiv import Registry, load_spec
 from jaxderiv.check import check_all
-from jaxderiv.mutate import entry_yaml
+from jaxderiv.check.mutate import entry_yaml
 
 torch = pytest.importorskip("torch")
 aten = torch.ops.aten

@@ -176,7 +176,7 @@ def test_formula_pipeline_imports_one_way():
 LAYERS = (
     "errors", "expr", "cxx", "tensor_utils", "schema", "grammar", "spec", "normalize",  # text to trees
     "forward", "namespace", "translate", "rules", "helpers", "op", "registry", "literal",  # trees to ops
-    "proof_definitions", "proofs", "check", "diff_numeric", "diff", "coverage", "mutate", "cli", "__main__",  # verification, tools
+    "check", "spectools", "cli", "__main__",  # verification, tools
     "nn", "torch",  # users of the ops
 )
 

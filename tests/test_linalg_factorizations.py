@@ -20,7 +20,7 @@ from torch_oracle import to_numpy, to_torch
 from jaxderiv import Registry, load_spec
 from jaxderiv.check import check_all
 from jaxderiv.errors import NotImplementedDerivative
-from jaxderiv.mutate import entry_yaml
+from jaxderiv.check.mutate import entry_yaml
 
 torch = pytest.importorskip("torch")
 aten = torch.ops.aten

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaxderiv.grammar import parse_formula
-from jaxderiv.mutate import KINDS, entry_yaml, family_of, mutants_of, run_mutant
+from jaxderiv.check.mutate import KINDS, entry_yaml, family_of, mutants_of, run_mutant
 from jaxderiv.spec import load_spec, read_spec_text, shipped_spec_files
 
 SPEC = load_spec(shipped_spec_files()[-1])
@@ -98,7 +98,7 @@ def test_mutants_are_well_formed_and_distinct():
 def test_an_entry_whose_check_is_a_known_failure_is_not_mutated():
     """threshold_'s 1.7 formula is wrong above its threshold (a declared known failure, reported
     `skipped`): its mutants could not be judged, so the entry is left out, like a failing one."""
-    from jaxderiv.mutate import _baseline_ok
+    from jaxderiv.check.mutate import _baseline_ok
 
     older = load_spec(shipped_spec_files()[0])
     assert not _baseline_ok(older["threshold_"])

@@ -134,7 +134,7 @@ def test_softmax_backward_data_checked_through_output_of_self(tmp_path, name):
     """The 1.7 entries key the derivative through `output` to `self`; the checker's reference
     ties output = softmax(self). The shipped formulas pass; a scaled `self` formula fails."""
     from jaxderiv.check import check_all
-    from jaxderiv.mutate import entry_yaml
+    from jaxderiv.check.mutate import entry_yaml
     from jaxderiv.spec import load_spec, shipped_spec_files
 
     entry = load_spec(shipped_spec_files()[0])[name]

@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from jaxderiv.coverage import coverage
+from jaxderiv.spectools.coverage import coverage
 from jaxderiv.errors import SchemaError, SpecError
 from jaxderiv.schema import FunctionSchema
 from jaxderiv.spec import SpecWarning, load_spec

@@ -12,6 +12,7 @@ import pytest
 from jaxderiv.check import opdb
 from jaxderiv.check.describe import describe
 from jaxderiv.cli import main
+from jaxderiv.forward import implementation
 from jaxderiv.spec import load_spec, shipped_spec_files, torch_spec_file
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "jaxderiv"
@@ -37,6 +38,33 @@ def test_records_are_frozen_and_name_their_family_module():
         acos.domain = (0.0, 1.0)  # type: ignore[misc]
     with pytest.raises(TypeError):
         acos.known_failures["vjp"] = "no"  # type: ignore[index]
+
+
+def _misplaced_records() -> list[str]:
+    """Records whose family module is not named like their forward's module (forward/<family>.py),
+    or, for an entry with no forward, not not_applicable.py."""
+    out = []
+    for name, r in opdb.database().items():
+        forward = implementation(name)
+        home = forward.__module__.rsplit(".", 1)[-1] if forward is not None else "not_applicable"
+        if r.family != home:
+            where = f"its forward is in forward/{home}.py" if forward is not None else "it has no forward"
+            out.append(f"{name}: declared in check/families/{r.family}.py, but {where}")
+    return out
+
+
+def test_each_record_lives_in_the_family_named_like_its_forward():
+    """An entry's record is declared in check/families/<family>.py, where its forward is
+    forward/<family>.py; an entry with no forward (sparse layouts, fbgemm's packed weights) in
+    not_applicable.py. huber_loss's record declared in activation.py, say, fails with
+
+        AssertionError: assert ['huber_loss: declared in check/families/activation.py,
+        but its forward is in forward/losses.py'] == []
+    """
+    assert _misplaced_records() == []
+    with opdb.replaced("huber_loss", family="activation"), opdb.replaced("coalesce", family="nn"):
+        assert sorted(_misplaced_records()) == ["coalesce: declared in check/families/nn.py, but it has no forward",
+                                                "huber_loss: declared in check/families/activation.py, but its forward is in forward/losses.py"]
 
 
 def test_an_undeclared_entry_has_the_empty_record():

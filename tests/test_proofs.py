@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from jaxderiv import proofs
-from jaxderiv.proof_definitions import DEFINITIONS
-from jaxderiv.proofs import elementwise_entries, prove_entry, prove_formula
+from jaxderiv.check import proofs
+from jaxderiv.check.proof_definitions import DEFINITIONS
+from jaxderiv.check.proofs import elementwise_entries, prove_entry, prove_formula
 from jaxderiv.spec import load_spec, shipped_spec_files
 
 V1_7, V1_10 = (load_spec(f) for f in shipped_spec_files())

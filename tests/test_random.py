@@ -12,7 +12,7 @@ import pytest
 
 import jaxderiv
 from jaxderiv.check import check_all
-from jaxderiv.mutate import entry_yaml
+from jaxderiv.check.mutate import entry_yaml
 from jaxderiv.spec import load_spec, shipped_spec_files
 
 torch = pytest.importorskip("torch")

@@ -12,7 +12,7 @@ import pytest
 from jaxderiv import check_all, load_spec
 from jaxderiv.check.html import entries_of, to_html
 from jaxderiv.cli import main
-from jaxderiv.diff import diff_specs
+from jaxderiv.spectools.diff import diff_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMULAS = ROOT / "formulas"

@@ -109,7 +109,7 @@ def test_given_version_picks_the_revised_helper_meaning(tmp_path):
     """softmax_double_backward means the derivative through `self` before 1.11: one 1.7 entry
     with no fingerprint checks right only when its release is given."""
     from jaxderiv.check import check_all
-    from jaxderiv.mutate import entry_yaml
+    from jaxderiv.check.mutate import entry_yaml
 
     path = tmp_path / "derivatives.yaml"
     path.write_text(entry_yaml(load_spec(V1_7)["_softmax_backward_data"]))

@@ -259,7 +259,7 @@ def test_a_wrong_formula_is_caught(tmp_path):
     """torch's own entries pass; a weight slope doubled in _prelu_kernel's result formula, or a
     dropped rstd term in _fused_rms_norm's backward, fails."""
     from jaxderiv.check import check_all
-    from jaxderiv.mutate import entry_yaml
+    from jaxderiv.check.mutate import entry_yaml
 
     spec = load_spec(from_torch=True)
     prelu, rms = spec["_prelu_kernel"], spec["_fused_rms_norm"]
@@ -396,7 +396,7 @@ def test_wrong_double_backward_formulas_are_caught(tmp_path):
     right ones pass, a doubled grad_output in linear_double_backward's call or a dropped weight
     cotangent in layer_norm_double_backward fails."""
     from jaxderiv.check import check_all
-    from jaxderiv.mutate import entry_yaml
+    from jaxderiv.check.mutate import entry_yaml
 
     spec = load_spec(from_torch=True)
     names = ["linear", "linear_backward", "native_layer_norm", "native_layer_norm_backward"]

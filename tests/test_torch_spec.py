@@ -20,7 +20,7 @@ import pytest
 from torch_oracle import random_like, to_numpy, to_torch
 
 from jaxderiv import Registry, load_spec
-from jaxderiv.coverage import coverage
+from jaxderiv.spectools.coverage import coverage
 from jaxderiv.spec import shipped_spec_files, torch_spec_file
 
 torch = pytest.importorskip("torch")

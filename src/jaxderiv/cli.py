@@ -85,9 +85,9 @@ def _check(args) -> int:
 
 def _changed_entries(old_file: str, spec, ops):
     """`check --changed OLD`: the entries of --spec that OLD lacks or states other formulas for."""
-    from .diff import diff_specs
     from .errors import SpecError
     from .spec import load_spec
+    from .spectools.diff import diff_specs
 
     if spec is None:
         raise SpecError("--changed OLD needs --spec NEW: the entries of NEW that differ from OLD are checked")
@@ -107,7 +107,7 @@ def _write_html(report, spec, args, elapsed) -> None:
 
 
 def _coverage(args) -> int:
-    from .coverage import coverage
+    from .spectools.coverage import coverage
 
     if args.torch_version and not args.spec:
         from .errors import SpecError
@@ -151,8 +151,8 @@ def _diff(args) -> int:
     """Entries added, removed and changed from spec A to spec B; the changed ones checked in B and,
     with --numeric, both files' ops evaluated on the same inputs: whether the gradient changes."""
     from .check import check_all
-    from .diff import diff_specs
     from .spec import load_spec
+    from .spectools.diff import diff_specs
 
     new_spec = load_spec(_spec_path(args.new), torch_version=args.new_torch_version)
     result = diff_specs(load_spec(_spec_path(args.old), torch_version=args.old_torch_version), new_spec)

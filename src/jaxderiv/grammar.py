@@ -88,6 +88,7 @@ def _tokenize(text: str) -> list[_Token]:
     tokens = []
     for match in _TOKEN_RE.finditer(text):
         kind, lexeme, col = match.lastgroup, match.group(), match.start() + 1
+        assert kind is not None  # every alternative of _TOKEN_RE is a named group
         if kind in ("SPACE", "COMMENT"):
             continue
         if kind == "OPEN_COMMENT":
@@ -336,7 +337,7 @@ class _Parser:
     def template_args(self) -> tuple[Node, ...] | None:
         """`<T, 0, const U&>` from the cursor, or None if that is not a valid list."""
         opener = self.advance()
-        args = []
+        args: list[Node] = []
         with self.nested(opener):
             if self.accept(">"):
                 return ()
@@ -364,6 +365,7 @@ class _Parser:
         words = []
         while self.at_word(_CV_QUALIFIERS):
             words.append(self.advance().text)
+        base: Name | Template | None
         if self.at_word(_BUILTIN_TYPE_WORDS):
             builtin = []
             while self.at_word(_BUILTIN_TYPE_WORDS):

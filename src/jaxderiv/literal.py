@@ -8,6 +8,8 @@ reverse mode by JAX transposing that formula.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
@@ -31,7 +33,7 @@ def _as_call(op: Op, args):
 
 def _scatter(op: Op, call, per_slot):
     """Per-argument cotangents (None, array or list) from per-array ones."""
-    out = {}
+    out: dict[str, Any] = {}
     for a in op.schema.arguments:
         if _is_tensor_arg(a):
             value = call.bound[a.name]
@@ -59,6 +61,7 @@ def _make(op: Op, kind: str):
         call, xs = op._prepare(*_as_call(op, args))
         return call.pack(call.primal(*xs))
 
+    fn: jax.custom_vjp | jax.custom_jvp
     if kind == "vjp":
         fn = jax.custom_vjp(primal, nondiff_argnums=static)
 

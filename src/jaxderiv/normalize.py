@@ -94,6 +94,7 @@ class Derivative:
     def require_parsed(self) -> Node:
         """The parsed tree, or the parse error raised, located at the formula's line."""
         if self.parsed is None:
+            assert self.error is not None  # set exactly when the text does not parse
             raise self.error.located(self.location)
         return self.parsed
 
@@ -167,7 +168,7 @@ def _element_wise_terms(entry: Entry, backward: tuple[Derivative, ...]) -> tuple
                 continue
             grad = Call(Attr(Name(f"{name}_t"), "conj"), ())
             # What the backward formula reads of the gradient, for this input alone.
-            given = {"grad": grad, "grads": BraceList((grad,)), "grad_input_mask": BraceList(tuple(Bool(n == name) for n in d.names))}
+            given: dict[str, Node] = {"grad": grad, "grads": BraceList((grad,)), "grad_input_mask": BraceList(tuple(Bool(n == name) for n in d.names))}
             body = _substitute(d.parsed, {**primals, **given})
             if len(d.names) > 1:
                 body = Index(body, Num(str(k), k))  # this input's gradient of the formula's tuple

@@ -127,6 +127,7 @@ class Op:
         # terms compiled, as (input, fn); for auto_linear None (the op runs on the tangents).
         self._forward = {}
         for d in forward:
+            fn: tuple[tuple[str, Compiled], ...] | Compiled | None
             if d.kind is Kind.AUTO_ELEMENT_WISE:
                 fn = tuple((t.input, _translate_at(t.tree, self._fwd_vars, t.source.location, calls, release)) for t in d.terms)
             elif d.kind is Kind.AUTO_LINEAR:
@@ -316,8 +317,8 @@ class _Call:
             env["result"] = ys[0]
         for i, y in enumerate(ys):
             env[f"result{i}"] = y
-            if i < len(self.op.schema.returns) and self.op.schema.returns[i].name:
-                env[self.op._output_name(self.op.schema.returns[i].name)] = y
+            if i < len(self.op.schema.returns) and (name := self.op.schema.returns[i].name):
+                env[self.op._output_name(name)] = y
         return env
 
     @property

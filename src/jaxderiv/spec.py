@@ -414,7 +414,7 @@ def _name_unnamed_overloads(read: list[Entry], reported: list[str]) -> list[Entr
         distinct = {tuple(map(_arg_key, e.schema.arguments)) for e in group}
         if len(group) < 2 or group[0].schema.overload_name or len(distinct) < 2:
             continue
-        unique = []
+        unique: list[Entry] = []
         for e in group:
             if all(tuple(map(_arg_key, e.schema.arguments)) != tuple(map(_arg_key, u.schema.arguments)) for u in unique):
                 unique.append(e)
@@ -532,7 +532,10 @@ def _read_entry(node, file: str | None, reported: list[str]) -> Entry:
 
     inputs = {a.name for a in schema.arguments}
     outputs = {r.name for r in schema.returns if r.name}
-    backward, forward, marked_non_diff, ignored = [], [], [], []
+    backward: list[Formula] = []
+    forward: list[Formula] = []
+    marked_non_diff: list[str] = []
+    ignored: list[Formula] = []
     # Loading routes a key by its value's text, as torchgen's loader does (this layer sits below
     # the grammar); what each formula states is resolved from its tree later, in normalize.py.
     for key, (value_node, line) in formula_pairs.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Concatenate, Iterable, Mapping
 
 from . import expr as E
 from .cxx import BINARY, UNARY, truth
@@ -21,6 +21,8 @@ from .normalize import Kind, normalize
 __all__ = ["translate", "Compiled", "names_called"]
 
 Compiled = Callable[[Mapping[str, Any]], Any]
+# run(env, *args): a call wrapped by _Translator._located, its failures naming the formula's location.
+_Located = Callable[Concatenate[Mapping[str, Any], ...], Any]
 
 
 # calls(name) -> the callable a formula's call of the ATen op `name` should run, or None.
@@ -98,7 +100,7 @@ class _Translator:
             raise self.error(node, f"{type(node).__name__} is not supported in formulas")
         return method(node)
 
-    def _located(self, node, fn: Callable, describe: str) -> Compiled:
+    def _located(self, node, fn: Callable, describe: str) -> _Located:
         """Wrap a call so that a failure at run time names the formula and column."""
         location, col = self.location, getattr(node, "col", None) or None
 
@@ -293,7 +295,7 @@ def unresolved_names(tree: E.Node) -> set[str]:
 # -- formulas written for real tensors only ------------------------------------------------------
 
 # Methods that read only a tensor's metadata, and calls that read only the shape and dtype of
-# their tensor arguments: a complex value there changes nothing in the formula's math (mutate.py
+# their tensor arguments: a complex value there changes nothing in the formula's math (check/mutate.py
 # skips such reads too: detaching them changes nothing).
 METADATA_METHODS = frozenset({"sizes", "sym_sizes", "size", "sym_size", "dim", "numel", "sym_numel", "strides", "sym_strides",
                                "stride", "scalar_type", "options", "dtype", "device", "layout", "is_contiguous", "suggest_memory_format",
@@ -401,6 +403,7 @@ def real_only_inputs(entry) -> tuple[str, frozenset[str]] | None:
         fixed = _conjugated(later.parsed) & reads if later is not None and later.parsed is not None else set()
         inline = _value_reads(tree) & capable
         if fixed:
+            assert later is not None  # fixed is empty without a newer formula
             reasons.append(f"its formula for {d.key!r} ({d.text}) has no .conj(), which PyTorch's newer formula adds ({later.text})")
         elif inline:
             reasons.append(f"its formula for {d.key!r} ({d.text}) reads {', '.join(sorted(inline))} without .conj()")

@@ -79,6 +79,8 @@ def _inexact(x) -> bool:
 class _Problem:
     """One sample as functions of its differentiable arrays: through the rules and natively."""
 
+    directions: dict  # the sample's random draws (`_directions`), set once drawn
+
     def __init__(self, op: Op, sample: Sample, held: frozenset[str] = frozenset()):
         """held: inputs kept fixed, though differentiable (a derivative the spec refuses)."""
         self.op = op
@@ -86,7 +88,7 @@ class _Problem:
         bound = op.bind(tuple(sample.args), dict(sample.kwargs))
         self.names = list(bound)
         self.values = [_to_jax(v) for v in bound.values()]
-        self.paths = []  # (position, index in list or None) of each differentiable array
+        self.paths: list[tuple[int, int | None]] = []  # (position, index in list or None) of each differentiable array
         for i, (a, v) in enumerate(zip(op.schema.arguments, self.values)):
             if a.name not in op.differentiable_inputs or a.name in held:
                 continue
@@ -336,7 +338,7 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
     step = tol.fd_step if mode in ("vjp", "jvp") else tol.fd_step * 10
     if mode == "jvp":
 
-        def program(xs, vs):
+        def jvp_program(xs, vs):
             plus, minus = _shifted(xs, vs, step)
             out = {"ours": jax.jvp(p.rule_fn, xs, vs)[1], "ref": jax.jvp(p.native_fn, xs, vs)[1], "plus": p.fd_fn(*plus), "minus": p.fd_fn(*minus)}
             if thorough:
@@ -344,25 +346,25 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
                 out["p_plus"], out["p_minus"] = _partial_shifts(p.fd_fn, xs, vs, step)
             return out
 
-        return program, (tuple(xs), tuple(vs)), lambda out: dict(out, vs=vs)
+        return jvp_program, (tuple(xs), tuple(vs)), lambda out: dict(out, vs=vs)
     if mode == "vjp":
 
-        def program(xs, vs, cts):
+        def vjp_program(xs, vs, cts):
             plus, minus = _shifted(xs, vs, step)
             out = {"ours": jax.vjp(p.rule_fn, *xs)[1](cts), "ref": jax.vjp(p.native_fn, *xs)[1](cts), "plus": p.fd_fn(*plus), "minus": p.fd_fn(*minus)}
             if thorough:
                 out["p_ours"], out["p_ref"] = _partials(mode, p.rule_fn, xs, vs, cts), _partials(mode, p.native_fn, xs, vs, cts)
             return out
 
-        return program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
+        return vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
     if mode == "jvp_vjp":
 
-        def program(xs, vs, cts):
+        def jvp_vjp_program(xs, vs, cts):
             plus, minus = _shifted(xs, vs, step)
             ours, ref = (jax.jvp(_backward(fn, cts), tuple(xs), tuple(vs))[1] for fn in (p.rule_fn, p.native_fn))
             return {"ours": ours, "ref": ref, "plus": _backward(p.rule_fn, cts)(*plus), "minus": _backward(p.rule_fn, cts)(*minus)}
 
-        return program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
+        return jvp_vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
     argnums = tuple(range(len(xs)))
 
     def program(xs, vs, cts, ws):
@@ -530,8 +532,8 @@ def _check_op(
     for mode in modes:
         start = time.perf_counter()
         acc = _Accumulator()
-        if why_not[mode] is not None:
-            rows.append(Row(op.name, mode, "not_applicable", reason=why_not[mode], formula=label[mode]))
+        if (skip_reason := why_not[mode]) is not None:
+            rows.append(Row(op.name, mode, "not_applicable", reason=skip_reason, formula=label[mode]))
             continue
         row = Row(op.name, mode, "passed", formula=label[mode])
         prep = prepared[mode]
@@ -558,6 +560,7 @@ def _check_op(
             elif too_large:
                 row.reason = f"per-element comparison skipped for sample(s) {too_large}: over the size caps of Tolerance.element_inputs/element_entries"
         except _Mismatch as m:
+            assert index is not None  # a mismatch is raised only by comparing a sample
             s, is_complex = cases[index]
             row.status, row.reason = "failed", f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}"
             if "per-element Jacobian" not in str(m) and mode not in PRECISION_MODES:
@@ -677,8 +680,8 @@ def check(
     transforms: Sequence[str] = ("jit",),
 ) -> Report:
     """Check one op's rules in each mode; see `check_all`."""
-    options = {"sample": sample, "per_element": per_element, "thorough": thorough, "transforms": transforms}
-    return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed, **options)
+    return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed,
+                     sample=sample, per_element=per_element, thorough=thorough, transforms=transforms)
 
 
 def plan(spec=None, ops: Iterable[str] | None = None, registry: Registry | None = None) -> list[tuple[Registry, str, bool]]:
@@ -837,7 +840,7 @@ def _mode_proofs(entry) -> dict[str, str]:
     """sympy proofs of the elementwise entries' formulas, reported beside `passed`; none without
     sympy (the `proofs` extra): the numerical checks do not need it."""
     try:
-        from ..proofs import mode_proofs
+        from .proofs import mode_proofs
     except ModuleNotFoundError as e:
         if e.name != "sympy":
             raise

@@ -51,8 +51,8 @@ class _Accumulator:
         self.abs_err, self.rel_err = max(self.abs_err, abs_err), max(self.rel_err, min(rel_err, abs_err))
         bad = diff > atol + rtol * scale
         if np.any(bad):
-            where = np.unravel_index(int(np.argmax(diff - rtol * scale)), diff.shape) if diff.ndim else ()
-            where = tuple(int(i) for i in where)
+            index = np.unravel_index(int(np.argmax(diff - rtol * scale)), diff.shape) if diff.ndim else ()
+            where = tuple(int(i) for i in index)
             raise _Mismatch(
                 f"{check}, {side}: actual ({ACTUAL}) differs from the reference ({reference}): "
                 f"max |actual - reference| = {abs_err:.3e} at element {where} "

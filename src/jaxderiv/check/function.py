@@ -8,7 +8,7 @@ arguments is an input to differentiate; the check runs in float64.
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 import jax
 import jax.numpy as jnp
@@ -90,7 +90,7 @@ def check_function(
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise ValueError(f"unknown mode(s) {bad}; choose from {MODES}")
-    label = name or getattr(f, "__name__", "function")
+    label = name or cast(str, getattr(f, "__name__", "function"))  # a callable object may have no __name__
     what = "finite differences" + (" and JAX autodiff of the reference" if reference is not None else "")
     rows = []
     with jax.enable_x64(True):

@@ -131,7 +131,7 @@ _records: dict[str, OpRecord] | None = None
 
 def _family() -> str:
     """The family module whose top level makes the declaring call (not one whose helper it calls)."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if ".check.families." in module and frame.f_code.co_name == "<module>":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -165,7 +166,7 @@ class _Call:
         if float32:
             self.values = [_narrow(v, np.float32) for v in self.values]
         # (argument, element of a Tensor[] or None) of every differentiable inexact input
-        self.paths = []
+        self.paths: list[tuple[int, int | None]] = []
         for i, (a, v) in enumerate(zip(self.arguments, self.values)):
             if a.name not in op.differentiable_inputs:
                 continue
@@ -239,7 +240,7 @@ def _seeded(seed, fn):
     return fn()
 
 
-def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str, bool]:
+def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str, bool | None]:
     """forward, vjp and jvp verdicts of one sample (None: nothing to differentiate)."""
     xs = call.xs()
     ours, theirs = call.jax(*[jnp.asarray(x) for x in xs]), _seeded(0, lambda: call.torch(*[_to_torch(x) for x in xs]))
@@ -256,7 +257,7 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
             fwd = tally._differs(f"forward output {k}: shape {np.shape(o)} vs torch {tuple(t.shape)}")
         if np.dtype(jnp.result_type(o)).name != str(t.dtype).removeprefix("torch."):
             fwd = tally._differs(f"forward output {k}: dtype {jnp.result_type(o)} vs torch {t.dtype}")
-    verdict = {"forward": fwd, "vjp": None, "jvp": None}
+    verdict: dict[str, bool | None] = {"forward": fwd, "vjp": None, "jvp": None}
     args, kwargs = call._split(call.values)
     differentiable = call.op.output_differentiable(*args, **kwargs)
     inexact = [k for k in _inexact_outputs(ours) if k < len(theirs) and theirs[k] is not None]
@@ -298,9 +299,10 @@ def _pick(values, ks):
     return [values[k] for k in ks]
 
 
-def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally, undifferentiated=()) -> bool:
+def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally, undifferentiated=()) -> bool | None:
     """`outs`: the outputs jaxderiv differentiates; `undifferentiated`: its other inexact
-    outputs, each a difference if torch differentiates it (a gradient jaxderiv would drop)."""
+    outputs, each a difference if torch differentiates it (a gradient jaxderiv would drop).
+    None where torch differentiates none of `outs`: nothing to compare."""
     torch = _torch()
     leaves = [_to_torch(x).requires_grad_() for x in xs]
     t_outs = _seeded(0, lambda: call.torch(*leaves))
@@ -357,7 +359,7 @@ def compare_op(op: Op, samples: list[Sample], kinks: list[tuple], complex_sample
                                     "random: shapes and dtypes compared, derivatives where torch's do not depend on the draw"
                                     if any(a.type.base == "Generator" for a in op.schema.arguments) else "") if x)
     with_jvp = bool(op.entry.forward)
-    groups = (("plain", [(s.args, s.kwargs, s) for s in samples]), ("kinks", [(k, {}, None) for k in kinks]),
+    groups: tuple[tuple[str, list[tuple[Any, dict, Sample | None]]], ...] = (("plain", [(s.args, s.kwargs, s) for s in samples]), ("kinks", [(k, {}, None) for k in kinks]),
               ("complex", [(s.args, s.kwargs, s) for s in complex_samples]))
     for group, cases in groups:
         for args, kwargs, sample in cases:

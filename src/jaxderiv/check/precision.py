@@ -114,12 +114,12 @@ def evaluate_apart(mode: str, p, d: dict, compiled, or_none) -> dict:
     hi = (high.xs, _cast(mode, d["vs"], True), _cast(mode, d["cts"], True))
     try:
         forward = True
-        ours = compiled(lambda *a: _derivatives(low.rule_fn, *a, True))(*lo)
+        ours = compiled(lambda xs, vs, cts: _derivatives(low.rule_fn, xs, vs, cts, True))(*lo)
     except NotImplementedDerivative:
         forward = False
-        ours = compiled(lambda *a: _derivatives(low.rule_fn, *a, False))(*lo)
-    exact = compiled(lambda *a: _derivatives(high.rule_fn, *a, forward))(*hi)
-    ref = or_none(lambda *a: _derivatives(low.native_fn, *a, forward), *lo)
+        ours = compiled(lambda xs, vs, cts: _derivatives(low.rule_fn, xs, vs, cts, False))(*lo)
+    exact = compiled(lambda xs, vs, cts: _derivatives(high.rule_fn, xs, vs, cts, forward))(*hi)
+    ref = or_none(lambda xs, vs, cts: _derivatives(low.native_fn, xs, vs, cts, forward), *lo)
     return {"ours": ours, "ref": ref, "exact": exact, "xs": low.xs}
 
 

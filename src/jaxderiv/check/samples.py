@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -79,8 +79,11 @@ def default_samples(op: Op, rng: np.random.Generator, dtype=np.float64) -> list[
     lo, hi = domain_of(op.name)
     out = []
     for shapes in DEFAULT_SHAPES:
-        args, kwargs, k = [], {}, 0
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        k = 0
         for a in op.schema.arguments:
+            value: Any
             if a.is_tensor:
                 shape = shapes[min(k, len(shapes) - 1)]
                 k += 1

@@ -340,6 +340,7 @@ def aminmax(self, dim=None, keepdim=False):
 
 def _argsort(x, d: int, descending: bool = False):
     """ATen's stable sort order: NaN counts as the largest value, equal values keep their order."""
+    keys: tuple[jax.Array, ...]
     if _kind(x) == "floating":
         nan = jnp.isnan(x)
         key = jnp.where(nan, 0, x)

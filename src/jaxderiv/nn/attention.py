@@ -39,6 +39,7 @@ class MultiheadAttention(nnx.Module):
         self.in_proj_bias = nnx.Param(jnp.zeros((3 * embed_dim,), param_dtype)) if bias else nnx.data(None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
         if bias:
+            assert self.out_proj.bias is not None  # Linear(bias=True) has one
             self.out_proj.bias[...] = jnp.zeros((embed_dim,), param_dtype)
         self.embed_dim, self.num_heads, self.batch_first = embed_dim, num_heads, batch_first
         self.dtype, self.param_dtype = dtype, param_dtype

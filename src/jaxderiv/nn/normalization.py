@@ -32,9 +32,10 @@ class _BatchNorm(nnx.Module):
                  *, use_running_average: bool = False, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs | None = None):
         self.weight, self.bias = _affine((num_features,), affine, param_dtype)
         if track_running_stats:
-            self.running_mean = nnx.BatchStat(jnp.zeros((num_features,), param_dtype))
-            self.running_var = nnx.BatchStat(jnp.ones((num_features,), param_dtype))
-            self.num_batches_tracked = nnx.BatchStat(jnp.zeros((), jnp.int32))
+            # None (below) without running statistics
+            self.running_mean: nnx.BatchStat | None = nnx.BatchStat(jnp.zeros((num_features,), param_dtype))
+            self.running_var: nnx.BatchStat | None = nnx.BatchStat(jnp.ones((num_features,), param_dtype))
+            self.num_batches_tracked: nnx.BatchStat | None = nnx.BatchStat(jnp.zeros((), jnp.int32))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = nnx.data(None)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum

@@ -41,7 +41,7 @@ class _Recurrent(nnx.Module):
             for d in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if d else "")
                 fan = input_size if layer == 0 else hidden_size * directions
-                shapes = {"weight_ih": (gates * hidden_size, fan), "weight_hh": (gates * hidden_size, hidden_size)}
+                shapes: dict[str, tuple[int, ...]] = {"weight_ih": (gates * hidden_size, fan), "weight_hh": (gates * hidden_size, hidden_size)}
                 if bias:
                     shapes |= {"bias_ih": (gates * hidden_size,), "bias_hh": (gates * hidden_size,)}
                 for kind, shape in shapes.items():

@@ -18,7 +18,7 @@ def _variables(module: nnx.Module) -> dict[str, nnx.Variable]:
     """Each Param and BatchStat of module by its torch key: the path, less nnx.Sequential's `layers` level."""
     graph = list(nnx.iter_graph(module))
     sequential = {tuple(path) for path, node in graph if isinstance(node, nnx.Sequential)}
-    out = {}
+    out: dict[str, nnx.Variable] = {}
     for path, var in graph:
         if isinstance(var, (nnx.Param, nnx.BatchStat)):
             out[".".join(str(p) for i, p in enumerate(path) if not (p == "layers" and tuple(path[:i]) in sequential))] = var

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -72,12 +72,13 @@ class ImportedModel:
         leaves = _user_leaves(self._in_spec, inputs, kwinputs)
         values, user = {}, iter(leaves)
         for node, role, target in self.program.inputs:
+            state = cast(str, target)  # the state_dict name: None only for the roles that do not read it (user, token)
             if role == "parameter":
-                values[node] = params[self.aliases.get(target, target)]
+                values[node] = params[self.aliases.get(state, state)]
             elif role == "buffer":
-                values[node] = buffers[target] if target in buffers else self.constants[target]
+                values[node] = buffers[state] if state in buffers else self.constants[state]
             elif role == "constant":
-                values[node] = self.constants[target]
+                values[node] = self.constants[state]
             elif role == "user":
                 try:
                     values[node] = next(user)
@@ -163,7 +164,7 @@ def _tie_groups(ep: torch.export.ExportedProgram) -> dict[str, str]:
 
 def _require_x64(tensors) -> None:
     wide = sorted({str(t.dtype) for t in tensors if t.dtype in (torch.float64, torch.complex128)})
-    if wide and not jax.config.jax_enable_x64:
+    if wide and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # each flag is a Config attribute set at run time
         raise TypeError(f"the model holds {', '.join(wide)} tensors, but JAX runs in 32 bits: "
                         "call jax.config.update('jax_enable_x64', True) before importing it")
 

@@ -84,6 +84,7 @@ def resolve(name: str, registry: Registry) -> Resolved:
     """How the overload `name` runs under `registry` (see the module docstring)."""
     kind, target = runs_as(name, registry)
     if kind == "entry":
+        assert target is not None  # runs_as names the entry
         op = registry.op(target)
         via = "" if target == name else f" (functional form of {name})"
         return Resolved(op, kind, f"{op.entry.location}{via}")
@@ -91,7 +92,9 @@ def resolve(name: str, registry: Registry) -> Resolved:
         variant = _variants.VARIANTS[name]
         return Resolved(functools.partial(variant.run, registry), kind, variant.describe(registry))
     if kind == "constant":
-        return Resolved(_held_constant(_forward.implementation(name)), kind, "no gradient (a constructor, assert or query)")
+        impl = _forward.implementation(name)
+        assert impl is not None  # runs_as found it
+        return Resolved(_held_constant(impl), kind, "no gradient (a constructor, assert or query)")
     if name in registry.spec:
         return Resolved(None, kind, f"entry {registry.spec[name].location} has no forward implementation in jaxderiv")
     return Resolved(None, kind, "no derivatives.yaml entry, no torch decomposition, and no gradient-free forward in jaxderiv")

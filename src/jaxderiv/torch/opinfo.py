@@ -34,7 +34,7 @@ import dataclasses
 import functools
 import time
 import zlib
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import jax
 import jax.numpy as jnp
@@ -89,7 +89,7 @@ def _clone(x):
 class Recorder(TorchDispatchMode):
     """Records every ATen OpOverload dispatched while active, with cloned arguments."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.calls: list[Call] = []
 
@@ -208,16 +208,16 @@ def _compare_forward(op, call: Call) -> tuple[str, float, str]:
     if len(exp_leaves) != len(got_leaves):
         return "mismatch", float("inf"), f"{len(got_leaves)} outputs, torch has {len(exp_leaves)}"
     pairs = []
-    for i, (e, g) in enumerate(zip(exp_leaves, got_leaves)):
+    for i, (x, g) in enumerate(zip(exp_leaves, got_leaves)):
         g = np.asarray(g)
-        if isinstance(e, torch.Tensor):
-            want = convert_constant(e.dtype)
+        if isinstance(x, torch.Tensor):
+            want = convert_constant(x.dtype)
             if g.dtype != want:
                 return "mismatch", float("inf"), f"output {i}: dtype {g.dtype}, torch {want}"
-            rtol, atol = _TOLS.get(e.dtype, (RTOL, ATOL))
+            rtol, atol = _TOLS.get(x.dtype, (RTOL, ATOL))
         else:
             rtol, atol = RTOL, ATOL
-        pairs.append((f"output {i}", g, _np(e), rtol, atol))
+        pairs.append((f"output {i}", g, _np(x), rtol, atol))
     return _verdict(pairs)
 
 
@@ -260,7 +260,7 @@ class _Bound:
         diff = set(op.differentiable_inputs)
         self.bound = dict(zip([n for n in self.names if n not in self.kwarg_only], args))
         self.bound.update(kwargs)
-        self.targets = []
+        self.targets: list[tuple[str, int | None, torch.Tensor]] = []
         for n, v in self.bound.items():
             if n not in diff:
                 continue
@@ -348,7 +348,7 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
         leaves_j, treedef = jax.tree.flatten(out_j)
         if len(leaves_j) != len(outs_t):
             return "mismatch", float("inf"), f"{len(leaves_j)} outputs, torch has {len(outs_t)}"
-        ct_j = []
+        ct_j: list[np.ndarray | jax.Array] = []
         for y, c, has in zip(leaves_j, cts, torch_has_grad):
             y = jnp.asarray(y)
             if not jnp.issubdtype(y.dtype, jnp.inexact):
@@ -495,8 +495,8 @@ class Replay:
     calls_recorded: int = 0
     calls_replayed: int = 0  # recorded calls of implemented overloads (before the cache)
     calls_routed: int = 0  # of those, in-place / `_copy` overloads run through their functional entry
-    jvp_not_applicable: dict = dataclasses.field(default_factory=collections.Counter)  # torch's reason -> distinct calls
-    skipped: dict = dataclasses.field(default_factory=collections.Counter)  # reason -> count
+    jvp_not_applicable: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # torch's reason -> distinct calls
+    skipped: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # reason -> count
     sample_errors: dict = dataclasses.field(default_factory=dict)  # opinfo -> message
     opinfos: int = 0
     seconds: float = 0.0
@@ -578,6 +578,7 @@ def _implemented(registry: Registry, name: str):
         return (op, name) if op.impl is not None else (None, None)
     kind, target = runs_as(name, registry)
     if kind == "entry" and target != name:
+        assert target is not None  # runs_as names the entry
         return registry.op(target), target
     return None, None
 
@@ -599,7 +600,7 @@ def _in_place(op, call: Call):
         out = op(*args, **kwargs)
         return out.astype(dtype) if isinstance(out, jax.Array) else out
 
-    run.differentiable_inputs = op.differentiable_inputs
+    run.differentiable_inputs = op.differentiable_inputs  # type: ignore[attr-defined]  # a function attribute, read as Op's
     return run
 
 
@@ -618,7 +619,8 @@ def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None,
 
     label = registry if isinstance(registry, str) else repr(registry)
     if isinstance(registry, str):
-        registry = {"torch": torch_registry, "default": default_registry}[registry]()
+        makers: dict[str, Callable[[], Registry]] = {"torch": torch_registry, "default": default_registry}
+        registry = makers[registry]()
     infos = list(op_db)
     if ops is not None:
         wanted = list(ops)

@@ -13,7 +13,6 @@ import numpy as np
 from ..opdb import Equivalent, complex_ok, domain, kinks, known_failure, real_only, samples, torch_equivalent
 from ..samples import Sample
 from . import vector
-from .nn import _make, _pair_backward, _pair_loss
 
 GAP = 0.1
 SHAPES = ((2, 3), (4,), ())
@@ -175,13 +174,6 @@ def _prelu(op, rng, dtype=np.float64):
 @samples("prelu_backward")
 def _prelu_backward(op, rng, dtype=np.float64):
     return [Sample((rng.normal(size=s.args[0].shape), *s.args), label=s.label) for s in _prelu(op, rng)]
-
-
-# huber_loss has the regression losses' samples (check/families/nn.py), |self - target| kept
-# away from its kinks 0 and +-delta.
-_huber = _pair_loss(kinks_of_difference=(0.0, -0.7, 0.7), extra=(0.7,))
-samples("huber_loss")(_make(_huber))
-samples("huber_loss_backward")(_make(_pair_backward(_huber)))
 
 
 samples("rrelu_with_noise_functional")(_rrelu_with_noise)

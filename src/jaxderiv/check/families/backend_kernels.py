@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from ..opdb import Equivalent, known_failure, parity_differs, samples, torch_equivalent
 from . import CUDA_ONLY
+from ._spatial_common import _register
+from .conv import _DEPTHWISE, _conv_entry
 from .nn import linear_samples
-from .spatial import _DEPTHWISE, _MAX2, _MAX3, _P2, _P3, _conv_entry, _pool, _register
+from .pooling import _MAX2, _MAX3, _P2, _P3, _pool
 
 _register("_conv_depthwise2d", _conv_entry("", _DEPTHWISE, n=2, groups=2, depthwise=True))
 _register("conv_depthwise3d", _conv_entry("", _DEPTHWISE, n=3, groups=2, depthwise=True))
@@ -52,8 +54,6 @@ torch_equivalent(Equivalent(_torch_max_pool_values(3), "torch's mkldnn kernel ta
                  "mkldnn_max_pool3d")
 torch_equivalent(Equivalent(lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
                             "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d"), "mkldnn_adaptive_avg_pool2d")
-torch_equivalent(Equivalent(lambda aten, a: [a["self"].clone()],
-                            "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"), "to_mkldnn")
 parity_differs(("vjp",), "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
                "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
                "reaches it: its depthwise convolutions differentiate through convolution)",

@@ -31,7 +31,8 @@ def _small_ints(rng, shape, dtype):
 def _sample(op, rng, dtype, spec: dict, shapes, kinks: Callable | None) -> Sample:
     """One call: tensors drawn as `spec` says ((lo, hi), a function, or None), other arguments from `spec`."""
     for _ in range(100):
-        values, k = {}, 0
+        values: dict[str, object] = {}
+        k = 0
         for a in op.schema.arguments:
             if a.is_tensor:
                 how = spec.get(a.name, DEFAULT_RANGE if a.default is None else None)
@@ -42,7 +43,8 @@ def _sample(op, rng, dtype, spec: dict, shapes, kinks: Callable | None) -> Sampl
                 elif callable(how):
                     values[a.name] = how(rng, shape, dtype)
                 else:
-                    values[a.name] = draw(rng, shape, *how, dtype)
+                    lo, hi = how
+                    values[a.name] = draw(rng, shape, lo, hi, dtype)
             elif a.name in spec:
                 values[a.name] = spec[a.name]
         if kinks is None or np.min(kinks(**values), initial=np.inf) >= GAP:

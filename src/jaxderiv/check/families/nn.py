@@ -1,25 +1,24 @@
-"""Checker samples of the neural-network core: softmax, glu, losses, normalization, dropout, embedding.
+"""Checker samples of the neural-network core (forward/nn.py): softmax and its masked and safe
+variants, glu, dropout, embedding and embedding_bag, linear and the prelu kernel.
 
-Inputs keep clear of kinks (hinges of the margin losses, |x - y| = beta of smooth_l1, ties
-of embedding_bag's max) and of the edges of the domains (binary cross entropy's (0, 1)).
-Losses are called with equal shapes, as torch.nn.functional calls them (it broadcasts first):
-their 1.7 formulas normalize a mean by the numel of the argument they differentiate.
-Each loss is sampled in every reduction (0 none, 1 mean, 2 sum).
+Inputs keep clear of kinks (prelu's at self = 0, ties of embedding_bag's max). The backward
+entries of softmax get output = softmax(self), as their formulas assume; masked softmax's mask
+leaves every slice an element; embedding takes neither padding_idx nor scale_grad_by_freq
+(their gradients differ from the forward's derivative by design). `_make` (a samples
+function from argument tuples) and `_away` (values clear of kinks) serve losses.py and
+normalization.py too.
 """
 
 from __future__ import annotations
-
-import math
 
 import jax
 import numpy as np
 
 from ...forward import implementation
-from ..opdb import Equivalent, known_failure, not_applicable, not_compared, parity_differs, samples, torch_equivalent
+from ..opdb import Equivalent, not_applicable, not_compared, parity_differs, samples, torch_equivalent
 from ..samples import Sample
 from . import CUDA_ONLY
 
-REDUCTIONS = (0, 1, 2)
 GAP = 0.1
 
 
@@ -91,263 +90,6 @@ samples("glu")(_make(lambda rng: [((rng.normal(size=(2, 4)), d), f"2x4 dim={d}")
 samples("glu_backward")(_make(lambda rng: [((rng.normal(size=(2, 2)), rng.normal(size=(2, 4)), 1), "2x4 dim=1"), ((rng.normal(size=(1, 3)), rng.normal(size=(2, 3)), 0), "2x3 dim=0")]))
 
 
-# -- losses ---------------------------------------------------------------------------------------
-
-
-def _pair_loss(kinks_of_difference=(), lo=-2.0, hi=2.0, target=None, extra=()):
-    """loss(self, target, reduction, *extra) in each reduction; self - target clear of the kinks."""
-
-    def fn(rng):
-        out = []
-        for r in REDUCTIONS:
-            for s in ((2, 3), ()):
-                t = target(rng, s) if target else rng.uniform(lo, hi, size=s)
-                x = t + _away(rng, s, kinks_of_difference)
-                out.append(((x, t, r, *extra), f"{s or '0-d'} reduction={r}"))
-        return out
-
-    return fn
-
-
-def _pair_backward(loss_fn):
-    """loss_backward(grad_output, self, target, reduction, ...): grad_output shaped as the loss."""
-
-    def fn(rng):
-        out = []
-        for (x, t, r, *extra), label in loss_fn(rng):
-            g = rng.normal(size=np.shape(x) if r == 0 else ())
-            out.append(((g, x, t, r, *extra), label))
-        return out
-
-    return fn
-
-
-_mse = _pair_loss()
-_l1 = _pair_loss(kinks_of_difference=(0.0,))
-_smooth = _pair_loss(kinks_of_difference=(0.0, -0.7, 0.7), extra=(0.7,))
-_soft_margin = _pair_loss(target=lambda rng, s: np.sign(rng.uniform(-1, 1, size=s)))
-samples("mse_loss")(_make(_mse))
-samples("mse_loss_backward")(_make(_pair_backward(_mse)))
-samples("l1_loss")(_make(_l1))
-samples("l1_loss_backward")(_make(_pair_backward(_l1)))
-samples("smooth_l1_loss")(_make(_smooth))
-samples("smooth_l1_loss_backward")(_make(_pair_backward(_smooth)))
-samples("soft_margin_loss")(_make(_soft_margin))
-samples("soft_margin_loss_backward")(_make(_pair_backward(_soft_margin)))
-
-
-def _kl_div(rng):
-    out = []
-    for r in REDUCTIONS:
-        for log_target in (False, True):
-            x = rng.normal(size=(2, 3))
-            t = rng.normal(size=(2, 3)) if log_target else rng.uniform(0.2, 1.0, size=(2, 3))
-            out.append(((x, t, r, log_target), f"reduction={r} log_target={log_target}"))
-    return out
-
-
-samples("kl_div")(_make(_kl_div, ("log_target",)))
-samples("kl_div_backward")(_make(_pair_backward(_kl_div), ("log_target",)))
-
-
-def _bce(rng):
-    out = []
-    for r in REDUCTIONS:
-        for weighted in (False, True):
-            x, t = rng.uniform(0.2, 0.8, size=(2, 3)), rng.uniform(0.0, 1.0, size=(2, 3))
-            w = rng.uniform(0.5, 1.5, size=(2, 3)) if weighted else None
-            out.append(((x, t, w, r), f"reduction={r} weight={weighted}"))
-    return out
-
-
-def _bce_backward(rng):
-    return [((rng.normal(size=np.shape(x) if r == 0 else ()), x, t, w, r), label) for (x, t, w, r), label in _bce(rng)]
-
-
-def _bce_logits(rng):
-    out = []
-    for r in REDUCTIONS:
-        for weighted, pos in ((False, False), (True, True), (False, True)):
-            x, t = rng.normal(size=(2, 3)) * 2, rng.uniform(0.0, 1.0, size=(2, 3))
-            w = rng.uniform(0.5, 1.5, size=(2, 3)) if weighted else None
-            pw = rng.uniform(0.5, 2.0, size=(3,)) if pos else None
-            out.append(((x, t, w, pw, r), f"reduction={r} weight={weighted} pos_weight={pos}"))
-    return out
-
-
-samples("binary_cross_entropy")(_make(_bce))
-samples("binary_cross_entropy_backward")(_make(_bce_backward))
-samples("binary_cross_entropy_with_logits")(_make(_bce_logits))
-
-
-def _nll(two_d):
-    def fn(rng):
-        out = []
-        shape, tshape = ((2, 3, 2, 2), (2, 2, 2)) if two_d else ((4, 3), (4,))
-        for r in REDUCTIONS:
-            for weighted, ignore in ((False, -100), (True, 1)):
-                x = rng.normal(size=shape)
-                t = rng.integers(0, 3, size=tshape)
-                t.flat[0] = 1  # one sample ignored where ignore_index is 1
-                t.flat[1] = 0
-                w = rng.uniform(0.5, 1.5, size=(3,)) if weighted else None
-                out.append(((x, t, w, r, ignore), f"reduction={r} weight={weighted} ignore_index={ignore}"))
-        if not two_d:
-            out.append(((rng.normal(size=(3,)), np.array(2), None, 1, -100), "C 0-d target"))
-        return out
-
-    return fn
-
-
-def _nll_backward(two_d):
-    from ...forward.losses import nll_loss_forward
-
-    def fn(rng):
-        out = []
-        for (x, t, w, r, ignore), label in _nll(two_d)(rng):
-            loss, total = nll_loss_forward(x, t, w, r, ignore)
-            out.append(((rng.normal(size=np.shape(loss)), x, t, w, r, ignore, np.asarray(total)), label))
-        return out
-
-    return fn
-
-
-samples("nll_loss_forward")(_make(_nll(False)))
-samples("nll_loss2d_forward")(_make(_nll(True)))
-samples("nll_loss_backward")(_make(_nll_backward(False)))
-samples("nll_loss2d_backward")(_make(_nll_backward(True)))
-
-
-def _margin_scores(rng, n, c):
-    """Scores whose pairwise differences keep GAP away from the hinges at 1 (margin) and 0."""
-    while True:
-        x = rng.uniform(-2.0, 2.0, size=(n, c))
-        d = np.abs(x[:, :, None] - x[:, None, :])
-        if np.all((np.abs(d - 1.0) > GAP)):
-            return x
-
-
-def _multi_margin(rng):
-    out = []
-    for r in REDUCTIONS:
-        for p, weighted in ((1, False), (2, True)):
-            x = _margin_scores(rng, 3, 4)
-            w = rng.uniform(0.5, 1.5, size=(4,)) if weighted else None
-            out.append(((x, rng.integers(0, 4, size=(3,)), p, 1.0, w, r), f"reduction={r} p={p} weight={weighted}"))
-    return out
-
-
-def _multilabel(rng):
-    out = []
-    for r in REDUCTIONS:
-        x = _margin_scores(rng, 2, 4)
-        t = np.array([[3, 0, -1, 1], [1, 2, 3, -1]])
-        out.append(((x, t, r), f"reduction={r}"))
-    return out
-
-
-samples("multi_margin_loss")(_make(_multi_margin))
-samples("multilabel_margin_loss_forward")(_make(_multilabel))
-
-
-# -- normalization ------------------------------------------------------------------------------
-
-
-def _batch_norm(rng):
-    out = []
-    for training in (True, False):
-        for affine in (True, False):
-            x = rng.normal(size=(4, 3, 2))
-            w, b = (rng.uniform(0.5, 1.5, size=3), rng.normal(size=3)) if affine else (None, None)
-            rm, rv = rng.normal(size=3), rng.uniform(0.5, 1.5, size=3)
-            out.append(((x, w, b, rm, rv, training, 0.1, 1e-5), f"4x3x2 training={training} affine={affine}"))
-    return out
-
-
-samples("native_batch_norm")(_make(_batch_norm))
-
-
-def _batch_norm_backward(rng):
-    """Eval mode only: in training save_mean and save_invstd are defined, and their formulas are
-    not_implemented, so no check could differentiate the call (tests/test_normalization.py
-    checks training mode's double backward against torch)."""
-    out = []
-    for affine in (True, False):
-        x, g = rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2))
-        w = rng.uniform(0.5, 1.5, size=3) if affine else None
-        rm, rv = rng.normal(size=3), rng.uniform(0.5, 1.5, size=3)
-        out.append(((g, x, w, rm, rv, None, None, False, 1e-5, (True, affine, affine)), f"eval affine={affine}"))
-    return out
-
-
-samples("native_batch_norm_backward")(_make(_batch_norm_backward))
-
-
-def _gpu_batch_norm_backward(reserve):
-    """Training mode, the only one these kernels have: not applicable (declared below)."""
-
-    def fn(rng):
-        x, g = rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2))
-        args = (x, g, rng.uniform(0.5, 1.5, size=3), None, None, x.mean((0, 2)), 1 / np.sqrt(x.var((0, 2)) + 1e-5), 1e-5)
-        return [(args + ((np.zeros(0, np.uint8),) if reserve else ()), "training")]
-
-    return fn
-
-
-samples("cudnn_batch_norm_backward")(_make(_gpu_batch_norm_backward(True)))
-samples("miopen_batch_norm_backward")(_make(_gpu_batch_norm_backward(False)))
-not_applicable(
-    "training mode only: the formulas for input, weight and grad_output (batchnorm_double_backward) are "
-    "the derivative through save_mean and save_var as functions of input, and those inputs' own formulas "
-    "are not_implemented: held fixed, as the checker holds a refused input, the call is another function "
-    "(measured: vjp off by up to 3.0 at 24 of 24 elements)",
-    "cudnn_batch_norm_backward", "miopen_batch_norm_backward",
-    modes=("vjp", "jvp", "vjp_vjp"),  # every mode: the parity tables still compare them with torch
-)
-
-
-def _gpu_batch_norm():
-    def fn(rng):
-        return [((x, w if w is not None else np.ones(3), b, rm, rv, tr, m, eps), label) for (x, w, b, rm, rv, tr, m, eps), label in _batch_norm(rng)]
-
-    return fn
-
-
-samples("cudnn_batch_norm", "miopen_batch_norm")(_make(_gpu_batch_norm()))
-
-
-def _layer_norm(rng):
-    out = []
-    for affine in (True, False):
-        x = rng.normal(size=(2, 3, 4))
-        w, b = (rng.uniform(0.5, 1.5, size=(4,)), rng.normal(size=(4,))) if affine else (None, None)
-        out.append(((x, w, b, 6, 4, 1e-5), f"2x3x4 over 4 affine={affine}"))
-    return out
-
-
-def _group_norm(rng):
-    out = []
-    for affine in (True, False):
-        x = rng.normal(size=(2, 4, 3))
-        w, b = (rng.uniform(0.5, 1.5, size=(4,)), rng.normal(size=(4,))) if affine else (None, None)
-        out.append(((x, w, b, 2, 4, 3, 2, 1e-5), f"2x4x3 groups=2 affine={affine}"))
-    return out
-
-
-@samples("native_layer_norm")
-def _native_layer_norm(op, rng, dtype=np.float64):
-    """(input, M, N, ...) in PyTorch 1.7's schema, (input, normalized_shape, ...) in later ones."""
-    made = _make(_layer_norm)(op, rng, dtype)
-    if len(op.schema.arguments) == 6:
-        return made
-    return [Sample((x, (n,), w, b, eps), {}, s.label) for s in made for x, w, b, _, n, eps in [s.args]]
-samples("native_group_norm")(_make(_group_norm))
-samples("_weight_norm_cuda_interface")(_make(lambda rng: [
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
-]))
-
-
 # -- dropout and embedding ----------------------------------------------------------------------
 
 samples("_fused_dropout")(_make(lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")]))
@@ -377,16 +119,6 @@ def _embedding_bag(rng):
 
 
 samples("_embedding_bag")(_make(_embedding_bag))
-
-
-# Checks known to fail, with why; the checker still runs them (see samples.known_failure).
-known_failure("spec bug: the formula for `target` is zeros_like(grad), but the op depends on target", "kl_div_backward")
-known_failure(
-    "spec bug (PyTorch 1.7): kl_div's second derivative goes through kl_div_backward, whose formula "
-    "for `target` is zeros_like(grad), though the op depends on target",
-    "kl_div",
-    modes=("vjp_vjp",),
-)
 
 
 # -- torch 2.13's linear, prelu kernel, dropout backward and softmax variants ------------------------
@@ -432,60 +164,6 @@ samples("_safe_softmax")(_make(lambda rng: [
 ]))
 
 
-# -- torch 2.13's normalization entries --------------------------------------------------------------
-
-samples("_weight_norm_interface")(_make(lambda rng: [
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
-]))
-
-
-def _batch_norm_split(update):
-    """_batch_norm_with_update (training) or _no_update (running statistics) samples, affine
-    only: torch 2.13's backward of these entries rejects an absent weight."""
-
-    def make(rng):
-        return [((x, w, b, rm, rv, m, eps), label.replace(f" training={training}", "")) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if training == update and w is not None]
-
-    return make
-
-
-samples("_batch_norm_with_update")(_make(_batch_norm_split(True)))
-samples("_batch_norm_no_update")(_make(_batch_norm_split(False)))
-samples("_fused_rms_norm")(_make(lambda rng: [
-    ((rng.normal(size=(2, 3, 4)), (3, 4), rng.uniform(0.5, 1.5, size=(3, 4)), None), "2x3x4 over 3x4, weight, default eps"),
-    ((rng.normal(size=(2, 5)), (5,), None, 1e-3), "2x5 no weight eps=1e-3"),
-]))
-
-
-def _layer_norm_backward(rng):
-    """mean and rstd are the forward's of the input (their formulas are not_implemented: the
-    double backward of native_layer_norm, checked through that entry, is what exercises this one)."""
-    out = []
-    for normalized, affine in (((4,), True), ((3, 4), False)):
-        x, g = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
-        axes = tuple(range(3 - len(normalized), 3))
-        mean, rstd = x.mean(axes, keepdims=True), 1 / np.sqrt(x.var(axes, keepdims=True) + 1e-5)
-        w, b = (rng.uniform(0.5, 1.5, size=normalized), rng.normal(size=normalized)) if affine else (None, None)
-        out.append(((g, x, normalized, mean, rstd, w, b, (True, affine, affine)), f"2x3x4 over {normalized} affine={affine}"))
-    return out
-
-
-samples("native_layer_norm_backward")(_make(_layer_norm_backward))
-
-
-# -- torch 2.13's batch norm entries for export -------------------------------------------------------
-
-samples("_native_batch_norm_legit")(_make(_batch_norm))
-samples("_native_batch_norm_legit_no_training")(_make(lambda rng: [
-    ((x, w, b, rm, rv, m, eps), label.replace(" training=False", "")) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if not training]))
-samples("_native_batch_norm_legit.no_stats")(_make(lambda rng: [
-    ((x, w, b, training, m, eps), label) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if training]))
-samples("batch_norm_backward")(_make(lambda rng: [
-    ((g, x, w, rm, rv, sm, sv, False, eps, mask, np.zeros(0, np.uint8)), label)
-    for (g, x, w, rm, rv, sm, sv, train, eps, mask), label in _batch_norm_backward(rng) if w is not None]))
-
-
 def _embedding_bag_backward(rng):
     """The bag layout (offset2bag, bag_size, maximum_indices) of _embedding_bag's forward on the
     same indices; `grad` itself has a not_implemented formula, so nothing is differentiable."""
@@ -510,24 +188,6 @@ samples("_embedding_bag_backward")(_make(_embedding_bag_backward))
 # each gets torch.ops.aten and the sample's arguments by name, as torch values.
 
 
-def _torch_batch_norm(aten, a):
-    return aten.native_batch_norm(a["input"], a["weight"], a["bias"], a["running_mean"], a["running_var"], a["training"],
-                                  a["exponential_average_factor"], a["epsilon"])
-
-
-def _torch_batch_norm_backward(aten, a):
-    return aten.native_batch_norm_backward(a["grad_output"], a["input"], a["weight"], a["running_mean"], a["running_var"],
-                                           a["save_mean"], a["save_var"], a["save_mean"] is not None, a["epsilon"], [True] * 3)
-
-
-def _torch_layer_norm(aten, a):
-    x, n, shape = a["input"], a["N"], []
-    while math.prod(shape) < n:
-        shape.insert(0, x.shape[x.dim() - 1 - len(shape)])
-    out, mean, rstd = aten.native_layer_norm(x, shape, a["weight"], a["bias"], a["eps"])
-    return [out, mean.reshape(-1), rstd.reshape(-1)]
-
-
 def _torch_linear_backward(aten, a):
     """linear's gradients by torch's autograd, with create_graph so that they stay differentiable
     in self, grad_output and weight; a bias leaf gives the bias gradient."""
@@ -541,11 +201,6 @@ def _torch_linear_backward(aten, a):
     return [gr if m else None for gr, m in zip(grads, mask)]
 
 
-torch_equivalent(Equivalent(_torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm (the 4th output, cuDNN's reserve space, not compared)"),
-                 "cudnn_batch_norm")
-torch_equivalent(Equivalent(_torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm"), "miopen_batch_norm")
-torch_equivalent(Equivalent(_torch_batch_norm_backward, f"{CUDA_ONLY}: native_batch_norm_backward"),
-                 "cudnn_batch_norm_backward", "miopen_batch_norm_backward")
 torch_equivalent(Equivalent(
     lambda aten, a: aten.native_dropout(a["self"], 1 - a["p"], True), f"{CUDA_ONLY}: native_dropout(self, 1 - p)"), "_fused_dropout")
 torch_equivalent(Equivalent(_torch_linear_backward, "torch 2.13 runs linear_backward only on MKL-DNN and nested tensors: "
@@ -557,7 +212,6 @@ torch_equivalent(Equivalent(
 torch_equivalent(Equivalent(
     lambda aten, a: aten._log_softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
     "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True), "_log_softmax_backward_data")
-torch_equivalent(Equivalent(_torch_layer_norm, "torch 2.13 takes normalized_shape where the seed takes int M, int N", True), "native_layer_norm")
 parity_differs(("vjp",), "the seed's formula sends softmax_double_backward to Tensor self; torch 2.13's "
                "schema has input_dtype there and sends it to output: the second-order gradient lands on another input",
                "_softmax_backward_data")

@@ -22,10 +22,11 @@ def _pointwise(op, rng, dtype, ranges: dict, scalars: dict | None = None, label:
         args, k = [], 0
         for a in op.schema.arguments:
             if a.is_tensor:
-                args.append(draw(rng, shapes[min(k, 1)], *ranges[a.name], dtype))
+                lo, hi = ranges[a.name]
+                args.append(draw(rng, shapes[min(k, 1)], lo, hi, dtype))
                 k += 1
             else:
-                args.append(scalars[a.name])
+                args.append((scalars or {})[a.name])
         shape = "x".join(map(str, shapes[0])) + (" bcast" if shapes[0] != shapes[1] else "")
         out.append(Sample(tuple(args), label=f"{shape} {label}".strip()))
     return out

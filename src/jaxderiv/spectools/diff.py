@@ -6,7 +6,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING
 
-from .spec import Entry, Spec, load_spec
+from ..spec import Entry, Spec, load_spec
 
 if TYPE_CHECKING:
     from .diff_numeric import Verdict
@@ -51,8 +51,8 @@ class SpecDiff:
 
     def numeric(self, progress=None, seed: int = 0) -> list:
         """Evaluate both files' ops on each changed entry (diff_numeric): whether its gradient changes."""
+        from ..registry import Registry
         from .diff_numeric import numeric_verdicts
-        from .registry import Registry
 
         self.verdicts = numeric_verdicts(self, Registry(self.specs[0]), Registry(self.specs[1]), progress, seed)
         return self.verdicts

@@ -8,7 +8,7 @@ input), `sum_i d out / d input_i * input_i_t` for a `result:` formula. Compariso
 `where` become sympy Piecewise, so an op with kinks is compared piece by piece. When the
 residual is not plainly zero it is evaluated with mpmath at 50 digits at random points of the
 op's domain (on each side of its kinks); where it vanishes there and `simplify` reaches zero
-the proof is "symbolic", else "numerical". `python -m jaxderiv.proofs [FILE]` prints a table.
+the proof is "symbolic", else "numerical". `python -m jaxderiv.check.proofs [FILE]` prints a table.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import sys
 import mpmath
 import sympy as sp
 
-from .expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
-from .normalize import Kind, derivative
+from ..expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
+from ..normalize import Kind, derivative
+from ..spec import Entry, Formula, load_spec
 from .proof_definitions import CONSTANTS, DEFINITIONS, FUNCTIONS, METHODS, OPAQUE, WITHOUT_MEANING, Definition, as_condition, as_number
-from .spec import Entry, Formula, load_spec
 
 __all__ = ["DEFINITIONS", "Proof", "elementwise_entries", "mode_proofs", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
 
@@ -348,13 +348,16 @@ _FAMILIES = ("unary", "binary", "activation", "special")
 def _marker(formula: Formula) -> str:
     """What a formula that states no derivative says: `auto_linear`, `not_implemented_list`."""
     d = derivative(formula)
-    return d.parsed.func.name if d.kind is Kind.NOT_IMPLEMENTED else d.kind.value
+    if d.kind is Kind.NOT_IMPLEMENTED:
+        assert isinstance(d.parsed, Call) and isinstance(d.parsed.func, Name)  # what normalize resolves the kind from
+        return d.parsed.func.name
+    return d.kind.value
 
 
 def elementwise_entries(spec) -> list[Entry]:
     """The spec's elementwise entries: those with a definition or a reason for none, and every
     entry whose forward implementation is in an elementwise family."""
-    from .forward import implementation  # JAX: only for this listing
+    from ..forward import implementation  # JAX: only for this listing
 
     def family(name):
         fn = implementation(name)
@@ -364,7 +367,11 @@ def elementwise_entries(spec) -> list[Entry]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    spec = load_spec(argv[0] if argv else None)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m jaxderiv.check.proofs", description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", help="a derivatives.yaml (default: the shipped spec)")
+    spec = load_spec(parser.parse_args(argv or []).file)
     entries = elementwise_entries(spec)
     proofs = []
     unproved = []  # elementwise entries without any formula to prove
@@ -380,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'none':10} {name} [-] {why}")
     counts = {s: sum(p.status == s for p in proofs) for s in ("symbolic", "numerical", "none", "disproved")}
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
-    by_entry = {}
+    by_entry: dict[str, str] = {}
     for p in proofs:
         by_entry[p.op] = max(by_entry.get(p.op, "symbolic"), p.status, key=_ORDER.index)
     entry_counts = {s: sum(v == s for v in by_entry.values()) for s in _ORDER}

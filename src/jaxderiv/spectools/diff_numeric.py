@@ -18,8 +18,8 @@ from typing import Callable
 import jax
 import numpy as np
 
-from .errors import NotImplementedDerivative
-from .registry import Registry
+from ..errors import NotImplementedDerivative
+from ..registry import Registry
 
 __all__ = ["RTOL", "ATOL", "CLASSES", "Verdict", "compare_entry", "numeric_verdicts", "counts"]
 
@@ -122,7 +122,8 @@ class _Side:
 def _paths(sides, values) -> tuple[list, list[str]]:
     """(argument, element) of every inexact Tensor input either file differentiates, and their names."""
     names = {n for s in sides for n in s.op.differentiable_inputs}
-    paths, labels = [], []
+    paths: list[tuple[int, int | None]] = []
+    labels: list[str] = []
     for i, (a, v) in enumerate(zip(sides[0].arguments, values)):
         if a.name not in names:
             continue
@@ -138,7 +139,7 @@ def _paths(sides, values) -> tuple[list, list[str]]:
 def _run(f, *args):
     """f(*args) compiled as one program (the checker's compiler settings: one compile instead of
     one per primitive), else op by op where it cannot be traced (value-dependent shapes)."""
-    from .check.compare import _jit
+    from ..check.compare import _jit
 
     try:
         return _jit(f)(*args)
@@ -148,11 +149,11 @@ def _run(f, *args):
         return f(*args)
 
 
-def _evaluate(fn, xs, cts, ts, project, labels, split: bool) -> dict[str, object]:
+def _evaluate(fn, xs, cts, ts, project, labels, split: bool) -> dict[str, np.ndarray | Exception]:
     """label -> array (or the exception raised) of the vjp gradients and jvp tangents of `fn`.
 
     split: each input on its own (what a `not_implemented` input on one side needs), else together."""
-    out: dict[str, object] = {}
+    out: dict[str, np.ndarray | Exception] = {}
     groups = [[k] for k in range(len(xs))] if split else [list(range(len(xs)))]
     for ks in groups:
         def sub(*chosen, ks=ks):
@@ -203,8 +204,8 @@ def _where(label: str, sample_label: str, idx, a, b, xs, labels) -> str:
 
 
 def _samples(op, name: str, rng):
-    from .check.opdb import record
-    from .check.samples import Sample, samples_for
+    from ..check.opdb import record
+    from ..check.samples import Sample, samples_for
 
     made = list(samples_for(op, rng))
     return made + [Sample(tuple(k), {}, f"kink input {i}") for i, k in enumerate(record(name).kinks)]
@@ -212,9 +213,9 @@ def _samples(op, name: str, rng):
 
 def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Verdict:
     """The numeric verdict of entry `name`, present in both registries' specs (A = old, B = new)."""
-    from .check.compare import _random_like
-    from .check.samples import not_applicable_reason
-    from .forward import implementation
+    from ..check.compare import _random_like
+    from ..check.samples import not_applicable_reason
+    from ..forward import implementation
 
     if implementation(name) is None:
         return Verdict(name, NOT_COMPARABLE, "no forward implementation")

@@ -7,13 +7,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from . import helpers
-from .forward import implementation
-from .errors import JaxderivError
-from .normalize import Kind, normalize
-from .op import Op
-from .spec import load_spec, shipped_spec_files
-from .translate import unresolved_names
+from .. import helpers
+from ..forward import implementation
+from ..errors import JaxderivError
+from ..normalize import Kind, normalize
+from ..op import Op
+from ..spec import load_spec, shipped_spec_files
+from ..translate import unresolved_names
 
 __all__ = ["coverage", "Coverage", "FileCoverage"]
 
@@ -78,7 +78,7 @@ class Coverage:
                 for cause, n in f.failing.most_common(top):
                     lines.append(f"    {n:4d}  {cause}")
             if f.seed_untranslated:
-                from .check.samples import not_applicable_reason
+                from ..check.samples import not_applicable_reason
 
                 meaningless = [n for n in f.seed_untranslated if not_applicable_reason(n)]
                 rest = [n for n in f.seed_untranslated if n not in meaningless]
@@ -100,7 +100,7 @@ def _cause(message: str) -> str:
     return cause.split(": not a variable of this formula")[0]
 
 
-def _seed_names(path: str) -> set[str]:
+def _seed_names(path: str | Path) -> set[str]:
     """Names of the shipped seed files' entries, unless `path` is one of those files."""
     shipped = shipped_spec_files()
     if any(Path(path).resolve() == p.resolve() for p in shipped):
@@ -108,13 +108,13 @@ def _seed_names(path: str) -> set[str]:
     return {e.name for p in shipped for e in load_spec(p)}
 
 
-def _file_coverage(path: str, verify: bool, torch_version=None) -> FileCoverage:
-    from .check import check_all
-    from .registry import Registry
+def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCoverage:
+    from ..check import check_all
+    from ..registry import Registry
 
     import warnings
 
-    from .spec import SpecWarning
+    from ..spec import SpecWarning
 
     helpers.load()
     # Per entry: one entry that cannot be read is counted and named, the others are measured.
@@ -135,6 +135,7 @@ def _file_coverage(path: str, verify: bool, torch_version=None) -> FileCoverage:
                 continue
             fc.formulas += 1
             if d.parsed is None:
+                assert d.error is not None  # set exactly when the text does not parse
                 ok = False
                 fc.errors.append((entry.name, str(d.error.located(d.location))))
                 continue

@@ -3,7 +3,7 @@
 Each mutant changes one spot of one formula's syntax tree (never its text), is written into
 a spec file of its own holding only the mutated entry, and is checked with `check_all`. A
 mutant is killed when some mode reports it failed (or errored). The kill rate measures how
-much wrong mathematics the checker can see. Run `python -m jaxderiv.mutate --help`.
+much wrong mathematics the checker can see. Run `python -m jaxderiv.check.mutate --help`.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import cast
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 import yaml
 
-from .expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
-from .normalize import Kind, derivative
-from .translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS
-from .spec import Entry, Formula, load_spec, shipped_spec_files
+from ..expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
+from ..normalize import Kind, derivative
+from ..translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS
+from ..spec import Entry, Formula, load_spec, shipped_spec_files
 
 __all__ = ["KINDS", "Mutant", "mutants_of", "family_of", "entry_yaml", "run_mutant", "main"]
 
@@ -63,7 +64,7 @@ def _rebuild(node: Node, kids: list[Node]) -> Node:
     """`node` with its direct sub-nodes (in `expr.children` order) replaced by `kids`."""
     match node:
         case Template():
-            return dataclasses.replace(node, base=kids[0], args=tuple(kids[1:]))
+            return dataclasses.replace(node, base=cast(Name, kids[0]), args=tuple(kids[1:]))  # its base: the Name it had
         case Attr():
             return dataclasses.replace(node, obj=kids[0])
         case Call():
@@ -132,7 +133,7 @@ def _value_read(n: Node, parent: Node | None, names: list[str]) -> bool:
 
 
 def _low_precision_families() -> frozenset[str]:
-    from .check.precision import PRECISION_FAMILIES
+    from .precision import PRECISION_FAMILIES
 
     return frozenset(PRECISION_FAMILIES)
 
@@ -186,7 +187,7 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
             big = Num("10000", 10000)
             yield Binary("-", big, Binary("-", big, n))  # XLA folds (x + c) - c back to x, not this
 
-    candidates = [("factor2", Binary("*", Num("2", 2), tree)), ("sign", Unary("-", tree))]
+    candidates: list[tuple[str, Node]] = [("factor2", Binary("*", Num("2", 2), tree)), ("sign", Unary("-", tree))]
     sites = [("drop_conj", conj), ("sign", sign_term), ("swap", swap), ("half_grad", half), ("arg_shift", arg_shift),
              ("result_to_input", result), ("detach", detach)]
     if low_precision:
@@ -220,7 +221,7 @@ def entry_yaml(entry: Entry, replace: dict[str, str] | None = None) -> str:
 
 def family_of(name: str) -> str:
     """The forward module an op's implementation lives in (unary, binary, ...), or "" for none."""
-    from .forward import implementation
+    from ..forward import implementation
 
     fn = implementation(name)
     return fn.__module__.rsplit(".", 1)[-1] if fn is not None else ""
@@ -245,7 +246,7 @@ def _copy_spec(path: str, entry: Entry):
 def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0, modes: list[str] | None = None) -> dict:
     """Check `mutant` mode by mode (`modes`, default all that apply) until one fails.
     Returns its verdict: killed, by which mode, why."""
-    from .check import check_all
+    from .checker import check_all
 
     verdict = dataclasses.asdict(mutant) | {"killed": False, "mode": None, "status": "passed", "reason": ""}
     with tempfile.TemporaryDirectory() as tmp:
@@ -271,7 +272,7 @@ def _failing(row) -> bool:
 
 def _baseline_ok(entry: Entry) -> bool:
     """Whether the unmutated entry, written the same way, passes every mode (else mutants prove nothing)."""
-    from .check import check_all
+    from .checker import check_all
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "baseline.yaml")
@@ -305,7 +306,7 @@ def select(spec_path, families: list[str] | None, ops: list[str] | None, per_op:
         for m in every:
             if not kinds or m.kind in kinds:
                 by_kind[m.kind].append(m)
-        picked = []
+        picked: list[Mutant] = []
         while len(picked) < per_op and any(by_kind.values()):  # round robin over kinds, rarest first
             for kind in sorted(by_kind, key=lambda k: len(by_kind[k])):
                 if by_kind[kind] and len(picked) < per_op:
@@ -335,7 +336,7 @@ def summarize(verdicts: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxderiv.mutate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m jaxderiv.check.mutate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--spec", default=None, help="spec file to mutate (default: the newest shipped file)")
     parser.add_argument("--families", default=None, help="comma-separated forward families (unary,binary,...)")
     parser.add_argument("--ops", default=None, help="comma-separated entry names")

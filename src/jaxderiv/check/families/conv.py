@@ -1,43 +1,29 @@
-"""Checker inputs of the spatial family: convolutions, pooling, upsampling.
+"""Checker inputs of the convolutions (forward/conv.py): every backend's entry and its backward,
+the depthwise and NNPACK kernels, conv_tbc, im2col and col2im.
 
-Shapes are small (a few pixels, two channels) so every mode stays fast. Pooling inputs are a
-shuffled grid of well-separated values: max pooling has no ties and its argmax does not move
-under the finite-difference step.
+Shapes are small (a few pixels, two channels, two per group) so every mode stays fast; 3-D
+convolutions take the smallest volume that still strides and pads. Each backend's entry is
+sampled with the options its schema takes (groups, dilation, transposed with an
+output_padding); the general entries (convolution, convolution_overrideable) in 1d, 2d with
+groups and dilation, transposed 2d and 3d, their backward entries direct only (the formula
+passes transposed=false). A backward entry's grad_output has the shape its forward's output
+has, and every output_mask entry is on.
+
+The parity run compares the kernels torch cannot run on CPU in float64 (cuDNN, MIOpen, oneDNN,
+NNPACK, the overrideable hook) with aten.convolution, and the hook's backward with
+convolution_backward.
 """
 
 from __future__ import annotations
 
-import math
-
-import jax.numpy as jnp
 import numpy as np
 
-from ...forward import implementation
-from ..opdb import Equivalent, kinks, known_failure, parity_differs, parity_samples, samples, torch_equivalent
-from ..samples import Sample
-from . import CUDA_ONLY, matrix
+from ..opdb import Equivalent, known_failure, torch_equivalent
+from . import CUDA_ONLY
+from ._spatial_common import _normal, _register
 
 ALL = (True, True, True)
 
-
-def _normal(rng, *shape):
-    return rng.normal(size=shape)
-
-
-def _register(name, *variants):
-    """`variants`: functions rng -> keyword arguments of one sample."""
-
-    @samples(name)
-    def make(op, rng, dtype=np.float64):
-        out = []
-        for v in variants:
-            given = v(rng)
-            kw = {a.name: given.get(a.name) for a in op.schema.arguments if a.name in given or a.is_tensor}
-            out.append(Sample((), kw, " ".join(f"{k}={x}" for k, x in kw.items() if not isinstance(x, np.ndarray))))
-        return out
-
-
-# -- convolution ------------------------------------------------------------------------------
 # (input, weight) shapes: x (N, Cin, sp...), w (Cout, Cin/g, k...), or transposed w (Cin, Cout/g, k...)
 
 
@@ -150,113 +136,6 @@ _register("im2col_backward", lambda rng: {"grad_output": _normal(rng, 2, 12, 6),
 _register("col2im_backward", lambda rng: {"grad_output": _normal(rng, 2, 2, 5, 6), "kernel_size": (2, 3), "dilation": (1, 2), "padding": (1, 0), "stride": (2, 1)})
 
 
-# -- pooling -----------------------------------------------------------------------------------
-
-
-def _distinct(rng, *shape):
-    """Values 0.1 apart in random order: no ties, and the argmax of a window stays put."""
-    return rng.permutation(math.prod(shape)).reshape(shape) * 0.1 + rng.uniform(-0.01, 0.01, shape)
-
-
-def _pool(shape, backward_of=None, indices_arg=None, **kw):
-    """A pooling entry's sample; a backward entry's grad_output (and indices) from its forward."""
-
-    def make(rng):
-        x = _distinct(rng, *shape)
-        values = {"self": x, **kw}
-        if backward_of is not None:
-            out = implementation(backward_of)(jnp.asarray(x), **{k: v for k, v in kw.items()})
-            out, idx = out if isinstance(out, tuple) else (out, None)
-            values["grad_output"] = _normal(rng, *out.shape)
-            if indices_arg:
-                values[indices_arg] = np.asarray(idx)
-        return values
-
-    return make
-
-
-_P2, _P3 = (2, 2, 5, 5), (1, 2, 4, 4, 3)
-_AVG2 = [dict(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False, count_include_pad=True, divisor_override=None),
-         dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 1), ceil_mode=True, count_include_pad=False, divisor_override=None),
-         dict(kernel_size=(2, 2), stride=(), padding=(0, 0), ceil_mode=True, count_include_pad=True, divisor_override=3)]
-_AVG3 = [dict(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True, count_include_pad=False, divisor_override=None)]
-_MAX2 = [dict(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), ceil_mode=False),
-         dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 1), dilation=(2, 1), ceil_mode=True)]
-_MAX3 = [dict(kernel_size=(2, 2, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(1, 1, 1), ceil_mode=True)]
-for _n, _shape, _avg, _max in ((2, _P2, _AVG2, _MAX2), (3, _P3, _AVG3, _MAX3)):
-    _register(f"avg_pool{_n}d", *[_pool(_shape, **v) for v in _avg])
-    _register(f"avg_pool{_n}d_backward", *[_pool(_shape, f"avg_pool{_n}d", **v) for v in _avg])
-    _register(f"max_pool{_n}d_with_indices", *[_pool(_shape, **v) for v in _max])
-    _register(f"max_pool{_n}d_with_indices_backward", *[_pool(_shape, f"max_pool{_n}d_with_indices", "indices", **v) for v in _max])
-    _sizes = [dict(output_size=(3, 2)), dict(output_size=(2, 4))] if _n == 2 else [dict(output_size=(3, 2, 2))]
-    for _adaptive_avg in ("_adaptive_avg_pool2d",) if _n == 2 else ("adaptive_avg_pool3d", "_adaptive_avg_pool3d"):
-        _register(_adaptive_avg, *[_pool(_shape, **v) for v in _sizes])
-        _register(f"{_adaptive_avg}_backward", *[_pool(_shape, _adaptive_avg, **v) for v in _sizes])
-    _register(f"adaptive_max_pool{_n}d", *[_pool(_shape, **v) for v in _sizes])
-    _register(f"adaptive_max_pool{_n}d_backward", *[_pool(_shape, f"adaptive_max_pool{_n}d", "indices", **v) for v in _sizes])
-    _frac = dict(kernel_size=(2,) * _n, output_size=(3, 2, 2)[:_n])
-    _samples = lambda rng, _s=_shape, _k=_n: rng.uniform(0, 1, (_s[0], _s[1], _k))
-    _register(f"fractional_max_pool{_n}d", lambda rng, _s=_shape, _f=_frac, _r=_samples: {**_pool(_s, **_f)(rng), "random_samples": _r(rng)})
-    _register(f"fractional_max_pool{_n}d_backward", lambda rng, _s=_shape, _f=_frac, _r=_samples, _k=_n: _fractional_backward(rng, _s, _f, _r(rng), _k))
-
-
-_register("max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
-_register("max_pool2d_backward", *[_pool(_P2, "max_pool2d", **v) for v in _MAX2])
-
-
-def _fractional_backward(rng, shape, kw, random_samples, n):
-    x = _distinct(rng, *shape)
-    out, idx = implementation(f"fractional_max_pool{n}d")(jnp.asarray(x), kw["kernel_size"], kw["output_size"], jnp.asarray(random_samples))
-    return {"self": x, "grad_output": _normal(rng, *out.shape), "indices": np.asarray(idx), **kw}
-
-
-def _unpool(shape, n, backward=False):
-    """Indices of a max pooling with stride = kernel: each output position at most once."""
-
-    def make(rng):
-        x = _distinct(rng, *shape)
-        out, idx = implementation(f"max_pool{n}d_with_indices")(jnp.asarray(x), (2,) * n, (2,) * n)
-        values = {"self": _normal(rng, *out.shape), "indices": np.asarray(idx), "output_size": shape[2:], "stride": (2,) * n, "padding": (0,) * n}
-        if backward:
-            values["grad_output"] = _normal(rng, *shape)
-        return values
-
-    return make
-
-
-_register("max_unpool2d", _unpool(_P2, 2))
-_register("max_unpool3d", _unpool(_P3, 3))
-_register("max_unpool2d_backward", _unpool(_P2, 2, backward=True))
-
-
-# -- upsampling ------------------------------------------------------------------------------
-_UP = {"nearest1d": (1, False), "linear1d": (1, True), "nearest2d": (2, False), "bilinear2d": (2, True), "bicubic2d": (2, True), "nearest3d": (3, False), "trilinear3d": (3, True)}
-_UP_IN = {1: (2, 2, 5), 2: (1, 2, 4, 5), 3: (1, 2, 3, 3, 4)}
-_UP_OUT = {1: (8,), 2: (7, 9), 3: (5, 4, 6)}
-for _mode, (_n, _corners) in _UP.items():
-    _in, _out = _UP_IN[_n], _UP_OUT[_n]
-    _scales = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}[_n]
-    _ac = [{"align_corners": a} for a in ((False, True) if _corners else (False,))]
-    _register(f"upsample_{_mode}", *[lambda rng, _i=_in, _o=_out, _a=a: {"self": _normal(rng, *_i), "output_size": _o, **_a} for a in _ac])
-    _register(f"upsample_{_mode}.vec", *[lambda rng, _i=_in, _a=a, _n=_n: {"input": _normal(rng, *_i), "output_size": None, "scale_factors": (1.7,) * _n, **_a} for a in _ac])
-    _register(f"upsample_{_mode}_backward", *[lambda rng, _i=_in, _o=_out, _a=a: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i, **_a} for a in _ac])
-    _register(f"upsample_{_mode}_backward.vec", *[lambda rng, _i=_in, _o=_out, _a=a: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i, "scale_factors": None, **_a} for a in _ac])
-
-# torch 2.13's nearest-exact mode: sizes whose source positions are neither a repeat nor a stride
-for _n in (1, 2, 3):
-    _in, _out = _UP_IN[_n], _UP_OUT[_n]
-    _register(f"_upsample_nearest_exact{_n}d", lambda rng, _i=_in, _o=_out: {"self": _normal(rng, *_i), "output_size": _o},
-              lambda rng, _i=_in, _o=_out: {"self": _normal(rng, *_i), "output_size": tuple(max(o // 3, 1) for o in _o)})
-    _register(f"_upsample_nearest_exact{_n}d_backward", lambda rng, _i=_in, _o=_out: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i})
-
-# torch 2.13's antialiased modes: upsampling, and downsampling where the filter spans several inputs
-_AA = [((1, 2, 4, 5), (7, 9), False), ((1, 2, 9, 11), (4, 5), False), ((1, 2, 9, 11), (4, 5), True)]
-for _mode in ("bilinear2d_aa", "bicubic2d_aa", "lanczos2d_aa"):
-    _register(f"_upsample_{_mode}", *[lambda rng, _i=i, _o=o, _a=a: {"self": _normal(rng, *_i), "output_size": _o, "align_corners": _a} for i, o, a in _AA])
-    _register(f"_upsample_{_mode}_backward", *[lambda rng, _i=i, _o=o, _a=a: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i, "align_corners": _a}
-                                               for i, o, a in _AA])
-
-
 known_failure(
     "spec bug (PyTorch 1.7): convolution_backward_overrideable's double-backward formula passes "
     "transposed=false to _convolution_double_backward, so the second derivative of a transposed "
@@ -264,28 +143,9 @@ known_failure(
     "convolution_overrideable",
     modes=("vjp_vjp",),
 )
-known_failure(
-    "spec bug (torch 2.13, an MPS-only entry): max_pool2d_backward's `result: auto_linear` runs the op on "
-    "the tangents of both grad_output and self, but the op is linear in grad_output only (self picks "
-    "each window's argmax), so the tangent scatters grad_output_t to the argmax of self_t",
-    "max_pool2d_backward",
-    modes=("jvp",),
-)
 
 
 # -- parity with torch ------------------------------------------------------------------------
-
-# A 1x1x4x4 image whose 2x2 windows each hold a tied maximum, and its 3-D counterpart: max
-# pooling with equal elements in a window.
-_TIED_IMAGE = np.kron(matrix([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None]
-_TIED_VOLUME = np.kron(matrix([[1.0, 2.0], [3.0, 0.5]])[None], np.ones((2, 2, 2)))[None, None]
-kinks("max_pool2d_with_indices", (_TIED_IMAGE, [2, 2], [2, 2]))
-kinks("max_pool3d_with_indices", (_TIED_VOLUME, [2, 2, 2], [2, 2, 2]))
-kinks("adaptive_max_pool2d", (_TIED_IMAGE, [2, 2]))
-# the checker's schema-default samples have no torch meaning here (float random_samples)
-parity_samples("fractional_max_pool3d", Sample((), {"self": np.linspace(-1, 1, 2 * 5 * 5 * 4).reshape(1, 2, 5, 5, 4), "kernel_size": [2, 2, 2],
-                                                    "output_size": [3, 2, 2], "random_samples": np.full((1, 2, 3), 0.4)}, "5x5x4 to 3x2x2"))
-
 
 # torch calls computing what ops torch cannot run on CPU (or under the seed's schema) compute;
 # each gets torch.ops.aten and the sample's arguments by name, as torch values.
@@ -305,12 +165,6 @@ def _torch_conv_backward_overrideable(aten, a):
                                      a["transposed"], a["output_padding"], groups, a["output_mask"])
 
 
-def _torch_max_pool2d_backward(aten, a):
-    geometry = [a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"]]
-    _, indices = aten.max_pool2d_with_indices(a["self"], *geometry)
-    return [aten.max_pool2d_with_indices_backward(a["grad_output"], a["self"], *geometry, indices)]
-
-
 torch_equivalent(Equivalent(_torch_conv(False, bias=False), f"{CUDA_ONLY}: aten.convolution"), "cudnn_convolution")
 torch_equivalent(Equivalent(_torch_conv(True, bias=False), f"{CUDA_ONLY}: aten.convolution, transposed"), "cudnn_convolution_transpose")
 torch_equivalent(Equivalent(_torch_conv(False), f"{CUDA_ONLY}: aten.convolution"), "miopen_convolution", "miopen_depthwise_convolution")
@@ -328,9 +182,3 @@ torch_equivalent(Equivalent(
 torch_equivalent(Equivalent(
     lambda aten, a: [aten.slow_conv3d_forward(*a.values())], "torch 2.13 returns only the output (finput, fgrad_input not compared)", True),
     "slow_conv3d_forward")
-torch_equivalent(Equivalent(_torch_max_pool2d_backward, "torch 2.13 runs max_pool2d_backward only on MPS: "
-                            "aten.max_pool2d_with_indices, then max_pool2d_with_indices_backward"), "max_pool2d_backward")
-parity_differs(("jvp",), "torch 2.13's entry (MPS only) says `result: auto_linear`, which runs the op on the tangents "
-               "of grad_output and self, but the op is linear in grad_output only: self_t picks other argmaxes. "
-               "jaxderiv evaluates the spec's formula; torch's CPU equivalent differentiates the op",
-               "max_pool2d_backward", torch_spec=True, default_spec=False)

@@ -1,0 +1,1 @@
+"""Tools that compare and measure spec files."""
