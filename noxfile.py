@@ -13,8 +13,10 @@ def tests(session):
 
 @nox.session
 def lint(session):
-    session.install("ruff")
-    session.run("ruff", "check", "src", "tests", "examples")
+    session.install("ruff==0.17.6", "mypy==2.4.1", "-e", ".")
+    session.run("ruff", "check", "src", "tests", "examples", "benchmarks", "docs", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "examples", "benchmarks", "docs", "noxfile.py")
+    session.run("python", "-m", "mypy")
 
 
 @nox.session

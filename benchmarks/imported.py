@@ -32,13 +32,24 @@ LR = 1e-3
 
 
 def _mlp():
-    m = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    m = torch.nn.Sequential(
+        torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)
+    )
     return m, (torch.randn(128, 64),)
 
 
 def _cnn():
-    m = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(32, 10))
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1),
+        torch.nn.BatchNorm2d(16),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(32, 10),
+    )
     return m, (torch.randn(32, 3, 32, 32),)
 
 
@@ -60,16 +71,40 @@ def _transformers(name):
     import transformers
 
     if name == "gpt2":
-        cfg = transformers.GPT2Config(n_layer=2, n_head=4, n_embd=64, vocab_size=512, n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+        cfg = transformers.GPT2Config(
+            n_layer=2,
+            n_head=4,
+            n_embd=64,
+            vocab_size=512,
+            n_positions=64,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            use_cache=False,
+        )
         m = transformers.GPT2LMHeadModel(cfg)
     else:
-        cfg = transformers.BertConfig(num_hidden_layers=2, num_attention_heads=4, hidden_size=64, intermediate_size=256, vocab_size=512,
-                                      max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        cfg = transformers.BertConfig(
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            hidden_size=64,
+            intermediate_size=256,
+            vocab_size=512,
+            max_position_embeddings=64,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
         m = transformers.BertForSequenceClassification(cfg)
     return m, (torch.randint(0, 512, (8, 32)),)
 
 
-MODELS = {"mlp": _mlp, "cnn": _cnn, "lstm": _lstm, "gpt2": lambda: _transformers("gpt2"), "bert": lambda: _transformers("bert")}
+MODELS = {
+    "mlp": _mlp,
+    "cnn": _cnn,
+    "lstm": _lstm,
+    "gpt2": lambda: _transformers("gpt2"),
+    "bert": lambda: _transformers("bert"),
+}
 
 
 def _first(o):
@@ -85,8 +120,10 @@ def own_rules(model: jt.ImportedModel) -> jt.ImportedModel:
     for s in model.program.steps:
         op = s.fn
         if s.kind == "entry":
+
             def raw(*args, _op=op, **kwargs):
                 return _op.impl(*_op.bind(args, kwargs).values())
+
             s = dataclasses.replace(s, fn=raw)
         steps.append(s)
     return dataclasses.replace(model, program=dataclasses.replace(model.program, steps=tuple(steps)))
@@ -153,9 +190,19 @@ def bench(name, repeats):
     ours, compile_s = time_jax(model, xs, repeats)
     native, native_compile_s = time_jax(own_rules(model), xs, repeats)
     eager = time_torch(module, inputs, repeats)
-    return {"model": name, "nodes": len(model.program.steps), "ops": len({s.op for s in model.program.steps}), "import_s": import_s,
-            "ours_s": ours, "own_rules_s": native, "torch_s": eager, "vs_torch": ours / eager, "vs_own_rules": ours / native,
-            "compile_s": compile_s, "own_rules_compile_s": native_compile_s}
+    return {
+        "model": name,
+        "nodes": len(model.program.steps),
+        "ops": len({s.op for s in model.program.steps}),
+        "import_s": import_s,
+        "ours_s": ours,
+        "own_rules_s": native,
+        "torch_s": eager,
+        "vs_torch": ours / eager,
+        "vs_own_rules": ours / native,
+        "compile_s": compile_s,
+        "own_rules_compile_s": native_compile_s,
+    }
 
 
 def lstm_compile(lengths):
@@ -178,12 +225,17 @@ def main(argv=None):
     repeats = 10 if a.quick else 30
     rows = [bench(n, repeats) for n in a.models.split(",")]
     lstm = lstm_compile([4, 8] if a.quick else [4, 8, 16, 32])
-    lines = [f"torch threads: {torch.get_num_threads()}; JAX devices: {jax.devices()}", "",
-             "| model | nodes | distinct ops | jaxderiv step (ms) | JAX's own rules (ms) | torch eager (ms) | vs torch eager | vs JAX's own rules | compile (s) | own rules' compile (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"torch threads: {torch.get_num_threads()}; JAX devices: {jax.devices()}",
+        "",
+        "| model | nodes | distinct ops | jaxderiv step (ms) | JAX's own rules (ms) | torch eager (ms) | vs torch eager | vs JAX's own rules | compile (s) | own rules' compile (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['nodes']} | {r['ops']} | {1e3 * r['ours_s']:.2f} | {1e3 * r['own_rules_s']:.2f} | {1e3 * r['torch_s']:.2f} | "
-                     f"{r['vs_torch']:.2f} | {r['vs_own_rules']:.2f} | {r['compile_s']:.1f} | {r['own_rules_compile_s']:.1f} |")
+        lines.append(
+            f"| {r['model']} | {r['nodes']} | {r['ops']} | {1e3 * r['ours_s']:.2f} | {1e3 * r['own_rules_s']:.2f} | {1e3 * r['torch_s']:.2f} | "
+            f"{r['vs_torch']:.2f} | {r['vs_own_rules']:.2f} | {r['compile_s']:.1f} | {r['own_rules_compile_s']:.1f} |"
+        )
     lines += ["", "| LSTM sequence length | graph nodes | compile (s) |", "|---|---|---|"]
     lines += [f"| {r['steps']} | {r['nodes']} | {r['compile_s']:.1f} |" for r in lstm]
     text = "\n".join(lines)

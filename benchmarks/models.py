@@ -84,9 +84,12 @@ def _mlp_torch(p, batch):
 def _cnn_init(rng, quick):
     b, c1, c2, hw = (16, 8, 16, 16) if quick else (64, 16, 32, 28)
     params = {
-        "c1": _normal(rng, c1, 1, 3, 3, scale=1 / 3), "cb1": np.zeros(c1, np.float32),
-        "c2": _normal(rng, c2, c1, 3, 3, scale=1 / np.sqrt(9 * c1)), "cb2": np.zeros(c2, np.float32),
-        "w": _normal(rng, c2 * (hw // 4) ** 2, 10), "b": np.zeros(10, np.float32),
+        "c1": _normal(rng, c1, 1, 3, 3, scale=1 / 3),
+        "cb1": np.zeros(c1, np.float32),
+        "c2": _normal(rng, c2, c1, 3, 3, scale=1 / np.sqrt(9 * c1)),
+        "cb2": np.zeros(c2, np.float32),
+        "w": _normal(rng, c2 * (hw // 4) ** 2, 10),
+        "b": np.zeros(10, np.float32),
     }
     batch = (rng.normal(size=(b, 1, hw, hw)).astype(np.float32), rng.integers(0, 10, size=b))
     return params, batch
@@ -106,7 +109,9 @@ def _cnn_native(p, batch):
     x, y = batch
     h = x
     for i in (1, 2):
-        h = lax.conv_general_dilated(h, p[f"c{i}"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        h = lax.conv_general_dilated(
+            h, p[f"c{i}"], (1, 1), ((1, 1), (1, 1)), dimension_numbers=("NCHW", "OIHW", "NCHW")
+        )
         h = jax.nn.relu(h + p[f"cb{i}"][:, None, None])
         h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
     h = p["b"] + h.reshape(h.shape[0], -1) @ p["w"]
@@ -131,12 +136,18 @@ def _cnn_torch(p, batch):
 def _tf_init(rng, quick):
     b, t, d, heads = (4, 32, 64, 4) if quick else (8, 128, 256, 8)
     params = {
-        "ln1w": np.ones(d, np.float32), "ln1b": np.zeros(d, np.float32),
-        "wqkv": _normal(rng, d, 3 * d), "bqkv": np.zeros(3 * d, np.float32),
-        "wo": _normal(rng, d, d), "bo": np.zeros(d, np.float32),
-        "ln2w": np.ones(d, np.float32), "ln2b": np.zeros(d, np.float32),
-        "w1": _normal(rng, d, 4 * d), "b1": np.zeros(4 * d, np.float32),
-        "w2": _normal(rng, 4 * d, d), "b2": np.zeros(d, np.float32),
+        "ln1w": np.ones(d, np.float32),
+        "ln1b": np.zeros(d, np.float32),
+        "wqkv": _normal(rng, d, 3 * d),
+        "bqkv": np.zeros(3 * d, np.float32),
+        "wo": _normal(rng, d, d),
+        "bo": np.zeros(d, np.float32),
+        "ln2w": np.ones(d, np.float32),
+        "ln2b": np.zeros(d, np.float32),
+        "w1": _normal(rng, d, 4 * d),
+        "b1": np.zeros(4 * d, np.float32),
+        "w2": _normal(rng, 4 * d, d),
+        "b2": np.zeros(d, np.float32),
     }
     batch = (rng.normal(size=(b, t, d)).astype(np.float32), rng.normal(size=(b, t, d)).astype(np.float32), heads)
     return params, batch
@@ -152,7 +163,12 @@ def _tf_ours(p, batch):
     flat = aten.view(x, [b * t, d])
     a = aten.native_layer_norm(flat, p["ln1w"], p["ln1b"], b * t, d, 1e-5)[0]
     qkv = aten.addmm(p["bqkv"], a, p["wqkv"])
-    q, k, v = (aten.view(aten.permute(aten.view(qkv[:, i * d:(i + 1) * d], [b, t, h, d // h]), [0, 2, 1, 3]), [b * h, t, d // h]) for i in range(3))
+    q, k, v = (
+        aten.view(
+            aten.permute(aten.view(qkv[:, i * d : (i + 1) * d], [b, t, h, d // h]), [0, 2, 1, 3]), [b * h, t, d // h]
+        )
+        for i in range(3)
+    )
     scores = aten.mul.Scalar(aten.bmm(q, aten.transpose.int(k, 1, 2)), 1.0 / np.sqrt(d // h))
     att = aten.bmm(aten._softmax(scores, -1, False), v)
     att = aten.view(aten.permute(aten.view(att, [b, h, t, d // h]), [0, 2, 1, 3]), [b * t, d])
@@ -174,7 +190,7 @@ def _tf_native(p, batch):
     b, t, d = x.shape
     flat = x.reshape(b * t, d)
     qkv = p["bqkv"] + _ln(flat, p["ln1w"], p["ln1b"]) @ p["wqkv"]
-    q, k, v = (_heads(qkv[:, i * d:(i + 1) * d], b, t, h, d) for i in range(3))
+    q, k, v = (_heads(qkv[:, i * d : (i + 1) * d], b, t, h, d) for i in range(3))
     att = jax.nn.softmax(q @ k.transpose(0, 2, 1) * (1.0 / np.sqrt(d // h)), axis=-1) @ v
     att = att.reshape(b, h, t, d // h).transpose(0, 2, 1, 3).reshape(b * t, d)
     flat = flat + p["bo"] + att @ p["wo"]
@@ -190,11 +206,16 @@ def _tf_torch(p, batch):
     b, t, d = x.shape
     flat = x.reshape(b * t, d)
     qkv = torch.addmm(p["bqkv"], F.layer_norm(flat, (d,), p["ln1w"], p["ln1b"]), p["wqkv"])
-    q, k, v = (qkv[:, i * d:(i + 1) * d].reshape(b, t, h, d // h).permute(0, 2, 1, 3).reshape(b * h, t, d // h) for i in range(3))
+    q, k, v = (
+        qkv[:, i * d : (i + 1) * d].reshape(b, t, h, d // h).permute(0, 2, 1, 3).reshape(b * h, t, d // h)
+        for i in range(3)
+    )
     att = torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)) * (1.0 / np.sqrt(d // h)), -1), v)
     att = att.reshape(b, h, t, d // h).permute(0, 2, 1, 3).reshape(b * t, d)
     flat = flat + torch.addmm(p["bo"], att, p["wo"])
-    m = torch.addmm(p["b2"], F.gelu(torch.addmm(p["b1"], F.layer_norm(flat, (d,), p["ln2w"], p["ln2b"]), p["w1"])), p["w2"])
+    m = torch.addmm(
+        p["b2"], F.gelu(torch.addmm(p["b1"], F.layer_norm(flat, (d,), p["ln2w"], p["ln2b"]), p["w1"])), p["w2"]
+    )
     return F.mse_loss(flat + m, target.reshape(b * t, d))
 
 

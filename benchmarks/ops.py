@@ -191,12 +191,26 @@ CASES: tuple[Case, ...] = (
     Case("_log_softmax", "softmax", rows(), lambda f, x: f(x, 1, False), lambda x: jax.nn.log_softmax(x, axis=1)),
     Case("mse_loss", "loss", two(), lambda f, x, t: f(x, t), lambda x, t: jnp.mean(jnp.square(x - t))),
     Case(
-        "nll_loss_forward", "loss", classes(),
+        "nll_loss_forward",
+        "loss",
+        classes(),
         lambda f, lp, t: f(lp, t, None, 1, -100)[0],
         lambda lp, t: -jnp.mean(jnp.take_along_axis(lp, t[:, None], axis=1)),
     ),
-    Case("native_layer_norm", "normalization", _ln_case(), lambda f, x, w, b: f(x, w, b, x.shape[0], x.shape[1], 1e-5)[0], _layer_norm),
-    Case("native_batch_norm", "normalization", _bn_case(), lambda f, x, w, b: f(x, w, b, None, None, True, 0.1, 1e-5)[0], _batch_norm),
+    Case(
+        "native_layer_norm",
+        "normalization",
+        _ln_case(),
+        lambda f, x, w, b: f(x, w, b, x.shape[0], x.shape[1], 1e-5)[0],
+        _layer_norm,
+    ),
+    Case(
+        "native_batch_norm",
+        "normalization",
+        _bn_case(),
+        lambda f, x, w, b: f(x, w, b, None, None, True, 0.1, 1e-5)[0],
+        _batch_norm,
+    ),
     # linear algebra
     Case("mm", "linalg", matrices(), lambda f, a, b: f(a, b), jnp.matmul),
     Case("addmm", "linalg", matrices(bias=True), lambda f, c, a, b: f(c, a, b), lambda c, a, b: c + a @ b),
@@ -204,18 +218,46 @@ CASES: tuple[Case, ...] = (
     Case("cholesky", "linalg", spd(), lambda f, a: f(a), jnp.linalg.cholesky),
     Case("svd", "linalg", tall(), lambda f, a: f(a)[1], lambda a: jnp.linalg.svd(a, full_matrices=False)[1]),
     # convolution, pooling, upsampling
-    Case("mkldnn_convolution", "conv", images(lambda c: 2 * c), lambda f, x, w, b: f(x, w, b, [1, 1], [1, 1], [1, 1], 1), _conv),
-    Case("max_pool2d_with_indices", "pooling", images(), lambda f, x: f(x, [2, 2], [2, 2])[0], lambda x: _pool(x, lax.max, -jnp.inf)),
-    Case("avg_pool2d", "pooling", images(), lambda f, x: f(x, [2, 2], [2, 2]), lambda x: _pool(x, lax.add, 0.0) / 4),
-    Case("upsample_nearest2d", "upsample", images(), lambda f, x: f(x, _size2(x)), lambda x: jnp.repeat(jnp.repeat(x, 2, axis=2), 2, axis=3)),
     Case(
-        "upsample_bilinear2d", "upsample", images(),
+        "mkldnn_convolution",
+        "conv",
+        images(lambda c: 2 * c),
+        lambda f, x, w, b: f(x, w, b, [1, 1], [1, 1], [1, 1], 1),
+        _conv,
+    ),
+    Case(
+        "max_pool2d_with_indices",
+        "pooling",
+        images(),
+        lambda f, x: f(x, [2, 2], [2, 2])[0],
+        lambda x: _pool(x, lax.max, -jnp.inf),
+    ),
+    Case("avg_pool2d", "pooling", images(), lambda f, x: f(x, [2, 2], [2, 2]), lambda x: _pool(x, lax.add, 0.0) / 4),
+    Case(
+        "upsample_nearest2d",
+        "upsample",
+        images(),
+        lambda f, x: f(x, _size2(x)),
+        lambda x: jnp.repeat(jnp.repeat(x, 2, axis=2), 2, axis=3),
+    ),
+    Case(
+        "upsample_bilinear2d",
+        "upsample",
+        images(),
         lambda f, x: f(x, _size2(x), False),
         lambda x: jax.image.resize(x, (*x.shape[:2], 2 * x.shape[2], 2 * x.shape[3]), "bilinear"),
     ),
     # indexing
-    Case("gather", "indexing", indexed("gather"), lambda f, x, i: f(x, 1, i), lambda x, i: jnp.take_along_axis(x, i, axis=1)),
-    Case("index_select", "indexing", indexed("select"), lambda f, x, i: f(x, 0, i), lambda x, i: jnp.take(x, i, axis=0)),
+    Case(
+        "gather",
+        "indexing",
+        indexed("gather"),
+        lambda f, x, i: f(x, 1, i),
+        lambda x, i: jnp.take_along_axis(x, i, axis=1),
+    ),
+    Case(
+        "index_select", "indexing", indexed("select"), lambda f, x, i: f(x, 0, i), lambda x, i: jnp.take(x, i, axis=0)
+    ),
     Case("index.Tensor", "indexing", indexed("select"), lambda f, x, i: f(x, [i]), lambda x, i: x[i]),
     Case("scatter_add_", "indexing", indexed("scatter"), lambda f, x, s, i: f(x, 1, i, s), _scatter_add),
 )

@@ -48,7 +48,10 @@ def summary(r: dict) -> dict:
         figures["startup_s"] = r["startup"]["ready_beyond_jax"]
     if r.get("checker"):
         figures["checker_s"] = r["checker"]["seconds"]
-    return {k: {"value": v, "goal": GOALS.get(k), "met": (v <= GOALS[k]) if k in GOALS else None} for k, v in figures.items()}
+    return {
+        k: {"value": v, "goal": GOALS.get(k), "met": (v <= GOALS[k]) if k in GOALS else None}
+        for k, v in figures.items()
+    }
 
 
 def _f(x, digits=2):
@@ -70,7 +73,8 @@ def markdown(r: dict) -> str:
         f"{m['cores_usable']} usable cores, Python {m['python']}, jax {m['jax']}"
         + (f", jaxlib {m['jaxlib']}" if "jaxlib" in m else "")
         + (f", torch {m['torch']} ({m['torch_threads']} threads)" if "torch" in m else "")
-        + (f"; load average {m['load']}" if "load" in m else "") + ".",
+        + (f"; load average {m['load']}" if "load" in m else "")
+        + ".",
         "",
         "## Goals",
         "",
@@ -79,10 +83,13 @@ def markdown(r: dict) -> str:
     ]
     for k, v in r.get("summary", {}).items():
         goal = v["goal"]
-        lines.append(f"| {k} | {_f(v['value']) if isinstance(v['value'], float) else v['value']} | {'≤ ' + _f(goal) if goal is not None else ''} | {'' if v['met'] is None else ('yes' if v['met'] else '**no**')} |")
+        lines.append(
+            f"| {k} | {_f(v['value']) if isinstance(v['value'], float) else v['value']} | {'≤ ' + _f(goal) if goal is not None else ''} | {'' if v['met'] is None else ('yes' if v['met'] else '**no**')} |"
+        )
     if r.get("ops"):
         lines += [
-            "", "## Op suite: jitted value_and_grad of a random-weighted sum",
+            "",
+            "## Op suite: jitted value_and_grad of a random-weighted sum",
             "",
             "ratio = jaxderiv / the same forward in jax.numpy/lax differentiated by JAX; "
             "vs impl = jaxderiv / jaxderiv's own forward implementation differentiated by JAX (the rules' cost alone); "
@@ -100,38 +107,80 @@ def markdown(r: dict) -> str:
             )
     if r.get("models"):
         torch = "torch_s" in r["models"][0]
-        lines += ["", "## Train steps (forward, backward, SGD update)", "",
-                  "| model | jaxderiv ms | native ms | ratio | ratio of minima | flops | bytes |" + (" torch eager ms | jaxderiv / torch |" if torch else ""),
-                  "|---|---|---|---|---|---|---|" + ("---|---|" if torch else "")]
+        lines += [
+            "",
+            "## Train steps (forward, backward, SGD update)",
+            "",
+            "| model | jaxderiv ms | native ms | ratio | ratio of minima | flops | bytes |"
+            + (" torch eager ms | jaxderiv / torch |" if torch else ""),
+            "|---|---|---|---|---|---|---|" + ("---|---|" if torch else ""),
+        ]
         for row in r["models"]:
-            lines.append(f"| {row['model']} | {row['ours_s'] * 1e3:.2f} | {row['native_s'] * 1e3:.2f} | {_f(row['ratio'])} | {_f(row['ratio_of_minima'])} | {_f(row['flops_ratio'])} | {_f(row['bytes_ratio'])} |"
-                         + (f" {row['torch_s'] * 1e3:.2f} | {_f(row['ratio_vs_torch'])} |" if torch else ""))
+            lines.append(
+                f"| {row['model']} | {row['ours_s'] * 1e3:.2f} | {row['native_s'] * 1e3:.2f} | {_f(row['ratio'])} | {_f(row['ratio_of_minima'])} | {_f(row['flops_ratio'])} | {_f(row['bytes_ratio'])} |"
+                + (f" {row['torch_s'] * 1e3:.2f} | {_f(row['ratio_vs_torch'])} |" if torch else "")
+            )
     if r.get("compile"):
-        lines += ["", "## Compile time of the train steps (trace + lower, then XLA compile)", "",
-                  "| model | jaxderiv lower s | jaxderiv compile s | native lower s | native compile s | ratio (total) | ratio (lower) |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## Compile time of the train steps (trace + lower, then XLA compile)",
+            "",
+            "| model | jaxderiv lower s | jaxderiv compile s | native lower s | native compile s | ratio (total) | ratio (lower) |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for row in r["compile"]:
-            lines.append(f"| {row['model']} | {row['ours_lower_s']:.3f} | {row['ours_compile_s']:.3f} | {row['native_lower_s']:.3f} | "
-                         f"{row['native_compile_s']:.3f} | {_f(row['ratio'])} | {_f(row['lower_ratio'])} |")
+            lines.append(
+                f"| {row['model']} | {row['ours_lower_s']:.3f} | {row['ours_compile_s']:.3f} | {row['native_lower_s']:.3f} | "
+                f"{row['native_compile_s']:.3f} | {_f(row['ratio'])} | {_f(row['lower_ratio'])} |"
+            )
     if r.get("memory"):
-        lines += ["", "## Temp memory of the train steps (XLA memory analysis)", "", "| model | jaxderiv bytes | native bytes | ratio |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "## Temp memory of the train steps (XLA memory analysis)",
+            "",
+            "| model | jaxderiv bytes | native bytes | ratio |",
+            "|---|---|---|---|",
+        ]
         for row in r["memory"]:
-            lines.append(f"| {row['model']} | {row['ours_temp_bytes']} | {row['native_temp_bytes']} | {_f(row['ratio'])} |")
+            lines.append(
+                f"| {row['model']} | {row['ours_temp_bytes']} | {row['native_temp_bytes']} | {_f(row['ratio'])} |"
+            )
     if r.get("startup"):
         s = r["startup"]
         lines += ["", "## Start-up (fresh interpreters, median)", "", "| stage | seconds |", "|---|---|"]
-        for k in ("import_jax", "import_jaxderiv", "load_default_spec", "first_op", "ready_beyond_jax", "build_every_op"):
-            lines.append(f"| {k}{' (' + str(s['ops_built']) + ' of ' + str(s['entries']) + ' entries)' if k == 'build_every_op' else ''} | {s[k]:.3f} |")
+        for k in (
+            "import_jax",
+            "import_jaxderiv",
+            "load_default_spec",
+            "first_op",
+            "ready_beyond_jax",
+            "build_every_op",
+        ):
+            lines.append(
+                f"| {k}{' (' + str(s['ops_built']) + ' of ' + str(s['entries']) + ' entries)' if k == 'build_every_op' else ''} | {s[k]:.3f} |"
+            )
     if r.get("scaleout"):
         so = r["scaleout"]
         one, four = so.get("1") or so.get(1), so.get("4") or so.get(4)
-        lines += ["", "## Scale-out: mlp train step, batch sharded over host devices (NamedSharding)", "",
-                  "| devices | jaxderiv ms | native ms | ratio |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "## Scale-out: mlp train step, batch sharded over host devices (NamedSharding)",
+            "",
+            "| devices | jaxderiv ms | native ms | ratio |",
+            "|---|---|---|---|",
+        ]
         for d in (one, four):
-            lines.append(f"| {d['devices']} | {d['ours'] * 1e3:.2f} | {d['native'] * 1e3:.2f} | {_f(d['ours'] / d['native'])} |")
-        lines.append(f"\n4 vs 1 device step time, jaxderiv: {_f(four['ours'] / one['ours'])}; native: {_f(four['native'] / one['native'])}.")
+            lines.append(
+                f"| {d['devices']} | {d['ours'] * 1e3:.2f} | {d['native'] * 1e3:.2f} | {_f(d['ours'] / d['native'])} |"
+            )
+        lines.append(
+            f"\n4 vs 1 device step time, jaxderiv: {_f(four['ours'] / one['ours'])}; native: {_f(four['native'] / one['native'])}."
+        )
     if r.get("checker"):
-        lines += ["", f"## Checker\n\nfull `python -m jaxderiv check`: {r['checker']['seconds']:.0f} s (exit {r['checker']['returncode']})."]
+        lines += [
+            "",
+            f"## Checker\n\nfull `python -m jaxderiv check`: {r['checker']['seconds']:.0f} s (exit {r['checker']['returncode']}).",
+        ]
     else:
         lines += ["", "## Checker", "", "not run (`--checker` times the full `python -m jaxderiv check`)."]
     return "\n".join(lines) + "\n"

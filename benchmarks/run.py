@@ -50,16 +50,25 @@ def bench_ops(names, quick: bool, log, sizes=ops_mod.SIZES, repeats=None) -> lis
             t, best = [_median(x) for x in samples], [min(x) for x in samples]
             cost = [_cost(c) for c in compiled[:2]]
             row = {
-                "op": case.name, "family": case.family, "size": size,
-                "ours_s": t[0], "native_s": t[1], "impl_autodiff_s": t[2],
-                "ratio": t[0] / t[1], "ratio_vs_impl_autodiff": t[0] / t[2], "ratio_of_minima": best[0] / best[1],
+                "op": case.name,
+                "family": case.family,
+                "size": size,
+                "ours_s": t[0],
+                "native_s": t[1],
+                "impl_autodiff_s": t[2],
+                "ratio": t[0] / t[1],
+                "ratio_vs_impl_autodiff": t[0] / t[2],
+                "ratio_of_minima": best[0] / best[1],
                 "max_difference": difference,
                 "same_hlo": ops_mod.hlo_ops(compiled[0]) == ops_mod.hlo_ops(compiled[1]),
                 "same_hlo_as_impl_autodiff": ops_mod.hlo_ops(compiled[0]) == ops_mod.hlo_ops(compiled[2]),
-                "flops_ratio": _ratio(cost[0]["flops"], cost[1]["flops"]), "bytes_ratio": _ratio(cost[0]["bytes"], cost[1]["bytes"]),
+                "flops_ratio": _ratio(cost[0]["flops"], cost[1]["flops"]),
+                "bytes_ratio": _ratio(cost[0]["bytes"], cost[1]["bytes"]),
             }
             rows.append(row)
-            log(f"  {case.name:26s} {size:5s} {row['ratio']:.2f} (vs impl autodiff {row['ratio_vs_impl_autodiff']:.2f}; max difference {difference:.1e})")
+            log(
+                f"  {case.name:26s} {size:5s} {row['ratio']:.2f} (vs impl autodiff {row['ratio_vs_impl_autodiff']:.2f}; max difference {difference:.1e})"
+            )
     return rows
 
 
@@ -80,15 +89,27 @@ def bench_models(quick: bool, with_torch: bool, log, names=(), repeats=None) -> 
         if names and model.name not in names:
             continue
         params, batch, arrays = _steps(model, quick)
-        fns = [models_mod.jitted_step(model.ours, batch).lower(params, arrays).compile(),
-               models_mod.jitted_step(model.native, batch).lower(params, arrays).compile()]
+        fns = [
+            models_mod.jitted_step(model.ours, batch).lower(params, arrays).compile(),
+            models_mod.jitted_step(model.native, batch).lower(params, arrays).compile(),
+        ]
         args = [(params, arrays)] * 2
         losses = [float(fns[0](*args[0])[1]), float(fns[1](*args[1])[1])]
         samples = interleaved(fns, args, repeats, target, stat=None)
         t, best = [_median(x) for x in samples], [min(x) for x in samples]
-        row = {"model": model.name, "ours_s": t[0], "native_s": t[1], "ratio": t[0] / t[1], "ratio_of_minima": best[0] / best[1], "losses": losses}
+        row = {
+            "model": model.name,
+            "ours_s": t[0],
+            "native_s": t[1],
+            "ratio": t[0] / t[1],
+            "ratio_of_minima": best[0] / best[1],
+            "losses": losses,
+        }
         cost = [_cost(f) for f in fns]
-        row.update(flops_ratio=_ratio(cost[0]["flops"], cost[1]["flops"]), bytes_ratio=_ratio(cost[0]["bytes"], cost[1]["bytes"]))
+        row.update(
+            flops_ratio=_ratio(cost[0]["flops"], cost[1]["flops"]),
+            bytes_ratio=_ratio(cost[0]["bytes"], cost[1]["bytes"]),
+        )
         if with_torch:
             # A pair of its own: torch's OpenMP workers and XLA's pool slow whichever runs next.
             step = models_mod.torch_step(model, quick)
@@ -96,7 +117,10 @@ def bench_models(quick: bool, with_torch: bool, log, names=(), repeats=None) -> 
             ours, torch_s = interleaved([fns[0], step], [args[0], ()], repeats, target, settle_s=0.05)
             row.update(torch_s=torch_s, ratio_vs_torch=ours / torch_s)
         rows.append(row)
-        log(f"  {model.name:18s} {row['ratio']:.2f}" + (f"  vs torch eager {row['ratio_vs_torch']:.2f}" if with_torch else ""))
+        log(
+            f"  {model.name:18s} {row['ratio']:.2f}"
+            + (f"  vs torch eager {row['ratio_vs_torch']:.2f}" if with_torch else "")
+        )
     return rows
 
 
@@ -119,23 +143,32 @@ def bench_compile(quick: bool, log, names=(), repeats=None) -> tuple[list[dict],
                 mid = time.perf_counter()
                 compiled = lowered.compile()
                 result.setdefault(key, []).append((mid - start, time.perf_counter() - mid, compiled))
+
             return run
 
         interleaved_once([thunk(model.ours, "ours"), thunk(model.native, "native")], repeats)
         med = {k: (_median([a for a, _, _ in v]), _median([b for _, b, _ in v])) for k, v in result.items()}
         row = {
             "model": model.name,
-            "ours_lower_s": med["ours"][0], "ours_compile_s": med["ours"][1],
-            "native_lower_s": med["native"][0], "native_compile_s": med["native"][1],
+            "ours_lower_s": med["ours"][0],
+            "ours_compile_s": med["ours"][1],
+            "native_lower_s": med["native"][0],
+            "native_compile_s": med["native"][1],
         }
         row["ratio"] = (row["ours_lower_s"] + row["ours_compile_s"]) / (row["native_lower_s"] + row["native_compile_s"])
         row["lower_ratio"] = row["ours_lower_s"] / row["native_lower_s"]
         times.append(row)
         mem = [result[k][0][2].memory_analysis() for k in ("ours", "native")]
-        m = {"model": model.name, "ours_temp_bytes": mem[0].temp_size_in_bytes, "native_temp_bytes": mem[1].temp_size_in_bytes}
+        m = {
+            "model": model.name,
+            "ours_temp_bytes": mem[0].temp_size_in_bytes,
+            "native_temp_bytes": mem[1].temp_size_in_bytes,
+        }
         m["ratio"] = _ratio(m["ours_temp_bytes"], m["native_temp_bytes"])
         memory.append(m)
-        log(f"  {model.name:18s} compile {row['ratio']:.2f} (trace+lower {row['lower_ratio']:.2f})  temp memory {m['ratio']:.2f}")
+        log(
+            f"  {model.name:18s} compile {row['ratio']:.2f} (trace+lower {row['lower_ratio']:.2f})  temp memory {m['ratio']:.2f}"
+        )
     return times, memory
 
 
@@ -159,11 +192,17 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="smaller models, fewer repeats (about 5 minutes on 2 cores)")
     p.add_argument("--out", default=str(HERE / "results"), help="folder for benchmarks.md and benchmarks.json")
     p.add_argument("--ops", default="", help="comma-separated op names: only these in the op suite")
-    p.add_argument("--sections", default=",".join(s for s in SECTIONS if s != "checker"), help=f"comma-separated, from {','.join(SECTIONS)}")
+    p.add_argument(
+        "--sections",
+        default=",".join(s for s in SECTIONS if s != "checker"),
+        help=f"comma-separated, from {','.join(SECTIONS)}",
+    )
     p.add_argument("--models", default="", help="comma-separated model names: only these (mlp, cnn, transformer_block)")
     p.add_argument("--sizes", default=",".join(ops_mod.SIZES), help="op suite sizes: small,large")
     p.add_argument("--repeats", type=int, default=None, help="samples per figure (default: 7 quick, 21 full for ops)")
-    p.add_argument("--checker", action="store_true", help="also time the full `python -m jaxderiv check` (about 25 minutes)")
+    p.add_argument(
+        "--checker", action="store_true", help="also time the full `python -m jaxderiv check` (about 25 minutes)"
+    )
     p.add_argument("--no-torch", action="store_true", help="leave torch eager out of the model table")
     args = p.parse_args(argv)
     sections = {s for s in args.sections.split(",") if s}
@@ -176,7 +215,11 @@ def main(argv=None) -> int:
     log = lambda s: print(s, flush=True)  # noqa: E731
     models = tuple(n for n in args.models.split(",") if n)
 
-    results = {"machine": machine(), "mode": "quick" if args.quick else "full", "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    results = {
+        "machine": machine(),
+        "mode": "quick" if args.quick else "full",
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     if with_torch:
         import torch
 
@@ -187,7 +230,9 @@ def main(argv=None) -> int:
     begin = time.perf_counter()
     if "ops" in sections:
         log("op suite (jitted value_and_grad; ratio = jaxderiv / native JAX)")
-        results["ops"] = bench_ops({n for n in args.ops.split(",") if n}, args.quick, log, tuple(args.sizes.split(",")), args.repeats)
+        results["ops"] = bench_ops(
+            {n for n in args.ops.split(",") if n}, args.quick, log, tuple(args.sizes.split(",")), args.repeats
+        )
     if "models" in sections:
         log("train steps")
         results["models"] = bench_models(args.quick, with_torch, log, models, args.repeats)

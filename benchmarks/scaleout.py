@@ -34,8 +34,11 @@ def measure(model: str, quick: bool, repeats: int) -> dict:
     """Step seconds of `model` (jaxderiv and native) on 1 and 4 host devices."""
     out = {}
     for n in (1, 4):
-        env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}".strip(),
-               "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env = {
+            **os.environ,
+            "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n}".strip(),
+            "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
         code = _PROBE.format(bench=str(ROOT / "benchmarks"), model=model, quick=quick, repeats=repeats)
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
         if run.returncode != 0:

@@ -24,7 +24,14 @@ def _calls_per_sample(fn: Callable, args, target_s: float) -> int:
     return max(1, min(10_000, int(target_s / once)))
 
 
-def interleaved(fns: Sequence[Callable], args: Sequence[tuple], repeats: int, target_s: float = 0.02, settle_s: float = 0.0, stat: Callable = statistics.median) -> list[float]:
+def interleaved(
+    fns: Sequence[Callable],
+    args: Sequence[tuple],
+    repeats: int,
+    target_s: float = 0.02,
+    settle_s: float = 0.0,
+    stat: Callable = statistics.median,
+) -> list[float]:
     """Median seconds per call of each fn, measured in turns so that load drifts cancel.
 
     The order rotates every round (A B C, B C A, C A B...), so no fn always follows the same

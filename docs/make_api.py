@@ -52,7 +52,12 @@ def _section(module_name: str, blurb: str) -> list[str]:
     lines = [f"## `{module_name}`", "", blurb, ""]
     for name in sorted(module.__all__):
         if name == "aten":
-            lines += ["### `aten`", "", "Every op of the default spec, as `aten.<name>.<overload>` (`aten.add.Tensor`, `aten.abs.default`), built on first use.", ""]
+            lines += [
+                "### `aten`",
+                "",
+                "Every op of the default spec, as `aten.<name>.<overload>` (`aten.add.Tensor`, `aten.abs.default`), built on first use.",
+                "",
+            ]
             continue
         obj = getattr(module, name)
         if inspect.ismodule(obj):

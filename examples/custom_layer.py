@@ -96,14 +96,29 @@ def main(argv=None) -> dict:
     x = jnp.asarray(np.random.default_rng(args.seed).normal(size=(4, 8)), jnp.float32)
     print("GatedRMSBlock output", block(x).shape, "- its function checked at random parameters and inputs:")
     report = jaxderiv.check_function(
-        lambda block, x: block(x), block, x, modes=modes, seed=args.seed, directions=directions, reference=reference, name="GatedRMSBlock"
+        lambda block, x: block(x),
+        block,
+        x,
+        modes=modes,
+        seed=args.seed,
+        directions=directions,
+        reference=reference,
+        name="GatedRMSBlock",
     )
     print(report.summary())
     print(report.to_markdown())
 
     fused = FusedGatedRMSBlock(8, rngs=nnx.Rngs(args.seed))
     print("The same block with a hand-fused RMSNorm whose backward drops a term:")
-    fused_report = jaxderiv.check_function(lambda block, x: block(x), fused, x, modes=("vjp",), seed=args.seed, directions=directions, name="FusedGatedRMSBlock")
+    fused_report = jaxderiv.check_function(
+        lambda block, x: block(x),
+        fused,
+        x,
+        modes=("vjp",),
+        seed=args.seed,
+        directions=directions,
+        name="FusedGatedRMSBlock",
+    )
     print(fused_report.summary())
     seconds = time.perf_counter() - start
     print(f"\n{seconds:.1f} s")

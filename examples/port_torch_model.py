@@ -33,14 +33,24 @@ L1 = 1e-2  # weight of the L1 penalty on the classifier's weights
 
 def torch_model() -> torch.nn.Sequential:
     return torch.nn.Sequential(
-        torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(4 * 3 * 3, 5),
+        torch.nn.Conv2d(1, 4, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 3 * 3, 5),
     ).double()
 
 
 def jaxderiv_model() -> nnx.Sequential:
     r = nnx.Rngs(0)
     f64 = dict(param_dtype=jnp.float64)
-    return nnx.Sequential(jnn.Conv2d(1, 4, 3, padding=1, rngs=r, **f64), jnn.ReLU(), jnn.MaxPool2d(2), jnn.Flatten(), jnn.Linear(4 * 3 * 3, 5, rngs=r, **f64))
+    return nnx.Sequential(
+        jnn.Conv2d(1, 4, 3, padding=1, rngs=r, **f64),
+        jnn.ReLU(),
+        jnn.MaxPool2d(2),
+        jnn.Flatten(),
+        jnn.Linear(4 * 3 * 3, 5, rngs=r, **f64),
+    )
 
 
 def torch_loss_and_grads(model, x, y) -> tuple[float, dict]:
@@ -70,7 +80,9 @@ def plain_jax_loss_and_grads(params: dict, x, y) -> tuple[float, dict]:
     max_pool uses, would route ties as torch does)."""
 
     def loss(p, x):
-        h = lax.conv_general_dilated(x, p["0.weight"], (1, 1), [(1, 1), (1, 1)], dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        h = lax.conv_general_dilated(
+            x, p["0.weight"], (1, 1), [(1, 1), (1, 1)], dimension_numbers=("NCHW", "OIHW", "NCHW")
+        )
         h = jax.nn.relu(h + p["0.bias"][None, :, None, None])
         n, c, height, width = h.shape
         h = h.reshape(n, c, height // 2, 2, width // 2, 2).max(axis=(3, 5))
@@ -78,7 +90,9 @@ def plain_jax_loss_and_grads(params: dict, x, y) -> tuple[float, dict]:
         nll = -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), jnp.asarray(y)[:, None], axis=1))
         return nll + L1 * jnp.abs(p["4.weight"]).sum()
 
-    value, (grads, gx) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))({k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x))
+    value, (grads, gx) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))(
+        {k: jnp.asarray(v) for k, v in params.items()}, jnp.asarray(x)
+    )
     return float(value), {"input": np.asarray(gx), **{k: np.asarray(v) for k, v in grads.items()}}
 
 
@@ -127,18 +141,40 @@ def conventions() -> dict:
         "relu at 0 (jnp.maximum(x, 0))": (z, lambda x: torch.relu(x), F.relu, lambda x: jnp.maximum(x, 0)),
         "relu at 0 (jax.nn.relu)": (z, lambda x: torch.relu(x), F.relu, jax.nn.relu),
         "|x| at 0 (jnp.abs)": (z, torch.abs, aten.abs.default, jnp.abs),
-        "clamp(x, 0, 1) at 0 and 1 (jnp.clip)": (np.array([0.0, 1.0, 0.5]), lambda x: torch.clamp(x, 0, 1), lambda x: aten.clamp.default(x, 0.0, 1.0), lambda x: jnp.clip(x, 0, 1)),
-        "2x2 max pool of a tie (reshape + max)": (ties, lambda x: torch.nn.functional.max_pool2d(x, 2), lambda x: F.max_pool2d(x, 2), lambda x: x.reshape(1, 1, 1, 2, 1, 2).max(axis=(3, 5))),
-        "2x2 max pool of a tie (lax.reduce_window)": (ties, lambda x: torch.nn.functional.max_pool2d(x, 2), lambda x: F.max_pool2d(x, 2), lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")),
+        "clamp(x, 0, 1) at 0 and 1 (jnp.clip)": (
+            np.array([0.0, 1.0, 0.5]),
+            lambda x: torch.clamp(x, 0, 1),
+            lambda x: aten.clamp.default(x, 0.0, 1.0),
+            lambda x: jnp.clip(x, 0, 1),
+        ),
+        "2x2 max pool of a tie (reshape + max)": (
+            ties,
+            lambda x: torch.nn.functional.max_pool2d(x, 2),
+            lambda x: F.max_pool2d(x, 2),
+            lambda x: x.reshape(1, 1, 1, 2, 1, 2).max(axis=(3, 5)),
+        ),
+        "2x2 max pool of a tie (lax.reduce_window)": (
+            ties,
+            lambda x: torch.nn.functional.max_pool2d(x, 2),
+            lambda x: F.max_pool2d(x, 2),
+            lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+        ),
     }
     print(f"\n{'gradient of sum(f(x)) at a kink':44} {'torch':>22} {'jaxderiv':>22} {'JAX':>22}")
     out = {}
     for name, (x, t_fn, j_fn, jax_fn) in rows.items():
         tx = torch.tensor(x, requires_grad=True)
         t_fn(tx).sum().backward()
-        grads = [tx.grad.numpy().ravel(), np.asarray(jax.grad(lambda x: j_fn(x).sum())(jnp.asarray(x))).ravel(), np.asarray(jax.grad(lambda x: jax_fn(x).sum())(jnp.asarray(x))).ravel()]
+        grads = [
+            tx.grad.numpy().ravel(),
+            np.asarray(jax.grad(lambda x: j_fn(x).sum())(jnp.asarray(x))).ravel(),
+            np.asarray(jax.grad(lambda x: jax_fn(x).sum())(jnp.asarray(x))).ravel(),
+        ]
         print(f"{name:44} " + " ".join(f"{str(np.round(g, 2).tolist()):>22}" for g in grads))
-        out[name] = {"jaxderiv_matches": bool(np.array_equal(grads[1], grads[0])), "jax_matches": bool(np.array_equal(grads[2], grads[0]))}
+        out[name] = {
+            "jaxderiv_matches": bool(np.array_equal(grads[1], grads[0])),
+            "jax_matches": bool(np.array_equal(grads[2], grads[0])),
+        }
     return out
 
 
@@ -150,8 +186,16 @@ def main(argv=None) -> dict:
     start = time.perf_counter()
     batch = 4 if args.quick else 32
 
-    smooth = compare("random images, dense weights (no kink): all three agree to rounding", *inputs(False, batch, args.seed), *models(False, args.seed))
-    kinks = compare("images with a flat centre, pruned weights: plain JAX's conventions differ, jaxderiv's match torch's", *inputs(True, batch, args.seed), *models(True, args.seed))
+    smooth = compare(
+        "random images, dense weights (no kink): all three agree to rounding",
+        *inputs(False, batch, args.seed),
+        *models(False, args.seed),
+    )
+    kinks = compare(
+        "images with a flat centre, pruned weights: plain JAX's conventions differ, jaxderiv's match torch's",
+        *inputs(True, batch, args.seed),
+        *models(True, args.seed),
+    )
     spellings = conventions()
     seconds = time.perf_counter() - start
     print(f"\n{seconds:.1f} s")

@@ -33,11 +33,29 @@ VOCAB, LR = 64, 1e-2
 def make_model(name: str) -> torch.nn.Module:
     torch.manual_seed(0)
     if name == "gpt2":
-        cfg = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=32, vocab_size=VOCAB, n_positions=32,
-                                      resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+        cfg = transformers.GPT2Config(
+            n_layer=2,
+            n_head=2,
+            n_embd=32,
+            vocab_size=VOCAB,
+            n_positions=32,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            use_cache=False,
+        )
         return transformers.GPT2LMHeadModel(cfg).double().train()
-    cfg = transformers.BertConfig(num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64, vocab_size=VOCAB,
-                                  max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)
+    cfg = transformers.BertConfig(
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        hidden_size=32,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=32,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        num_labels=3,
+    )
     return transformers.BertForSequenceClassification(cfg).double().train()
 
 
@@ -98,11 +116,15 @@ def main(argv=None):
     module = make_model(args.model)
     ids, labels = batch(args.model, 0)
     t0 = time.perf_counter()
-    model = jt.from_module(module, ids, labels=labels)  # exported before torch trains, so both start from the same weights
+    model = jt.from_module(
+        module, ids, labels=labels
+    )  # exported before torch trains, so both start from the same weights
     import_s = time.perf_counter() - t0
     ops = {s.op for s in model.program.steps}
-    print(f"{args.model}: {len(model.program.steps)} graph nodes, {len(ops)} distinct ops, imported in {import_s:.1f} s; "
-          f"tied weights: {model.aliases or 'none'}")
+    print(
+        f"{args.model}: {len(model.program.steps)} graph nodes, {len(ops)} distinct ops, imported in {import_s:.1f} s; "
+        f"tied weights: {model.aliases or 'none'}"
+    )
 
     jax_losses, params, compile_s = train_jax(model, args.model, steps)
     torch_losses = train_torch(module, args.model, steps)
@@ -110,7 +132,9 @@ def main(argv=None):
     for i, (a, b) in enumerate(zip(torch_losses, jax_losses)):
         print(f"{i:>4}  {a:>20.15f}  {b:>20.15f}  {abs(a - b) / abs(a):.1e}")
     final = model.state_dict(params)
-    weight_diff = max(float(np.max(np.abs(final[k] - v.detach().numpy()))) for k, v in module.state_dict().items() if k in final)
+    weight_diff = max(
+        float(np.max(np.abs(final[k] - v.detach().numpy()))) for k, v in module.state_dict().items() if k in final
+    )
     print(f"first step (compile + run) {compile_s:.1f} s; largest weight difference after training: {weight_diff:.1e}")
 
     if args.out:

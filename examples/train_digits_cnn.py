@@ -24,9 +24,17 @@ from jaxderiv.nn import functional as F
 def cnn(rngs: nnx.Rngs) -> nnx.Sequential:
     """conv-bn-relu-pool twice, then dropout and a linear classifier: 8x8 -> 4x4 -> 2x2 -> 10 classes."""
     return nnx.Sequential(
-        jnn.Conv2d(1, 16, 3, padding=1, rngs=rngs), jnn.BatchNorm2d(16), jnn.ReLU(), jnn.MaxPool2d(2),
-        jnn.Conv2d(16, 32, 3, padding=1, rngs=rngs), jnn.BatchNorm2d(32), jnn.ReLU(), jnn.MaxPool2d(2),
-        jnn.Flatten(), jnn.Dropout(0.25, rngs=rngs), jnn.Linear(32 * 2 * 2, 10, rngs=rngs),
+        jnn.Conv2d(1, 16, 3, padding=1, rngs=rngs),
+        jnn.BatchNorm2d(16),
+        jnn.ReLU(),
+        jnn.MaxPool2d(2),
+        jnn.Conv2d(16, 32, 3, padding=1, rngs=rngs),
+        jnn.BatchNorm2d(32),
+        jnn.ReLU(),
+        jnn.MaxPool2d(2),
+        jnn.Flatten(),
+        jnn.Dropout(0.25, rngs=rngs),
+        jnn.Linear(32 * 2 * 2, 10, rngs=rngs),
     )
 
 
@@ -57,7 +65,9 @@ def plot(losses, epoch_ends, path):
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(losses, lw=0.8, label="batch loss")
-    ax.plot(epoch_ends, [np.mean(losses[max(0, e - 10):e + 1]) for e in epoch_ends], "o-", label="mean of last 10 batches")
+    ax.plot(
+        epoch_ends, [np.mean(losses[max(0, e - 10) : e + 1]) for e in epoch_ends], "o-", label="mean of last 10 batches"
+    )
     ax.set(xlabel="step", ylabel="cross entropy", yscale="log", title="digits CNN, jaxderiv.nn + optax")
     ax.legend()
     fig.tight_layout()
@@ -88,10 +98,10 @@ def main(argv=None) -> dict:
     for epoch in range(epochs):
         order = rng.permutation(len(x_train))
         for i in range(0, len(order) - args.batch_size + 1, args.batch_size):  # whole batches: one compiled shape
-            batch = order[i:i + args.batch_size]
+            batch = order[i : i + args.batch_size]
             losses.append(float(train_step(model, optimizer, jnp.asarray(x_train[batch]), jnp.asarray(y_train[batch]))))
         epoch_ends.append(len(losses) - 1)
-        print(f"epoch {epoch + 1:>2}/{epochs}  loss {np.mean(losses[-(len(order) // args.batch_size):]):.4f}")
+        print(f"epoch {epoch + 1:>2}/{epochs}  loss {np.mean(losses[-(len(order) // args.batch_size) :]):.4f}")
     model.eval()
     accuracy = float(np.mean(np.asarray(predict(model, jnp.asarray(x_test))) == y_test))
     plot(losses, epoch_ends, args.out)

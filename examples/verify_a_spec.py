@@ -53,7 +53,9 @@ def main(argv=None) -> dict:
         spec = jaxderiv.load_spec(path)
         report = jaxderiv.check_all(spec, modes=modes)
         print(report.summary())
-        Path(args.out).write_text(to_html(report, title="my_derivatives.yaml", entries=entries_of([spec])), encoding="utf-8")
+        Path(args.out).write_text(
+            to_html(report, title="my_derivatives.yaml", entries=entries_of([spec])), encoding="utf-8"
+        )
     seconds = time.perf_counter() - start
     print(f"\nHTML report: {args.out}; {seconds:.1f} s")
     return {"report": report, "seconds": seconds}

@@ -138,7 +138,12 @@ CASES = [
     _unary("hardswish", kinks=(-3.0, 3.0), lo=-5.0, hi=5.0),
     _unary("elu", 1.3, 0.8, 1.7),
     _unary("celu", 1.5),
-    Case("elu_backward", _elu_backward_args, lambda g, a, s, i, out: aten.elu_backward.default(g, a, s, i, True, out), diff=(0, 4)),
+    Case(
+        "elu_backward",
+        _elu_backward_args,
+        lambda g, a, s, i, out: aten.elu_backward.default(g, a, s, i, True, out),
+        diff=(0, 4),
+    ),
     _unary("silu", lo=-5.0, hi=5.0),
     _unary("gelu", lo=-5.0, hi=5.0),
     _unary("sigmoid", lo=-5.0, hi=5.0),
@@ -146,13 +151,32 @@ CASES = [
     _unary("tanh", lo=-3.0, hi=3.0),
     _backward("tanh_backward", lo=-1.0, hi=1.0),
     _unary("softplus", 2.0, 3.0, kinks=(-5.0, 3.0), lo=-6.0, hi=6.0),
-    Case("softplus_backward", _softplus_backward_args, lambda g, x, b, t, out: aten.softplus_backward.default(g, x, b, t), diff=(0, 1)),
-    Case("log_sigmoid_forward", lambda rng: (_x(0.0, -30.0, 30.0)(rng),), aten.log_sigmoid_forward.default, outputs=(0,)),
+    Case(
+        "softplus_backward",
+        _softplus_backward_args,
+        lambda g, x, b, t, out: aten.softplus_backward.default(g, x, b, t),
+        diff=(0, 1),
+    ),
+    Case(
+        "log_sigmoid_forward", lambda rng: (_x(0.0, -30.0, 30.0)(rng),), aten.log_sigmoid_forward.default, outputs=(0,)
+    ),
     Case("log_sigmoid_backward", _log_sigmoid_backward_args, aten.log_sigmoid_backward.default, diff=(0, 1)),
     Case("rrelu_with_noise", _rrelu_args(False), _rrelu, label="eval"),
     Case("rrelu_with_noise", _rrelu_args(True), _rrelu, label="training"),
-    Case("rrelu_with_noise_backward", _rrelu_backward_args(False), aten.rrelu_with_noise_backward.default, diff=(0, 1), label="eval"),
-    Case("rrelu_with_noise_backward", _rrelu_backward_args(True), aten.rrelu_with_noise_backward.default, diff=(0, 1), label="training"),
+    Case(
+        "rrelu_with_noise_backward",
+        _rrelu_backward_args(False),
+        aten.rrelu_with_noise_backward.default,
+        diff=(0, 1),
+        label="eval",
+    ),
+    Case(
+        "rrelu_with_noise_backward",
+        _rrelu_backward_args(True),
+        aten.rrelu_with_noise_backward.default,
+        diff=(0, 1),
+        label="training",
+    ),
     Case("prelu", _prelu_args, aten.prelu.default, diff=(0, 1)),
     Case("prelu_backward", _prelu_backward_args, _prelu_backward_torch, diff=(0, 1, 2), outputs=(0, 1)),
 ]
@@ -287,9 +311,18 @@ def test_integer_inputs_rejected_like_torch(name):
 
 def test_nan_propagates_like_torch():
     x = np.array([np.nan, -1.0, 1.0])
-    for name, scalars in [("relu", ()), ("hardtanh", ()), ("softshrink", ()), ("hardshrink", ()), ("threshold", (0.0, 2.0)), ("hardswish", ())]:
+    for name, scalars in [
+        ("relu", ()),
+        ("hardtanh", ()),
+        ("softshrink", ()),
+        ("hardshrink", ()),
+        ("threshold", (0.0, 2.0)),
+        ("hardswish", ()),
+    ]:
         ours = jaxderiv.op(name)(x, *scalars)
-        np.testing.assert_array_equal(np.asarray(ours), getattr(aten, name).default(torch.from_numpy(x), *scalars).numpy())
+        np.testing.assert_array_equal(
+            np.asarray(ours), getattr(aten, name).default(torch.from_numpy(x), *scalars).numpy()
+        )
 
 
 def test_inplace_leaky_relu_backward_rejects_negative_slope():

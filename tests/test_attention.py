@@ -53,7 +53,14 @@ CASES = [
     ("causal L>S", 6, 3, True, None, None),
     ("additive mask broadcast", 4, 5, False, lambda L, S: np.random.default_rng(7).normal(size=(1, 3, L, S)), None),
     ("-inf mask", 4, 5, False, lambda L, S: _additive(_bool_mask(L, S)), None),
-    ("fully masked row", 3, 4, False, lambda L, S: np.where(np.arange(L)[:, None] == 1, -np.inf, 0.0) + np.zeros((L, S)), None),
+    (
+        "fully masked row",
+        3,
+        4,
+        False,
+        lambda L, S: np.where(np.arange(L)[:, None] == 1, -np.inf, 0.0) + np.zeros((L, S)),
+        None,
+    ),
     ("scale", 4, 5, False, None, 0.37),
     ("causal mask scale", 5, 5, True, lambda L, S: np.random.default_rng(8).normal(size=(L, S)), 1.5),
 ]
@@ -73,8 +80,14 @@ def _t(x):
 def test_forward_and_logsumexp_match_torch(registry, case):
     q, k, v, causal, mask, scale = _case(case)
     out, lse = registry.op(CPU)(q, k, v, 0.0, causal, attn_mask=mask, scale=scale)
-    t_out, t_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(_t(q), _t(k), _t(v), 0.0, causal, attn_mask=_t(mask), scale=scale)
-    assert out.shape == tuple(t_out.shape) and lse.shape == tuple(t_lse.shape) and str(lse.dtype) == str(t_lse.dtype).split(".")[1]
+    t_out, t_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        _t(q), _t(k), _t(v), 0.0, causal, attn_mask=_t(mask), scale=scale
+    )
+    assert (
+        out.shape == tuple(t_out.shape)
+        and lse.shape == tuple(t_lse.shape)
+        and str(lse.dtype) == str(t_lse.dtype).split(".")[1]
+    )
     np.testing.assert_allclose(out, t_out.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(lse, t_lse.numpy(), rtol=1e-12, atol=1e-12)
 
@@ -83,7 +96,9 @@ def test_float32_and_bfloat16_dtypes_match_torch(registry):
     q, k, v = _qkv(1)
     for jdt, tdt in ((jnp.float32, torch.float32), (jnp.bfloat16, torch.bfloat16)):
         out, lse = registry.op(CPU)(*(jnp.asarray(x, jdt) for x in (q, k, v)), 0.0, True)
-        t_out, t_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(*(_t(x).to(tdt) for x in (q, k, v)), 0.0, True)
+        t_out, t_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            *(_t(x).to(tdt) for x in (q, k, v)), 0.0, True
+        )
         assert out.dtype == jdt and lse.dtype == jnp.float32 and t_lse.dtype == torch.float32
         tol = 1e-5 if jdt == jnp.float32 else 3e-2
         np.testing.assert_allclose(np.asarray(out, np.float64), t_out.double().numpy(), rtol=tol, atol=tol)
@@ -109,7 +124,9 @@ def test_vjp_matches_torch_autograd(registry, case):
     ct = np.random.default_rng(4).normal(size=out.shape)
     ours = vjp(ct)
     leaves = [_t(x).requires_grad_() for x in (q, k, v)]
-    t_out, _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(*leaves, 0.0, causal, attn_mask=_t(mask), scale=scale)
+    t_out, _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        *leaves, 0.0, causal, attn_mask=_t(mask), scale=scale
+    )
     theirs = torch.autograd.grad(t_out, leaves, _t(ct))
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-10, atol=1e-12)
@@ -126,17 +143,24 @@ def _torch_math(q, k, v, causal, mask, scale):
     return p @ v
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "fully masked row"], ids=[c[0] for c in CASES if c[0] != "fully masked row"])
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c[0] != "fully masked row"], ids=[c[0] for c in CASES if c[0] != "fully masked row"]
+)
 def test_jvp_matches_torch_func_jvp(registry, case):
     q, k, v, causal, mask, scale = _case(case, seed=5)
     tangents = _qkv(6, q.shape[-2], k.shape[-2])
     op = registry.op(CPU)
     _, ours = jax.jvp(lambda a, b, c: op(a, b, c, 0.0, causal, attn_mask=mask, scale=scale)[0], (q, k, v), tangents)
-    _, theirs = torch.func.jvp(lambda a, b, c: _torch_math(a, b, c, causal, _t(mask), scale), tuple(map(_t, (q, k, v))),
-                               tuple(map(_t, tangents)))
+    _, theirs = torch.func.jvp(
+        lambda a, b, c: _torch_math(a, b, c, causal, _t(mask), scale),
+        tuple(map(_t, (q, k, v))),
+        tuple(map(_t, tangents)),
+    )
     np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-10, atol=1e-12)
     with pytest.raises(RuntimeError, match="forward AD"):
-        torch.func.jvp(lambda a: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(a, _t(k), _t(v))[0], (_t(q),), (_t(q),))
+        torch.func.jvp(
+            lambda a: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(a, _t(k), _t(v))[0], (_t(q),), (_t(q),)
+        )
 
 
 def test_fused_ops_agree_with_the_cpu_op(registry):
@@ -150,14 +174,21 @@ def test_fused_ops_agree_with_the_cpu_op(registry):
         "_scaled_dot_product_fused_attention_overrideable": lambda a, b, c: (a, b, c, bias, 0.0, True),
     }
     ct = np.random.default_rng(11).normal(size=ref_out.shape)
-    ref_grads = jax.vjp(lambda a, b, c: registry.op(CPU)(a, b, c, 0.0, True, attn_mask=bias, scale=0.5)[0], q, k, v)[1](ct)
+    ref_grads = jax.vjp(lambda a, b, c: registry.op(CPU)(a, b, c, 0.0, True, attn_mask=bias, scale=0.5)[0], q, k, v)[1](
+        ct
+    )
     fake = torch._subclasses.fake_tensor.FakeTensorMode()
     for name, args in calls.items():
         op = registry.op(name)
         outs = op(*args(q, k, v), scale=0.5)
         with fake:
-            metas = getattr(torch.ops.aten, name)(*[torch.empty(np.shape(x), dtype=torch.float64) if isinstance(x, np.ndarray) else x
-                                                    for x in args(q, k, v)], scale=0.5)
+            metas = getattr(torch.ops.aten, name)(
+                *[
+                    torch.empty(np.shape(x), dtype=torch.float64) if isinstance(x, np.ndarray) else x
+                    for x in args(q, k, v)
+                ],
+                scale=0.5,
+            )
         assert len(outs) == len(metas)
         for i, (ours, meta) in enumerate(zip(outs, metas)):
             if isinstance(meta, torch.Tensor):  # None (undefined) outputs are empty arrays here
@@ -165,7 +196,9 @@ def test_fused_ops_agree_with_the_cpu_op(registry):
             elif meta is not None:
                 assert ours == meta, (name, i)
         np.testing.assert_allclose(outs[0], ref_out, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(np.reshape(outs[1], outs[1].shape[:2] + (-1,))[..., :33], ref_lse, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            np.reshape(outs[1], outs[1].shape[:2] + (-1,))[..., :33], ref_lse, rtol=1e-12, atol=1e-12
+        )
         grads = jax.vjp(lambda a, b, c: op(*args(a, b, c), scale=0.5)[0], q, k, v)[1](ct)
         for a, b in zip(grads, ref_grads):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
@@ -191,12 +224,16 @@ def test_dropout_is_refused(registry):
 
 
 def test_checker_passes_the_spec_and_fails_a_wrong_formula(write_spec):
-    entry = ("- name: _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
-             "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)\n"
-             "  output_differentiability: [True, False]\n"
-             "  query, key, value: {}\n")
-    right = ("_scaled_dot_product_flash_attention_for_cpu_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, "
-             "attn_mask, scale)")
+    entry = (
+        "- name: _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, "
+        "bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)\n"
+        "  output_differentiability: [True, False]\n"
+        "  query, key, value: {}\n"
+    )
+    right = (
+        "_scaled_dot_product_flash_attention_for_cpu_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, "
+        "attn_mask, scale)"
+    )
     wrong = right.replace("is_causal,", "!is_causal,")  # the causal mask flipped in the backward
     good = check_all(write_spec(entry.format(right)), ops=[CPU])
     assert {r.status for r in good} == {"passed"}, good.summary()

@@ -48,9 +48,16 @@ def _vjp(registry, name, args, diff, cotangent, **kw):
 # -- depthwise convolutions --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n, stride, padding, dilation, bias", [
-    (2, (1, 1), (0, 0), (1, 1), True), (2, (2, 1), (1, 2), (1, 2), False), (2, (1, 1), (1, 1), (1, 1), True),
-    (3, (1, 1, 1), (0, 0, 0), (1, 1, 1), True), (3, (2, 1, 1), (1, 0, 1), (1, 2, 1), False)])
+@pytest.mark.parametrize(
+    "n, stride, padding, dilation, bias",
+    [
+        (2, (1, 1), (0, 0), (1, 1), True),
+        (2, (2, 1), (1, 2), (1, 2), False),
+        (2, (1, 1), (1, 1), (1, 1), True),
+        (3, (1, 1, 1), (0, 0, 0), (1, 1, 1), True),
+        (3, (2, 1, 1), (1, 0, 1), (1, 2, 1), False),
+    ],
+)
 def test_depthwise_convolution_forward(registry, n, stride, padding, dilation, bias):
     """A channel multiplier of 2: weight (2 C, 1, k...), groups = C."""
     c, k = 3, (3, 2, 2)[:n]
@@ -58,10 +65,19 @@ def test_depthwise_convolution_forward(registry, n, stride, padding, dilation, b
     w = _rng.normal(size=(2 * c, 1) + k)
     b = _rng.normal(size=(2 * c,)) if bias else None
     conv = F.conv2d if n == 2 else F.conv3d
-    theirs = conv(torch.from_numpy(x), torch.from_numpy(w), None if b is None else torch.from_numpy(b),
-                  stride, padding, dilation, groups=c).numpy()
+    theirs = conv(
+        torch.from_numpy(x),
+        torch.from_numpy(w),
+        None if b is None else torch.from_numpy(b),
+        stride,
+        padding,
+        dilation,
+        groups=c,
+    ).numpy()
     name = "_conv_depthwise2d" if n == 2 else "conv_depthwise3d"
-    ours = registry.op(name)(jnp.asarray(x), jnp.asarray(w), k, None if b is None else jnp.asarray(b), stride, padding, dilation)
+    ours = registry.op(name)(
+        jnp.asarray(x), jnp.asarray(w), k, None if b is None else jnp.asarray(b), stride, padding, dilation
+    )
     np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-12, atol=1e-12)
     assert ours.dtype == np.float64 and ours.shape == theirs.shape
 
@@ -101,7 +117,9 @@ def test_mkldnn_linear_float64_against_linear(registry, shape, bias):
 @MKLDNN
 def test_mkldnn_linear_against_torch_kernel(registry):
     x, w, b = (_rng.normal(size=s).astype(np.float32) for s in ((4, 3), (5, 3), (5,)))
-    theirs = aten.mkldnn_linear(torch.from_numpy(x).to_mkldnn(), torch.from_numpy(w), torch.from_numpy(b)).to_dense().numpy()
+    theirs = (
+        aten.mkldnn_linear(torch.from_numpy(x).to_mkldnn(), torch.from_numpy(w), torch.from_numpy(b)).to_dense().numpy()
+    )
     ours = registry.op("mkldnn_linear")(jnp.asarray(x), jnp.asarray(w), jnp.asarray(b))
     assert ours.dtype == np.float32
     np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-5, atol=1e-5)
@@ -109,8 +127,12 @@ def test_mkldnn_linear_against_torch_kernel(registry):
 
 # -- oneDNN pooling ----------------------------------------------------------------------------
 
-_POOL2 = [((3, 3), (2, 2), (1, 1), (1, 1), False), ((2, 3), (2, 1), (1, 1), (2, 1), True),
-          ((2, 2), (), (0, 0), (1, 1), True), ((3, 2), (1, 2), (0, 1), (1, 1), False)]
+_POOL2 = [
+    ((3, 3), (2, 2), (1, 1), (1, 1), False),
+    ((2, 3), (2, 1), (1, 1), (2, 1), True),
+    ((2, 2), (), (0, 0), (1, 1), True),
+    ((3, 2), (1, 2), (0, 1), (1, 1), False),
+]
 _POOL3 = [((2, 2, 2), (1, 2, 2), (1, 1, 0), (1, 1, 1), True), ((3, 2, 2), (2, 1, 2), (1, 0, 1), (1, 1, 1), False)]
 
 
@@ -130,7 +152,13 @@ def test_mkldnn_max_pool_against_dense(registry, k, tied):
         out = pool(tx, kernel_size, stride, padding, dilation, ceil_mode)[0]
         g = _rng.normal(size=out.shape)
         (grad,) = torch.autograd.grad(out, tx, torch.from_numpy(g))
-        ours, (our_grad,) = _vjp(registry, f"mkldnn_max_pool{k}d", (jnp.asarray(x), kernel_size, stride, padding, dilation, ceil_mode), (0,), g)
+        ours, (our_grad,) = _vjp(
+            registry,
+            f"mkldnn_max_pool{k}d",
+            (jnp.asarray(x), kernel_size, stride, padding, dilation, ceil_mode),
+            (0,),
+            g,
+        )
         np.testing.assert_array_equal(ours, out.detach().numpy())
         np.testing.assert_allclose(our_grad, grad.numpy(), rtol=1e-12, atol=1e-12)
 
@@ -146,10 +174,18 @@ def test_mkldnn_max_pool_against_torch_kernel(registry, k):
             continue  # oneDNN's pooling in torch takes no dilation; its backward no stride []
         x = _rng.normal(size=shape).astype(np.float32)
         tx = torch.tensor(x, requires_grad=True)
-        out = getattr(aten, f"mkldnn_max_pool{k}d")(tx.to_mkldnn(), kernel_size, stride, padding, dilation, ceil_mode).to_dense()
+        out = getattr(aten, f"mkldnn_max_pool{k}d")(
+            tx.to_mkldnn(), kernel_size, stride, padding, dilation, ceil_mode
+        ).to_dense()
         g = _rng.normal(size=out.shape).astype(np.float32)
         (grad,) = torch.autograd.grad(out, tx, torch.from_numpy(g))
-        ours, (our_grad,) = _vjp(registry, f"mkldnn_max_pool{k}d", (jnp.asarray(x), kernel_size, stride, padding, dilation, ceil_mode), (0,), g)
+        ours, (our_grad,) = _vjp(
+            registry,
+            f"mkldnn_max_pool{k}d",
+            (jnp.asarray(x), kernel_size, stride, padding, dilation, ceil_mode),
+            (0,),
+            g,
+        )
         assert ours.dtype == np.float32
         np.testing.assert_array_equal(ours, out.detach().numpy())
         np.testing.assert_allclose(our_grad, grad.numpy(), rtol=1e-6, atol=1e-6)
@@ -159,9 +195,14 @@ def test_mkldnn_max_pool_default_stride(registry):
     """stride=[] (the schema's default) is the kernel size in torch's oneDNN forward; its backward
     kernel raises for it, jaxderiv's gradient takes it as the forward does."""
     x = _rng.normal(size=(1, 2, 6, 4)).astype(np.float32)
-    theirs = aten.mkldnn_max_pool2d(torch.from_numpy(x).to_mkldnn(), [2, 2]).to_dense().numpy() if torch.backends.mkldnn.is_available() \
+    theirs = (
+        aten.mkldnn_max_pool2d(torch.from_numpy(x).to_mkldnn(), [2, 2]).to_dense().numpy()
+        if torch.backends.mkldnn.is_available()
         else aten.max_pool2d(torch.from_numpy(x), [2, 2]).numpy()
-    ours, (grad,) = _vjp(registry, "mkldnn_max_pool2d", (jnp.asarray(x), (2, 2)), (0,), np.ones((1, 2, 3, 2), np.float32))
+    )
+    ours, (grad,) = _vjp(
+        registry, "mkldnn_max_pool2d", (jnp.asarray(x), (2, 2)), (0,), np.ones((1, 2, 3, 2), np.float32)
+    )
     np.testing.assert_array_equal(ours, theirs)
     np.testing.assert_array_equal(grad, (x == np.repeat(np.repeat(theirs, 2, 2), 2, 3)).astype(np.float32))
     if torch.backends.mkldnn.is_available():
@@ -170,7 +211,9 @@ def test_mkldnn_max_pool_default_stride(registry):
             aten.mkldnn_max_pool2d(t.to_mkldnn(), [2, 2]).to_dense().sum().backward()
 
 
-@pytest.mark.parametrize("shape, output_size", [((2, 3, 6, 4), (3, 2)), ((2, 3, 6, 4), (6, 4)), ((3, 6, 4), (2, 1)), ((1, 2, 6, 4), (1, 1))])
+@pytest.mark.parametrize(
+    "shape, output_size", [((2, 3, 6, 4), (3, 2)), ((2, 3, 6, 4), (6, 4)), ((3, 6, 4), (2, 1)), ((1, 2, 6, 4), (1, 1))]
+)
 def test_mkldnn_adaptive_avg_pool2d(registry, shape, output_size):
     x = _rng.normal(size=shape)
     tx = torch.tensor(x, requires_grad=True)
@@ -201,8 +244,17 @@ def test_mkldnn_adaptive_avg_pool2d_needs_divisible_sizes(registry):
 
 def test_checker_statuses(registry):
     """oneDNN's entries pass; the depthwise ones are known failures of torch's formula (groups=1)."""
-    rows = check_all(ops=["_conv_depthwise2d", "conv_depthwise3d", "mkldnn_linear", "mkldnn_max_pool2d",
-                          "mkldnn_max_pool3d", "mkldnn_adaptive_avg_pool2d"], registry=registry)
+    rows = check_all(
+        ops=[
+            "_conv_depthwise2d",
+            "conv_depthwise3d",
+            "mkldnn_linear",
+            "mkldnn_max_pool2d",
+            "mkldnn_max_pool3d",
+            "mkldnn_adaptive_avg_pool2d",
+        ],
+        registry=registry,
+    )
     status = {(r.op, r.mode): r.status for r in rows}
     for (name, mode), s in status.items():
         assert s == ("known_failure" if "depthwise" in name else "passed"), (name, mode, s)

@@ -15,8 +15,22 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_tiny_benchmark_run(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "JAX_PLATFORMS": "cpu"}
     cmd = [
-        sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--sizes", "small", "--ops", "sin,addmm,_log_softmax,max_pool2d_with_indices",
-        "--models", "mlp", "--sections", "ops,models,compile", "--repeats", "2", "--no-torch", "--out", str(tmp_path),
+        sys.executable,
+        str(ROOT / "benchmarks" / "run.py"),
+        "--quick",
+        "--sizes",
+        "small",
+        "--ops",
+        "sin,addmm,_log_softmax,max_pool2d_with_indices",
+        "--models",
+        "mlp",
+        "--sections",
+        "ops,models,compile",
+        "--repeats",
+        "2",
+        "--no-torch",
+        "--out",
+        str(tmp_path),
     ]
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

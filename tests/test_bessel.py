@@ -21,16 +21,64 @@ from jaxderiv.check import check_all
 
 torch = pytest.importorskip("torch")
 
-NAMES = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
-         "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-         "spherical_bessel_j0"]
+NAMES = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
+]
 OSCILLATING = {"airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0"}
 
 _rng = np.random.default_rng(7)
-_EDGES = [0.0, -0.0, 1e-6, 1e-5, 0.99999e-5, 0.5, -0.5, 2.0, -2.0, 2.09, -2.09, 5.0, -5.0, 8.0, -8.0, 8.3203353,
-          103.892, 103.9, 700.0, 709.0, 710.0, 750.0, 1e10, 1e300, -1e300, 1e-300, -1e-300, np.inf, -np.inf, np.nan]
-XS = np.concatenate([_rng.uniform(-10, 10, 800), _rng.uniform(-120, 120, 800), np.exp(_rng.uniform(-30, 7, 400)),
-                     -np.exp(_rng.uniform(-30, 7, 400)), _EDGES])
+_EDGES = [
+    0.0,
+    -0.0,
+    1e-6,
+    1e-5,
+    0.99999e-5,
+    0.5,
+    -0.5,
+    2.0,
+    -2.0,
+    2.09,
+    -2.09,
+    5.0,
+    -5.0,
+    8.0,
+    -8.0,
+    8.3203353,
+    103.892,
+    103.9,
+    700.0,
+    709.0,
+    710.0,
+    750.0,
+    1e10,
+    1e300,
+    -1e300,
+    1e-300,
+    -1e-300,
+    np.inf,
+    -np.inf,
+    np.nan,
+]
+XS = np.concatenate(
+    [
+        _rng.uniform(-10, 10, 800),
+        _rng.uniform(-120, 120, 800),
+        np.exp(_rng.uniform(-30, 7, 400)),
+        -np.exp(_rng.uniform(-30, 7, 400)),
+        _EDGES,
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +121,15 @@ def test_grid_against_torch(registry, name, dtype, rtol):
 def test_dtypes_and_shapes(registry, name):
     """Integers and bools compute in float32; 0-d and 0-size tensors; a (2, 3) float64 array."""
     f, op = getattr(torch.special, name), registry.op(f"special_{name}")
-    for x in (np.arange(-4, 12, dtype=np.int64), np.array([3, -2], np.int32), np.array([True, False]),
-              np.array(2.5), np.array(-3.0, np.float32), np.zeros((0, 4)), _rng.uniform(-6, 6, (2, 3))):
+    for x in (
+        np.arange(-4, 12, dtype=np.int64),
+        np.array([3, -2], np.int32),
+        np.array([True, False]),
+        np.array(2.5),
+        np.array(-3.0, np.float32),
+        np.zeros((0, 4)),
+        _rng.uniform(-6, 6, (2, 3)),
+    ):
         theirs = f(torch.from_numpy(x)).numpy()
         ours = op(jnp.asarray(x))
         _assert_matches(name, x, ours, theirs, 1e-13 if theirs.dtype == np.float64 else 4e-6)

@@ -23,6 +23,7 @@ from jaxderiv.forward.binary import result_type
 
 torch = pytest.importorskip("torch")
 from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
 F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -52,7 +53,11 @@ class Case:
         """Positions of the inexact arrays whose argument the spec differentiates."""
         op = jaxderiv.op(self.name)
         names = [a.name for a in op.schema.arguments]
-        return tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.inexact) and names[i] in op.differentiable_inputs)
+        return tuple(
+            i
+            for i, a in enumerate(args)
+            if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.inexact) and names[i] in op.differentiable_inputs
+        )
 
 
 def _x(*kinks, lo=-2.0, hi=2.0, shape=(2, 3)):
@@ -107,8 +112,12 @@ CASES = [
     _case("div.Scalar", X, 1.5, dtypes=BOTH),
     _case("div.Tensor_mode", X, BCAST, dtypes=BOTH, kwargs={"rounding_mode": None}),
     # rounded quotients are piecewise constant: zero gradients, also on the integers
-    _case("div.Tensor_mode", _fixed(3.0, -3.0, 2.5, 0.7), _fixed(1.5, 1.5, -0.5, 0.3), kwargs={"rounding_mode": "trunc"}),
-    _case("div.Tensor_mode", _fixed(3.0, -3.0, 2.5, 0.7), _fixed(1.5, 1.5, -0.5, 0.3), kwargs={"rounding_mode": "floor"}),
+    _case(
+        "div.Tensor_mode", _fixed(3.0, -3.0, 2.5, 0.7), _fixed(1.5, 1.5, -0.5, 0.3), kwargs={"rounding_mode": "trunc"}
+    ),
+    _case(
+        "div.Tensor_mode", _fixed(3.0, -3.0, 2.5, 0.7), _fixed(1.5, 1.5, -0.5, 0.3), kwargs={"rounding_mode": "floor"}
+    ),
     _case("div.Scalar_mode", _fixed(3.0, -3.0, 2.5, 0.7), 1.5, kwargs={"rounding_mode": "floor"}),
     _case("div.Scalar_mode", X, 1.5, dtypes=BOTH, kwargs={"rounding_mode": None}),
     _case("pow.Tensor_Scalar", POS, 2.5, dtypes=BOTH),
@@ -121,7 +130,12 @@ CASES = [
     _case("pow.Scalar", 2.5, X, dtypes=BOTH),
     _case("pow.Scalar", 0.0, _fixed(0.0, 1.0, -1.0, 2.0)),
     _case("atan2", X, ROW),
-    _case("atan2", _fixed(0.0, 1.0), _fixed(0.0, 0.0), jvp_differs="at the origin torch 2.13's atan2 result formula gives 0/0"),
+    _case(
+        "atan2",
+        _fixed(0.0, 1.0),
+        _fixed(0.0, 0.0),
+        jvp_differs="at the origin torch 2.13's atan2 result formula gives 0/0",
+    ),
     _case("hypot", X, ROW),
     _case("hypot", _fixed(0.0, 3.0), _fixed(0.0, 4.0)),
     _case("copysign.Tensor", _fixed(0.0, -0.0, 1.5, -2.0), _fixed(-1.0, 1.0, -0.0, 3.0)),  # self = 0: gradient 0
@@ -162,7 +176,16 @@ CASES = [
     _case("maximum", X, ROW),
     _case("fmax", _fixed(1.0, NAN, 2.0, 0.0, -1.0), _fixed(1.0, 1.0, NAN, 3.0, -2.0)),
     _case("fmin", _fixed(1.0, NAN, 2.0, 0.0, -1.0), _fixed(1.0, 1.0, NAN, 3.0, -2.0)),
-    *[_case(n, X, ROW if n.endswith("Tensor") else 0.5, dtypes=BOTH if n[:2] in ("eq", "ne") else REAL, torch_fn=_inplace(n)) for n in CMP],
+    *[
+        _case(
+            n,
+            X,
+            ROW if n.endswith("Tensor") else 0.5,
+            dtypes=BOTH if n[:2] in ("eq", "ne") else REAL,
+            torch_fn=_inplace(n),
+        )
+        for n in CMP
+    ],
 ]
 
 
@@ -182,8 +205,6 @@ def _params(mode):
 # -- running a case in both libraries -----------------------------------------------------------
 
 
-
-
 def _functions(case, args, diff):
     """Ours and torch's op as functions of the arrays at positions `diff`."""
     op = jaxderiv.op(case.name)
@@ -200,15 +221,18 @@ def _functions(case, args, diff):
     return ours, theirs, [jnp.asarray(args[i]) for i in diff], [targs[i] for i in diff]
 
 
-
-
 # -- derivatives ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("case,dtype", _params("forward"))
 def test_forward_matches_torch(case, dtype):
     args = case.args(np.random.default_rng(0), dtype)
-    assert_same(jaxderiv.op(case.name)(*args, **case.kwargs), to_numpy(case.call_torch(*[to_torch(a) for a in args])), rtol=1e-13, atol=1e-15)
+    assert_same(
+        jaxderiv.op(case.name)(*args, **case.kwargs),
+        to_numpy(case.call_torch(*[to_torch(a) for a in args])),
+        rtol=1e-13,
+        atol=1e-15,
+    )
 
 
 @pytest.mark.parametrize("case,dtype", _params("vjp"))
@@ -242,7 +266,9 @@ def test_clamp_at_its_bounds_is_torchs_subgradient_not_jaxs():
     assert jax.grad(lambda x: jnp.clip(x, -1.0, 1.0).sum())(x).tolist() == [0.5, 1.0, 0.5, 0.0]
 
 
-@pytest.mark.parametrize("name,other", [("fmod.Tensor", "not implemented"), ("remainder.Tensor", "not given by the spec")])
+@pytest.mark.parametrize(
+    "name,other", [("fmod.Tensor", "not implemented"), ("remainder.Tensor", "not given by the spec")]
+)
 def test_gradient_of_other_is_not_in_the_spec(name, other):
     """Only self's gradient is given (torch 2.13 has other's, the spec does not)."""
     op = jaxderiv.op(name)
@@ -300,7 +326,11 @@ FORWARD = [
     ("div.Tensor_mode", (NEG.astype(np.int64), np.array([2, 2, -2, -2, 3, 3, 5, -5])), {"rounding_mode": "floor"}),
     ("div.Tensor_mode", (NEG, DIVISORS), {"rounding_mode": "trunc"}),
     ("div.Tensor_mode", (NEG, DIVISORS), {"rounding_mode": "floor"}),
-    ("div.Tensor_mode", (np.array([0.1, -0.1, 1e300, 5.0]), np.array([1e-300, 0.3, 1e-10, -INF])), {"rounding_mode": "floor"}),
+    (
+        "div.Tensor_mode",
+        (np.array([0.1, -0.1, 1e300, 5.0]), np.array([1e-300, 0.3, 1e-10, -INF])),
+        {"rounding_mode": "floor"},
+    ),
     ("div.Tensor_mode", (I32, I32), {"rounding_mode": None}),
     ("div.Scalar_mode", (NEG.astype(np.int32), 2.0), {"rounding_mode": "floor"}),
     ("div.Scalar_mode", (NEG.astype(np.int32), -2), {"rounding_mode": "floor"}),
@@ -357,8 +387,14 @@ FORWARD = [
     ("logaddexp2", (F32, F32), {}),
     # complex: ATen's _log_add_exp_helper, imaginary part Im(max) + arg(1 + exp(min - max)), not
     # wrapped to (-pi, pi] (jnp.logaddexp's was, 2 pi off); ties of real parts; -inf and NaN
-    ("logaddexp", (np.array([0.5 + 3.0j, 1.0 - 3.1j, 2.0 + 2.5j, -1.0 + 0.1j, 1.0 + 3.0j, -INF + 0.0j, 1.0 + NAN * 1j]),
-                   np.array([0.2 + 3.0j, 0.8 - 2.9j, 2.0 - 2.5j, -0.5 + 3.1j, 1.0 - 3.0j, -INF + 1.0j, 1.0 + 0.0j])), {}),
+    (
+        "logaddexp",
+        (
+            np.array([0.5 + 3.0j, 1.0 - 3.1j, 2.0 + 2.5j, -1.0 + 0.1j, 1.0 + 3.0j, -INF + 0.0j, 1.0 + NAN * 1j]),
+            np.array([0.2 + 3.0j, 0.8 - 2.9j, 2.0 - 2.5j, -0.5 + 3.1j, 1.0 - 3.0j, -INF + 1.0j, 1.0 + 0.0j]),
+        ),
+        {},
+    ),
     ("eq.Scalar", (I32, 2.5), {}),
     ("eq.Scalar", (I32, 2), {}),
     ("eq.Tensor", (I32, F32), {}),
@@ -408,9 +444,26 @@ def test_unsupported_inputs_raise_as_in_aten(name, args, kwargs):
 
 
 OPERANDS = [
-    *(np.ones(2, d) for d in (np.bool_, np.uint8, np.int8, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64, np.complex128)),
+    *(
+        np.ones(2, d)
+        for d in (
+            np.bool_,
+            np.uint8,
+            np.int8,
+            np.int32,
+            np.int64,
+            np.float16,
+            np.float32,
+            np.float64,
+            np.complex64,
+            np.complex128,
+        )
+    ),
     *(np.ones((), d) for d in (np.bool_, np.int32, np.float32, np.float64, np.complex64, np.complex128)),
-    True, 2, 2.5, 1j,
+    True,
+    2,
+    2.5,
+    1j,
 ]
 
 

@@ -16,7 +16,19 @@ from jaxderiv.check import MODES
 from jaxderiv.check import opdb
 
 V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
-ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof", "complex_samples"}
+ROW_KEYS = {
+    "op",
+    "mode",
+    "status",
+    "max_abs_err",
+    "max_rel_err",
+    "reason",
+    "seconds",
+    "formula",
+    "spec",
+    "proof",
+    "complex_samples",
+}
 
 # acos as PyTorch writes it (1.10), with an explicit result formula so that each mode has its
 # own text: a mistake in one formula must fail that mode only.
@@ -115,7 +127,9 @@ def test_report_text_forms(good_report):
 
 
 def test_report_truth():
-    assert bool(Report([Row("a", "vjp", "passed"), Row("a", "jvp", "known_failure"), Row("a", "vjp_vjp", "not_applicable")]))
+    assert bool(
+        Report([Row("a", "vjp", "passed"), Row("a", "jvp", "known_failure"), Row("a", "vjp_vjp", "not_applicable")])
+    )
     assert not Report([Row("a", "vjp", "passed"), Row("a", "jvp", "failed", reason="x")])
     assert not Report([Row("a", "vjp", "error", reason="boom")])
     bad = Report([Row("a", "vjp", "failed", reason="too far")])
@@ -148,7 +162,10 @@ def test_copied_shipped_entry_then_broken(write_spec, entry_text, acos_real_only
     # acos copied from the 1.7 file (real formula, no result formula: jvp transposes the backward)
     text = entry_text(V1_7, "acos(")
     assert "self: grad * -((-self * self + 1).rsqrt())" in text
-    assert statuses(check_all(write_spec(text), ops=["acos"], modes=("vjp", "jvp"))) == {("acos", "vjp"): "passed", ("acos", "jvp"): "passed"}
+    assert statuses(check_all(write_spec(text), ops=["acos"], modes=("vjp", "jvp"))) == {
+        ("acos", "vjp"): "passed",
+        ("acos", "jvp"): "passed",
+    }
     broken = text.replace("grad * -((-self * self + 1).rsqrt())", "grad * 2 * -((-self * self + 1).rsqrt())")
     report = check_all(write_spec(broken), ops=["acos"], modes=("vjp", "jvp"))
     # both fail: with no result formula, forward mode is the transpose of the same wrong text
@@ -206,7 +223,11 @@ def test_wrong_formula_of_one_input_fails(write_spec):
     """)
     good = check_all(path, ops=["add.Tensor"], modes=("vjp",))
     assert statuses(good) == {("add.Tensor", "vjp"): "passed"}
-    path.write_text(path.read_text().replace("other: maybe_multiply(grad, alpha.conj())", "other: maybe_multiply(grad, -alpha.conj())"))
+    path.write_text(
+        path.read_text().replace(
+            "other: maybe_multiply(grad, alpha.conj())", "other: maybe_multiply(grad, -alpha.conj())"
+        )
+    )
     bad = check_all(path, ops=["add.Tensor"], modes=("vjp", "jvp"))
     assert statuses(bad) == {("add.Tensor", "vjp"): "failed", ("add.Tensor", "jvp"): "passed"}
     assert not bad
@@ -261,7 +282,11 @@ def test_spec_as_path_spec_or_registry(write_spec):
 
 def test_known_failures_are_run_and_reported_with_their_reason(write_spec, acos_checked):
     with opdb.replaced("acos", known_failures={"vjp": "a spec bug", "jvp": "a stale entry"}):
-        report = check_all(write_spec(acos_spec(backward="grad * 2 * -((-self * self + 1).rsqrt())")), ops=["acos"], modes=("vjp", "jvp"))
+        report = check_all(
+            write_spec(acos_spec(backward="grad * 2 * -((-self * self + 1).rsqrt())")),
+            ops=["acos"],
+            modes=("vjp", "jvp"),
+        )
     rows = {r.mode: r for r in report}
     assert rows["vjp"].status == "known_failure" and rows["vjp"].reason.startswith("known failure: a spec bug [")
     assert rows["vjp"].max_abs_err > 1e-3  # the measured error is still reported
@@ -270,7 +295,10 @@ def test_known_failures_are_run_and_reported_with_their_reason(write_spec, acos_
 
 def test_declared_not_applicable_entries_are_reported_with_their_reason():
     report = check_all(ops=["_sparse_addmm", "fbgemm_linear_int8_weight"], modes=("vjp",))
-    assert statuses(report) == {("_sparse_addmm", "vjp"): "not_applicable", ("fbgemm_linear_int8_weight", "vjp"): "not_applicable"}
+    assert statuses(report) == {
+        ("_sparse_addmm", "vjp"): "not_applicable",
+        ("fbgemm_linear_int8_weight", "vjp"): "not_applicable",
+    }
     assert all(r.reason for r in report)
     assert report  # not applicable is not a failure
 
@@ -313,7 +341,11 @@ def test_a_wrong_double_backward_fails_both_second_order_modes(tmp_path, k, seco
     spec = tmp_path / "tanh.yaml"
     spec.write_text(TANH_WITH_BACKWARD.format(k=k))
     report = check_all(load_spec(spec), ops=["tanh"], modes=("vjp", "vjp_vjp", "jvp_vjp"))
-    assert statuses(report) == {("tanh", "vjp"): "passed", ("tanh", "vjp_vjp"): second_order, ("tanh", "jvp_vjp"): second_order}
+    assert statuses(report) == {
+        ("tanh", "vjp"): "passed",
+        ("tanh", "vjp_vjp"): second_order,
+        ("tanh", "jvp_vjp"): second_order,
+    }
 
 
 SIN_WITH_RESULT = """
@@ -324,7 +356,9 @@ SIN_WITH_RESULT = """
 
 
 @pytest.mark.parametrize("read, reverse_over_forward", [("self_p", "passed"), ("self_p.detach()", "failed")])
-def test_a_result_formula_wrong_only_in_its_own_derivative_fails_reverse_over_forward(tmp_path, read, reverse_over_forward):
+def test_a_result_formula_wrong_only_in_its_own_derivative_fails_reverse_over_forward(
+    tmp_path, read, reverse_over_forward
+):
     """`self_p.detach()` leaves sin's jvp right at first order; only the gradient of the jvp
     (vjp_jvp) differentiates the result formula itself. The backward-based modes never read it."""
     spec = tmp_path / "sin.yaml"
@@ -339,7 +373,9 @@ def test_reverse_over_forward_inherits_the_jvps_declared_failure():
     from jaxderiv.check.samples import known_failure_reason
 
     row = next(r for r in check_all(load_spec(), ops=["angle"], modes=["vjp_jvp"]).rows)
-    assert row.status == "known_failure" and row.reason.startswith("known failure: " + known_failure_reason("angle", "jvp"))
+    assert row.status == "known_failure" and row.reason.startswith(
+        "known failure: " + known_failure_reason("angle", "jvp")
+    )
 
 
 MUL_HALF_GIVEN = """

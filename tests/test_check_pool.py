@@ -87,13 +87,34 @@ def test_compilation_cache_is_filled_and_the_settings_restored(tmp_path):
 
 def test_changed_checks_only_the_entries_that_differ(tmp_path, capsys):
     old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
-    old.write_text("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
-                   "- name: cos(Tensor self) -> Tensor\n  self: grad * -self.sin().conj()\n")
-    new.write_text("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
-                   "- name: cos(Tensor self) -> Tensor\n  self: grad * self.sin().conj()\n"
-                   "- name: neg(Tensor self) -> Tensor\n  self: grad.neg()\n")
+    old.write_text(
+        "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
+        "- name: cos(Tensor self) -> Tensor\n  self: grad * -self.sin().conj()\n"
+    )
+    new.write_text(
+        "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
+        "- name: cos(Tensor self) -> Tensor\n  self: grad * self.sin().conj()\n"
+        "- name: neg(Tensor self) -> Tensor\n  self: grad.neg()\n"
+    )
     json_file = tmp_path / "r.json"
-    assert main(["check", "--spec", str(new), "--changed", str(old), "--modes", "vjp", "--json", str(json_file), "--no-cache", "--quiet"]) == 1
+    assert (
+        main(
+            [
+                "check",
+                "--spec",
+                str(new),
+                "--changed",
+                str(old),
+                "--modes",
+                "vjp",
+                "--json",
+                str(json_file),
+                "--no-cache",
+                "--quiet",
+            ]
+        )
+        == 1
+    )
     import json
 
     rows = json.loads(json_file.read_text())

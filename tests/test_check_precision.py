@@ -28,13 +28,19 @@ def test_a_cancelling_formula_passes_float64_and_fails_float32(tmp_path):
 
 
 def test_the_exact_formula_passes_in_every_dtype(tmp_path):
-    assert _statuses(tmp_path, EXACT, ("vjp", "float32", "bfloat16")) == {"vjp": "passed", "float32": "passed", "bfloat16": "passed"}
+    assert _statuses(tmp_path, EXACT, ("vjp", "float32", "bfloat16")) == {
+        "vjp": "passed",
+        "float32": "passed",
+        "bfloat16": "passed",
+    }
 
 
 @pytest.mark.parametrize("name", ["logsumexp", "norm.ScalarOpt_dtype", "complex"])
 def test_shipped_entries_pass_or_say_why_not(name):
     rows = check_all(ops=[name], modes=("float32", "bfloat16")).rows
-    assert rows and all(r.status in ("passed", "not_applicable") for r in rows), [(r.mode, r.status, r.reason) for r in rows]
+    assert rows and all(r.status in ("passed", "not_applicable") for r in rows), [
+        (r.mode, r.status, r.reason) for r in rows
+    ]
     assert any(r.status == "passed" for r in rows)
 
 

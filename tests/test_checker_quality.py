@@ -90,7 +90,10 @@ def test_failed_row_says_everything_and_its_repro_fails_again(write_spec, tmp_pa
     assert m and float(m.group(1)) == pytest.approx(row.max_abs_err, rel=1e-3)
     assert "rtol=1e-06, atol=1e-08" in reason  # the tolerance
     # the automatic per-element re-run names the worst entry of the Jacobian
-    assert re.search(r"Re-run element by element: per-element Jacobian \(6 x 6, .*worst d output 0\[\d, \d\] / d input 0 \(`self`\)\[\d, \d\]", reason)
+    assert re.search(
+        r"Re-run element by element: per-element Jacobian \(6 x 6, .*worst d output 0\[\d, \d\] / d input 0 \(`self`\)\[\d, \d\]",
+        reason,
+    )
     assert row.repro == f"python -m jaxderiv check --spec {path} --ops sin --modes vjp --sample 0 --per-element"
     assert row.to_json()["repro"] == row.repro
 
@@ -152,10 +155,18 @@ def test_per_element_alone_catches_a_wrong_formula(write_spec, monkeypatch):
     assert only(check_all(path, ops=["sin"], modes=("jvp",))).status == "passed"  # nothing else looks
     row = only(check_all(path, ops=["sin"], modes=("jvp",), per_element=True))
     assert row.status == "failed"
-    assert "per-element Jacobian (6 x 6, jax.jacfwd of the rule's jvp) vs jax.jacfwd of JAX autodiff of the forward" in row.reason
-    assert re.search(r"6 of 36 entries outside .* worst d output 0\[\d, \d\] / d input 0 \(`self`\)\[\d, \d\]: actual [-0-9.]+, reference [-0-9.]+", row.reason)
+    assert (
+        "per-element Jacobian (6 x 6, jax.jacfwd of the rule's jvp) vs jax.jacfwd of JAX autodiff of the forward"
+        in row.reason
+    )
+    assert re.search(
+        r"6 of 36 entries outside .* worst d output 0\[\d, \d\] / d input 0 \(`self`\)\[\d, \d\]: actual [-0-9.]+, reference [-0-9.]+",
+        row.reason,
+    )
     # and against finite differences where JAX cannot differentiate the forward
-    monkeypatch.setattr(checker._Problem, "native_fn", lambda self, *xs: (_ for _ in ()).throw(TypeError("no reference")))
+    monkeypatch.setattr(
+        checker._Problem, "native_fn", lambda self, *xs: (_ for _ in ()).throw(TypeError("no reference"))
+    )
     row = only(check_all(path, ops=["sin"], modes=("vjp",), per_element=True))
     assert row.status == "failed" and "vs central finite differences per input coordinate" in row.reason
 
@@ -163,7 +174,10 @@ def test_per_element_alone_catches_a_wrong_formula(write_spec, monkeypatch):
 def test_rerun_is_capped_to_small_samples(write_spec, monkeypatch):
     monkeypatch.setattr(checker.Tolerance, "rerun_inputs", 3)
     row = only(check_all(write_spec(WRONG_SIN), ops=["sin"], modes=("vjp",)))
-    assert row.status == "failed" and "Re-run element by element: not compared element by element: 6 input coordinates" in row.reason
+    assert (
+        row.status == "failed"
+        and "Re-run element by element: not compared element by element: 6 input coordinates" in row.reason
+    )
 
 
 # -- undefined cotangents and tangents -----------------------------------------------------------------------
@@ -191,7 +205,9 @@ def test_thorough_catches_a_forward_formula_wrong_for_a_zero_tangent(write_spec,
 
 
 def test_thorough_passes_shipped_multi_output_ops():
-    report = check_all(ops=["native_batch_norm", "max_pool2d_with_indices", "topk", "mul.Tensor"], modes=("vjp", "jvp"), thorough=True)
+    report = check_all(
+        ops=["native_batch_norm", "max_pool2d_with_indices", "topk", "mul.Tensor"], modes=("vjp", "jvp"), thorough=True
+    )
     assert report, report.summary()
 
 
@@ -199,7 +215,11 @@ def test_thorough_passes_shipped_multi_output_ops():
 
 
 def test_transforms_pass_shipped_ops():
-    report = check_all(ops=["mul.Tensor", "sort", "native_layer_norm", "cumsum"], modes=("vjp", "jvp"), transforms=("jit", "nojit", "vmap"))
+    report = check_all(
+        ops=["mul.Tensor", "sort", "native_layer_norm", "cumsum"],
+        modes=("vjp", "jvp"),
+        transforms=("jit", "nojit", "vmap"),
+    )
     assert report, report.summary()
 
 

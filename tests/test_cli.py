@@ -14,7 +14,19 @@ from jaxderiv.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMULAS = ROOT / "formulas"
-ROW_KEYS = {"op", "mode", "status", "max_abs_err", "max_rel_err", "reason", "seconds", "formula", "spec", "proof", "complex_samples"}
+ROW_KEYS = {
+    "op",
+    "mode",
+    "status",
+    "max_abs_err",
+    "max_rel_err",
+    "reason",
+    "seconds",
+    "formula",
+    "spec",
+    "proof",
+    "complex_samples",
+}
 
 WRONG_SIN = """\
 - name: sin(Tensor self) -> Tensor
@@ -35,12 +47,29 @@ def runs(tmp_path_factory):
     wrong = d / "wrong.yaml"
     wrong.write_text(WRONG_SIN)
     commands = {
-        "check": ["check", "--ops", "acos,sin", "--modes", "vjp,jvp", "--json", str(d / "r.json"), "--markdown", str(d / "r.md")],
+        "check": [
+            "check",
+            "--ops",
+            "acos,sin",
+            "--modes",
+            "vjp,jvp",
+            "--json",
+            str(d / "r.json"),
+            "--markdown",
+            str(d / "r.md"),
+        ],
         "wrong": ["check", "--spec", str(wrong), "--ops", "sin", "--modes", "vjp", "--json", str(d / "w.json")],
         "coverage": ["coverage", "--json", str(d / "c.json")],
     }
     procs = {
-        k: subprocess.Popen([sys.executable, "-m", "jaxderiv", *args], cwd=d, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        k: subprocess.Popen(
+            [sys.executable, "-m", "jaxderiv", *args],
+            cwd=d,
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for k, args in commands.items()
     }
     out = {}
@@ -61,7 +90,10 @@ def test_check_exits_0_and_writes_files(runs):
     assert all(r["status"] == "passed" for r in rows)
     md = (d / "r.md").read_text()
     assert md.startswith("| op | spec | mode | status |")
-    assert "| `acos` | derivatives_v1_10_flat.yaml | vjp | passed |" in md and "| `sin` | derivatives_v1_7.yaml | jvp | passed |" in md
+    assert (
+        "| `acos` | derivatives_v1_10_flat.yaml | vjp | passed |" in md
+        and "| `sin` | derivatives_v1_7.yaml | jvp | passed |" in md
+    )
 
 
 def test_check_of_wrong_spec_exits_1(runs):
@@ -112,7 +144,9 @@ def test_bad_spec_exits_2_with_location(tmp_path, capsys):
 
 def test_coverage_of_one_spec(tmp_path, capsys):
     spec = tmp_path / "one.yaml"
-    spec.write_text("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos()\n- name: cos(Tensor self) -> Tensor\n  self: grad * not_a_helper_xyz(self)\n")
+    spec.write_text(
+        "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos()\n- name: cos(Tensor self) -> Tensor\n  self: grad * not_a_helper_xyz(self)\n"
+    )
     out = tmp_path / "c.json"
     assert main(["coverage", "--spec", str(spec), "--json", str(out)]) == 0
     (f,) = json.loads(out.read_text())

@@ -20,7 +20,16 @@ torch = pytest.importorskip("torch")
 taten = torch.ops.aten
 
 N, C_IN, SIDE, C1, C2, CLASSES = 4, 3, 8, 4, 6, 5
-PARAMS = {"w1": (C1, C_IN, 3, 3), "b1": (C1,), "gamma": (C1,), "beta": (C1,), "w2": (C2, C1, 3, 3), "b2": (C2,), "fc_w": (CLASSES, C2), "fc_b": (CLASSES,)}
+PARAMS = {
+    "w1": (C1, C_IN, 3, 3),
+    "b1": (C1,),
+    "gamma": (C1,),
+    "beta": (C1,),
+    "w2": (C2, C1, 3, 3),
+    "b2": (C2,),
+    "fc_w": (CLASSES, C2),
+    "fc_b": (CLASSES,),
+}
 
 
 def _model(ops, conv, x, p, target, running_mean, running_var):
@@ -47,7 +56,9 @@ def test_cnn_loss_and_gradients_match_torch():
 
     jax_conv = jaten.convolution_overrideable.default
     loss = lambda x, p: _model(jaten, jax_conv, x, p, jnp.asarray(target), *(jnp.asarray(s) for s in stats))
-    value, (gx, gp) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))(jnp.asarray(x), {k: jnp.asarray(v) for k, v in params.items()})
+    value, (gx, gp) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))(
+        jnp.asarray(x), {k: jnp.asarray(v) for k, v in params.items()}
+    )
 
     tx = torch.tensor(x, requires_grad=True)
     tp = {k: torch.tensor(v, requires_grad=True) for k, v in params.items()}

@@ -87,7 +87,16 @@ def test_double_backward_matches_torch():
         np.testing.assert_allclose(a, t.numpy(), rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["mkldnn_convolution", "miopen_convolution", "thnn_conv2d_forward", "slow_conv_dilated2d", "_nnpack_spatial_convolution"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mkldnn_convolution",
+        "miopen_convolution",
+        "thnn_conv2d_forward",
+        "slow_conv_dilated2d",
+        "_nnpack_spatial_convolution",
+    ],
+)
 def test_backends_are_the_same_convolution(name):
     rng = np.random.default_rng(2)
     x, w, b = _inputs(rng, 2, 1, False)
@@ -98,9 +107,13 @@ def test_backends_are_the_same_convolution(name):
         "slow_conv_dilated2d": ((3, 3), b, (2, 2), (1, 1), (1, 1)),
         "_nnpack_spatial_convolution": (b, (1, 1), (2, 2)),
     }[name]
-    out = jaxderiv.op(name)(jnp.asarray(x), jnp.asarray(w), *[jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+    out = jaxderiv.op(name)(
+        jnp.asarray(x), jnp.asarray(w), *[jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    )
     out = out[0] if isinstance(out, tuple) else out
-    expected = aten.convolution(torch.tensor(x), torch.tensor(w), torch.tensor(b), [2, 2], [1, 1], [1, 1], False, [0, 0], 1)
+    expected = aten.convolution(
+        torch.tensor(x), torch.tensor(w), torch.tensor(b), [2, 2], [1, 1], [1, 1], False, [0, 0], 1
+    )
     np.testing.assert_allclose(out, expected.numpy(), rtol=1e-10, atol=1e-10)
 
 
@@ -124,7 +137,11 @@ def test_im2col_col2im_match_torch():
     cols = aten.im2col(torch.tensor(x), *args)
     np.testing.assert_array_equal(jaxderiv.op("im2col")(jnp.asarray(x), *args), cols.numpy())
     c = rng.normal(size=cols.shape)
-    np.testing.assert_allclose(jaxderiv.op("col2im")(jnp.asarray(c), [6, 7], *args), aten.col2im(torch.tensor(c), [6, 7], *args).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        jaxderiv.op("col2im")(jnp.asarray(c), [6, 7], *args),
+        aten.col2im(torch.tensor(c), [6, 7], *args).numpy(),
+        rtol=1e-12,
+    )
 
 
 def test_jit_and_vmap_of_a_convolution():

@@ -32,7 +32,7 @@ def _log_probs(seed=0, normalized=True):
 
 def _valid(log_alpha, il=INPUT_LENGTHS, tl=TARGET_LENGTHS):
     """log_alpha where ATen writes it (the rest of its tensor is uninitialized)."""
-    return [np.asarray(log_alpha)[b, :il[b], :2 * tl[b] + 1] for b in range(len(il))]
+    return [np.asarray(log_alpha)[b, : il[b], : 2 * tl[b] + 1] for b in range(len(il))]
 
 
 def _ours(lp, targets, blank=0, zero_infinity=False, il=INPUT_LENGTHS, tl=TARGET_LENGTHS):
@@ -73,7 +73,9 @@ def test_ctc_loss_blank_last_and_unnormalized_input():
     (nll, _), vjp = _ours(lp, targets, blank=4, il=il, tl=tl)
     t_nll, _, t_grad = _torch(lp, targets, ct, blank=4, il=il, tl=tl)
     np.testing.assert_allclose(np.asarray(nll), t_nll, rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(vjp((jnp.asarray(ct), jnp.zeros((N, T, 9))))[0]), t_grad, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(vjp((jnp.asarray(ct), jnp.zeros((N, T, 9))))[0]), t_grad, rtol=1e-10, atol=1e-12
+    )
 
 
 def test_ctc_loss_functional_under_jit():
@@ -89,8 +91,14 @@ def test_ctc_loss_functional_under_jit():
 
     value, grad = jax.jit(jax.value_and_grad(loss))(jnp.asarray(logits))
     x = torch.from_numpy(logits).requires_grad_()
-    expected = torch.nn.functional.ctc_loss(x.log_softmax(2), torch.from_numpy(CONCATENATED), list(INPUT_LENGTHS), list(TARGET_LENGTHS),
-                                            reduction="mean", zero_infinity=True)
+    expected = torch.nn.functional.ctc_loss(
+        x.log_softmax(2),
+        torch.from_numpy(CONCATENATED),
+        list(INPUT_LENGTHS),
+        list(TARGET_LENGTHS),
+        reduction="mean",
+        zero_infinity=True,
+    )
     expected.backward()
     np.testing.assert_allclose(float(value), expected.item(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(grad), x.grad.numpy(), rtol=1e-10, atol=1e-12)
@@ -109,14 +117,36 @@ def test_ctc_loss_jvp_is_torch_jacobian():
 def test_ctc_loss_backward_op_as_torch():
     lp = _log_probs(7)
     grad = np.random.default_rng(8).normal(size=N)
-    nll, log_alpha = aten._ctc_loss(torch.from_numpy(lp), torch.from_numpy(PADDED), list(INPUT_LENGTHS), list(TARGET_LENGTHS), 0, True)
-    expected = aten._ctc_loss_backward(torch.from_numpy(grad), torch.from_numpy(lp), torch.from_numpy(PADDED), list(INPUT_LENGTHS),
-                                       list(TARGET_LENGTHS), nll, log_alpha, 0, True)
-    ours_nll, ours_alpha = jaxderiv.op("_ctc_loss")(jnp.asarray(lp), jnp.asarray(PADDED), INPUT_LENGTHS, TARGET_LENGTHS, 0, True)
+    nll, log_alpha = aten._ctc_loss(
+        torch.from_numpy(lp), torch.from_numpy(PADDED), list(INPUT_LENGTHS), list(TARGET_LENGTHS), 0, True
+    )
+    expected = aten._ctc_loss_backward(
+        torch.from_numpy(grad),
+        torch.from_numpy(lp),
+        torch.from_numpy(PADDED),
+        list(INPUT_LENGTHS),
+        list(TARGET_LENGTHS),
+        nll,
+        log_alpha,
+        0,
+        True,
+    )
+    ours_nll, ours_alpha = jaxderiv.op("_ctc_loss")(
+        jnp.asarray(lp), jnp.asarray(PADDED), INPUT_LENGTHS, TARGET_LENGTHS, 0, True
+    )
     from jaxderiv.forward import implementation
 
-    got = implementation("_ctc_loss_backward")(jnp.asarray(grad), jnp.asarray(lp), jnp.asarray(PADDED), INPUT_LENGTHS, TARGET_LENGTHS,
-                                                ours_nll, ours_alpha, 0, True)
+    got = implementation("_ctc_loss_backward")(
+        jnp.asarray(grad),
+        jnp.asarray(lp),
+        jnp.asarray(PADDED),
+        INPUT_LENGTHS,
+        TARGET_LENGTHS,
+        ours_nll,
+        ours_alpha,
+        0,
+        True,
+    )
     np.testing.assert_allclose(np.asarray(got), expected.numpy(), rtol=1e-10, atol=1e-12)
 
 
@@ -128,7 +158,9 @@ def test_second_derivative_is_not_given():
     with pytest.raises(NotImplementedDerivative, match="_ctc_loss_backward"):
         jax.hessian(loss)(jnp.asarray(lp))
     x = torch.from_numpy(lp).requires_grad_()
-    (g,) = torch.autograd.grad(aten._ctc_loss(x, torch.from_numpy(PADDED), [7, 5, 4, 6], list(TARGET_LENGTHS))[0].sum(), x, create_graph=True)
+    (g,) = torch.autograd.grad(
+        aten._ctc_loss(x, torch.from_numpy(PADDED), [7, 5, 4, 6], list(TARGET_LENGTHS))[0].sum(), x, create_graph=True
+    )
     with pytest.raises(RuntimeError, match="not implemented"):
         torch.autograd.grad(g.sum(), x)
 
@@ -149,14 +181,20 @@ def test_cudnn_ctc_loss_as_torch_cpu_loss(zero_infinity):
     il = (7, 7, 7, 7)
     ct = np.random.default_rng(11).normal(size=N)
     op = jaxderiv.op("_cudnn_ctc_loss")
-    (costs, raw_grad), vjp = jax.vjp(lambda x: op(x, jnp.asarray(CONCATENATED), il, TARGET_LENGTHS, 0, True, zero_infinity), jnp.asarray(x))
+    (costs, raw_grad), vjp = jax.vjp(
+        lambda x: op(x, jnp.asarray(CONCATENATED), il, TARGET_LENGTHS, 0, True, zero_infinity), jnp.asarray(x)
+    )
     xt = torch.from_numpy(x).requires_grad_()
-    nll, _ = aten._ctc_loss(xt.log_softmax(2), torch.from_numpy(CONCATENATED), list(il), list(TARGET_LENGTHS), 0, zero_infinity)
+    nll, _ = aten._ctc_loss(
+        xt.log_softmax(2), torch.from_numpy(CONCATENATED), list(il), list(TARGET_LENGTHS), 0, zero_infinity
+    )
     (per_ct,) = torch.autograd.grad(nll, xt, torch.from_numpy(ct), retain_graph=True)
     np.testing.assert_allclose(np.asarray(costs), nll.detach().numpy(), rtol=1e-12)
     rows = np.stack([torch.autograd.grad(nll[b], xt, retain_graph=True)[0][:, b].numpy() for b in range(N)], axis=1)
     np.testing.assert_allclose(np.asarray(raw_grad), rows, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(vjp((jnp.asarray(ct), jnp.zeros_like(raw_grad)))[0]), per_ct.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(vjp((jnp.asarray(ct), jnp.zeros_like(raw_grad)))[0]), per_ct.numpy(), rtol=1e-10, atol=1e-12
+    )
     with pytest.raises(ValueError, match="blank must be label 0"):
         op(jnp.asarray(x), jnp.asarray(CONCATENATED), il, TARGET_LENGTHS, 1, True, zero_infinity)
 
@@ -169,7 +207,9 @@ def test_cudnn_zero_infinity_zeroes_zero_losses():
     raw = np.random.default_rng(12).normal(size=(T, 2, C))
     grad, loss = np.array([2.0, 3.0]), np.array([0.0, 1.5])
     np.testing.assert_array_equal(np.asarray(fn(jnp.asarray(grad), jnp.asarray(loss), jnp.asarray(raw), True))[:, 0], 0)
-    np.testing.assert_allclose(np.asarray(fn(jnp.asarray(grad), jnp.asarray(loss), jnp.asarray(raw), False)), raw * grad[None, :, None])
+    np.testing.assert_allclose(
+        np.asarray(fn(jnp.asarray(grad), jnp.asarray(loss), jnp.asarray(raw), False)), raw * grad[None, :, None]
+    )
 
 
 def test_ctc_loss_tensor_lengths_as_torch():
@@ -178,12 +218,16 @@ def test_ctc_loss_tensor_lengths_as_torch():
     il, tl = np.array(INPUT_LENGTHS), np.array(TARGET_LENGTHS)
     spec = jaxderiv.load_spec(from_torch=True)
     op = jaxderiv.Registry(spec).op("_ctc_loss.Tensor")
-    (nll, log_alpha), vjp = jax.vjp(lambda x: op(x, jnp.asarray(PADDED), jnp.asarray(il), jnp.asarray(tl), 0, True), jnp.asarray(lp))
+    (nll, log_alpha), vjp = jax.vjp(
+        lambda x: op(x, jnp.asarray(PADDED), jnp.asarray(il), jnp.asarray(tl), 0, True), jnp.asarray(lp)
+    )
     x = torch.from_numpy(lp).requires_grad_()
     t_nll, _ = aten._ctc_loss.Tensor(x, torch.from_numpy(PADDED), torch.from_numpy(il), torch.from_numpy(tl), 0, True)
     (t_grad,) = torch.autograd.grad(t_nll, x, torch.from_numpy(ct))
     np.testing.assert_allclose(np.asarray(nll), t_nll.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(vjp((jnp.asarray(ct), jnp.zeros_like(log_alpha)))[0]), t_grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(vjp((jnp.asarray(ct), jnp.zeros_like(log_alpha)))[0]), t_grad.numpy(), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_ctc_loss_gradient_under_vmap():
@@ -197,7 +241,9 @@ def test_ctc_loss_gradient_under_vmap():
 
     got = jax.vmap(jax.grad(loss))(jnp.asarray(stack))
     for k in range(2):
-        np.testing.assert_allclose(np.asarray(got[k]), _torch(stack[k], PADDED, np.ones(N), il=il)[2], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(got[k]), _torch(stack[k], PADDED, np.ones(N), il=il)[2], rtol=1e-10, atol=1e-12
+        )
 
 
 @pytest.mark.parametrize("target_lengths", [(3, 2), (0, 0), (1, 4)])
@@ -207,7 +253,9 @@ def test_log_alpha_has_torchs_shape_whatever_the_targets_padding(target_lengths)
     rng = np.random.default_rng(5)
     lp = torch.tensor(rng.normal(size=(6, 2, 4))).log_softmax(-1)
     targets = np.array([[1, 2, 3, 1, 3, 2], [3, 1, 2, 1, 2, 3]])
-    nll, alpha = jaxderiv.op("_ctc_loss")(jnp.asarray(lp.numpy()), jnp.asarray(targets), [6, 5], target_lengths, 0, False)
+    nll, alpha = jaxderiv.op("_ctc_loss")(
+        jnp.asarray(lp.numpy()), jnp.asarray(targets), [6, 5], target_lengths, 0, False
+    )
     t_nll, t_alpha = torch.ops.aten._ctc_loss(lp, torch.tensor(targets), [6, 5], list(target_lengths), 0, False)
     assert alpha.shape == tuple(t_alpha.shape) == (2, 6, 2 * max(target_lengths) + 1)
     np.testing.assert_allclose(nll, t_nll.numpy(), rtol=1e-12)

@@ -99,14 +99,22 @@ def test_a_changed_factor_changes_the_gradient(verdicts):
     v = verdicts[1]["sin"]
     assert v.kind == CHANGES, v
     # the gradient is 2 grad in A and 3 grad in B: the largest difference is |grad| somewhere
-    assert v.max_diff > 0.1 and v.detail.startswith("differs in jvp and vjp (6 of 6 comparisons); largest: ") and " -> " in v.detail
+    assert (
+        v.max_diff > 0.1
+        and v.detail.startswith("differs in jvp and vjp (6 of 6 comparisons); largest: ")
+        and " -> " in v.detail
+    )
 
 
 def test_a_kink_convention_is_found_on_the_kink_inputs(verdicts):
     # >= vs >: the same gradient on every random sample, 1 -> 0 exactly at clamp's bounds
     v = verdicts[1]["clamp"]
     assert v.kind == CHANGES, v
-    assert v.detail.startswith("differs in jvp and vjp (2 of 10 comparisons)") and "kink input" in v.detail and v.detail.endswith(" -> 0"), v.detail
+    assert (
+        v.detail.startswith("differs in jvp and vjp (2 of 10 comparisons)")
+        and "kink input" in v.detail
+        and v.detail.endswith(" -> 0")
+    ), v.detail
 
 
 def test_a_result_formula_change_is_found_in_jvp(verdicts):
@@ -128,7 +136,10 @@ def test_cli_numeric_by_default_and_text_only_on_request(specs, tmp_path, capsys
     out = tmp_path / "d.json"
     assert main(["diff", str(specs[0]), str(specs[1]), "--no-check", "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "numeric (A = old, B = new): 1 same gradient, 3 gradient changes, 1 schema changed, 2 not comparable, 1 only in A, 1 only in B" in text
+    assert (
+        "numeric (A = old, B = new): 1 same gradient, 3 gradient changes, 1 schema changed, 2 not comparable, 1 only in A, 1 only in B"
+        in text
+    )
     assert "=> same gradient" in text and "=> gradient changes: differs in jvp and vjp" in text
     data = json.loads(out.read_text())
     by = {c["name"]: c for c in data["changed"]}

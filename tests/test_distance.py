@@ -56,7 +56,10 @@ def test_pdist_matches_torch(p, kinks):
     t_y, (t_g,) = _torch_vjp(aten._pdist_forward, [x], [p], ct)
     _close(y, t_y)
     _close(g, t_g)
-    _close(jaxderiv.op("_pdist_backward")(jnp.asarray(ct), jnp.asarray(x), p, y), aten._pdist_backward(torch.tensor(ct), torch.tensor(x), p, torch.tensor(np.asarray(y))))
+    _close(
+        jaxderiv.op("_pdist_backward")(jnp.asarray(ct), jnp.asarray(x), p, y),
+        aten._pdist_backward(torch.tensor(ct), torch.tensor(x), p, torch.tensor(np.asarray(y))),
+    )
 
 
 @pytest.mark.parametrize("kinks", [False, True], ids=["generic", "kinks"])
@@ -72,7 +75,9 @@ def test_cdist_matches_torch_with_batch_broadcast(p, kinks):
     for a, b in zip(g, t_g):
         _close(a, b)
     ours = jaxderiv.op("_cdist_backward")(jnp.asarray(ct), jnp.asarray(x1), jnp.asarray(x2), p, y)
-    _close(ours, aten._cdist_backward(torch.tensor(ct), torch.tensor(x1), torch.tensor(x2), p, torch.tensor(np.asarray(y))))
+    _close(
+        ours, aten._cdist_backward(torch.tensor(ct), torch.tensor(x1), torch.tensor(x2), p, torch.tensor(np.asarray(y)))
+    )
 
 
 @pytest.mark.parametrize("mode", [None, 1, 2])
@@ -95,7 +100,9 @@ def test_cdist_gradients_equal_torch_cdist():
     ct = rng.normal(size=(3, 4, 6))
     for p in (1.0, 2.0, math.inf):
         y, g = _vjp("_cdist_forward", [x1, x2], [p, 2], ct)
-        t_y, t_g = _torch_vjp(lambda a, b, p: torch.cdist(a, b, p, compute_mode="donot_use_mm_for_euclid_dist"), [x1, x2], [p], ct)
+        t_y, t_g = _torch_vjp(
+            lambda a, b, p: torch.cdist(a, b, p, compute_mode="donot_use_mm_for_euclid_dist"), [x1, x2], [p], ct
+        )
         _close(y, t_y)
         for a, b in zip(g, t_g):
             _close(a, b)

@@ -37,7 +37,9 @@ DIFFERENCES = {
                               "other <= -1 to 0"),
 }  # fmt: skip
 # op -> (rtol of the float64 gradients, why torch's own float64 values are less precise)
-LOOSER = {"hardsigmoid": (1e-7, "ATen's hardsigmoid_backward multiplies by 1.0f / 6.0f, a float32 constant, in every dtype")}
+LOOSER = {
+    "hardsigmoid": (1e-7, "ATen's hardsigmoid_backward multiplies by 1.0f / 6.0f, a float32 constant, in every dtype")
+}
 
 
 def _elementwise():
@@ -53,7 +55,9 @@ def _elementwise():
         if impl.__module__.rsplit(".", 1)[-1] not in FAMILIES:
             continue
         tensors = [a.name for a in schema.arguments if a.is_tensor]
-        if tensors not in (["self"], ["self", "other"]) or any(not a.is_tensor and a.default is None for a in schema.arguments):
+        if tensors not in (["self"], ["self", "other"]) or any(
+            not a.is_tensor and a.default is None for a in schema.arguments
+        ):
             continue
         packet = getattr(aten, base, None)
         if packet is not None and hasattr(packet, overload or "default"):
@@ -101,7 +105,9 @@ def _theirs(name, top, xs, dtype=None):
     value = top(*tx)
     if not value.requires_grad:
         return value, [None] * len(xs)
-    grads = torch.autograd.grad(value, [tx[i] for i in wanted], torch.ones_like(value), allow_unused=True, materialize_grads=True)
+    grads = torch.autograd.grad(
+        value, [tx[i] for i in wanted], torch.ones_like(value), allow_unused=True, materialize_grads=True
+    )
     found = dict(zip(wanted, grads))
     return value, [found.get(i) for i in range(len(xs))]
 
@@ -126,7 +132,9 @@ def test_nan_inf_and_signed_zeros_match_torch(name, top, n):
             at = DIFFERENCES[name][1]
             assert not np.allclose(g[at], tg[at], equal_nan=True), f"{name}: the listed difference is gone"
             g, tg = np.delete(g, at), np.delete(tg, at)
-        np.testing.assert_allclose(g, tg, rtol=LOOSER.get(name, (1e-10,))[0], equal_nan=True, err_msg=f"gradient of input {i}")
+        np.testing.assert_allclose(
+            g, tg, rtol=LOOSER.get(name, (1e-10,))[0], equal_nan=True, err_msg=f"gradient of input {i}"
+        )
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (0, 3)], ids=["0-d", "empty", "empty-2d"])

@@ -58,7 +58,9 @@ def test_r2c_matches_torch(shape, dim, norm):
 
 
 @pytest.mark.parametrize("norm", [0, 1, 2])
-@pytest.mark.parametrize("shape,dim,n", [((2, 3), (1,), 5), ((2, 4), (1,), 6), ((3, 4, 3), (1, 2), 4), ((3, 2, 3), (2, 0), 5)])
+@pytest.mark.parametrize(
+    "shape,dim,n", [((2, 3), (1,), 5), ((2, 4), (1,), 6), ((3, 4, 3), (1, 2), 4), ((3, 2, 3), (2, 0), 5)]
+)
 def test_c2r_matches_torch(shape, dim, n, norm):
     """Non-Hermitian inputs included: the imaginary parts of self-mirrored entries are ignored."""
     rng = np.random.default_rng(2)

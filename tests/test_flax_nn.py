@@ -38,7 +38,7 @@ def _both(t_module, j_module, x, *, kink=False, seed=0):
     wrt = ([tx] if tx.requires_grad else []) + list(params.values())
     t_grads = torch.autograd.grad(t_out, wrt, torch.tensor(ct))
     t_gx = t_grads[0].numpy() if tx.requires_grad else None
-    t_gp = {k: g.numpy() for k, g in zip(params, t_grads[len(wrt) - len(params):])}
+    t_gp = {k: g.numpy() for k, g in zip(params, t_grads[len(wrt) - len(params) :])}
 
     def loss(m, x):
         return jnp.sum(m(x) * ct)
@@ -50,7 +50,11 @@ def _both(t_module, j_module, x, *, kink=False, seed=0):
     else:
         j_gp, j_gx = nnx.jit(nnx.grad(loss, argnums=argnums))(j_module, jnp.asarray(x)), None
     j_out = nnx.jit(lambda m, x: m(x))(j_module, jnp.asarray(x))
-    return (t_out.detach().numpy(), t_gx, t_gp), (np.asarray(j_out), j_gx, {k: np.asarray(v[...]) for k, v in _flat_params(j_gp).items()})
+    return (t_out.detach().numpy(), t_gx, t_gp), (
+        np.asarray(j_out),
+        j_gx,
+        {k: np.asarray(v[...]) for k, v in _flat_params(j_gp).items()},
+    )
 
 
 def _flat_params(state) -> dict:
@@ -77,23 +81,70 @@ D = dict(dtype=torch.float64)
 # (id, torch module, jaxderiv module, input shape)
 LAYERS = [
     ("linear", lambda: T.Linear(5, 3, **D), lambda: jnn.Linear(5, 3, rngs=_rngs(), **F64), (4, 5)),
-    ("linear-3d-nobias", lambda: T.Linear(5, 3, bias=False, **D), lambda: jnn.Linear(5, 3, bias=False, rngs=_rngs(), **F64), (2, 4, 5)),
-    ("conv1d", lambda: T.Conv1d(2, 4, 3, stride=2, padding=1, **D), lambda: jnn.Conv1d(2, 4, 3, stride=2, padding=1, rngs=_rngs(), **F64), (2, 2, 9)),
-    ("conv2d", lambda: T.Conv2d(3, 4, 3, padding=1, **D), lambda: jnn.Conv2d(3, 4, 3, padding=1, rngs=_rngs(), **F64), (2, 3, 6, 6)),
-    ("conv2d-groups-dilated", lambda: T.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(2, 1), groups=2, bias=False, **D),
-     lambda: jnn.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(2, 1), groups=2, bias=False, rngs=_rngs(), **F64), (2, 4, 9, 7)),
-    ("conv2d-same-unbatched", lambda: T.Conv2d(2, 3, 3, padding="same", **D), lambda: jnn.Conv2d(2, 3, 3, padding="same", rngs=_rngs(), **F64), (2, 5, 5)),
-    ("conv-transpose2d", lambda: T.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1, **D),
-     lambda: jnn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1, rngs=_rngs(), **F64), (2, 4, 5, 5)),
-    ("conv-transpose2d-groups", lambda: T.ConvTranspose2d(4, 6, 2, stride=1, groups=2, **D),
-     lambda: jnn.ConvTranspose2d(4, 6, 2, stride=1, groups=2, rngs=_rngs(), **F64), (1, 4, 3, 4)),
+    (
+        "linear-3d-nobias",
+        lambda: T.Linear(5, 3, bias=False, **D),
+        lambda: jnn.Linear(5, 3, bias=False, rngs=_rngs(), **F64),
+        (2, 4, 5),
+    ),
+    (
+        "conv1d",
+        lambda: T.Conv1d(2, 4, 3, stride=2, padding=1, **D),
+        lambda: jnn.Conv1d(2, 4, 3, stride=2, padding=1, rngs=_rngs(), **F64),
+        (2, 2, 9),
+    ),
+    (
+        "conv2d",
+        lambda: T.Conv2d(3, 4, 3, padding=1, **D),
+        lambda: jnn.Conv2d(3, 4, 3, padding=1, rngs=_rngs(), **F64),
+        (2, 3, 6, 6),
+    ),
+    (
+        "conv2d-groups-dilated",
+        lambda: T.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(2, 1), groups=2, bias=False, **D),
+        lambda: jnn.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(2, 1), groups=2, bias=False, rngs=_rngs(), **F64),
+        (2, 4, 9, 7),
+    ),
+    (
+        "conv2d-same-unbatched",
+        lambda: T.Conv2d(2, 3, 3, padding="same", **D),
+        lambda: jnn.Conv2d(2, 3, 3, padding="same", rngs=_rngs(), **F64),
+        (2, 5, 5),
+    ),
+    (
+        "conv-transpose2d",
+        lambda: T.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1, **D),
+        lambda: jnn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1, rngs=_rngs(), **F64),
+        (2, 4, 5, 5),
+    ),
+    (
+        "conv-transpose2d-groups",
+        lambda: T.ConvTranspose2d(4, 6, 2, stride=1, groups=2, **D),
+        lambda: jnn.ConvTranspose2d(4, 6, 2, stride=1, groups=2, rngs=_rngs(), **F64),
+        (1, 4, 3, 4),
+    ),
     ("layer-norm", lambda: T.LayerNorm((4, 5), **D), lambda: jnn.LayerNorm((4, 5), **F64), (3, 4, 5)),
     ("group-norm", lambda: T.GroupNorm(2, 4, **D), lambda: jnn.GroupNorm(2, 4, **F64), (2, 4, 3, 3)),
     ("batch-norm1d-train", lambda: T.BatchNorm1d(3, **D), lambda: jnn.BatchNorm1d(3, **F64), (4, 3)),
-    ("batch-norm1d-train-3d", lambda: T.BatchNorm1d(3, affine=False, **D), lambda: jnn.BatchNorm1d(3, affine=False, **F64), (4, 3, 5)),
+    (
+        "batch-norm1d-train-3d",
+        lambda: T.BatchNorm1d(3, affine=False, **D),
+        lambda: jnn.BatchNorm1d(3, affine=False, **F64),
+        (4, 3, 5),
+    ),
     ("batch-norm2d-train", lambda: T.BatchNorm2d(3, **D), lambda: jnn.BatchNorm2d(3, **F64), (2, 3, 4, 4)),
-    ("max-pool2d", lambda: T.MaxPool2d(3, stride=2, padding=1), lambda: jnn.MaxPool2d(3, stride=2, padding=1), (2, 2, 7, 6)),
-    ("avg-pool2d", lambda: T.AvgPool2d(3, stride=2, padding=1, count_include_pad=False), lambda: jnn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False), (2, 2, 7, 6)),
+    (
+        "max-pool2d",
+        lambda: T.MaxPool2d(3, stride=2, padding=1),
+        lambda: jnn.MaxPool2d(3, stride=2, padding=1),
+        (2, 2, 7, 6),
+    ),
+    (
+        "avg-pool2d",
+        lambda: T.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+        lambda: jnn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+        (2, 2, 7, 6),
+    ),
     ("adaptive-avg-pool2d", lambda: T.AdaptiveAvgPool2d((2, 3)), lambda: jnn.AdaptiveAvgPool2d((2, 3)), (2, 2, 7, 5)),
     ("relu", lambda: T.ReLU(), lambda: jnn.ReLU(), (3, 4)),
     ("gelu", lambda: T.GELU(), lambda: jnn.GELU(), (3, 4)),
@@ -202,13 +253,24 @@ def test_dropout_mask_from_key():
 def _jax_model(dtype=jnp.float64):
     r = nnx.Rngs(0)
     return nnx.Sequential(
-        jnn.Conv2d(1, 4, 3, padding=1, rngs=r, param_dtype=dtype), jnn.BatchNorm2d(4, param_dtype=dtype), jnn.ReLU(), jnn.MaxPool2d(2),
-        jnn.Flatten(), jnn.Linear(16, 3, rngs=r, param_dtype=dtype),
+        jnn.Conv2d(1, 4, 3, padding=1, rngs=r, param_dtype=dtype),
+        jnn.BatchNorm2d(4, param_dtype=dtype),
+        jnn.ReLU(),
+        jnn.MaxPool2d(2),
+        jnn.Flatten(),
+        jnn.Linear(16, 3, rngs=r, param_dtype=dtype),
     )
 
 
 def _torch_model():
-    return T.Sequential(T.Conv2d(1, 4, 3, padding=1, **D), T.BatchNorm2d(4, **D), T.ReLU(), T.MaxPool2d(2), T.Flatten(), T.Linear(16, 3, **D))
+    return T.Sequential(
+        T.Conv2d(1, 4, 3, padding=1, **D),
+        T.BatchNorm2d(4, **D),
+        T.ReLU(),
+        T.MaxPool2d(2),
+        T.Flatten(),
+        T.Linear(16, 3, **D),
+    )
 
 
 def test_state_dict_keys_round_trip_through_torch():
@@ -217,7 +279,9 @@ def test_state_dict_keys_round_trip_through_torch():
     t.load_state_dict({k: torch.tensor(v) for k, v in jnn.torch_state_dict(j).items()})
     assert sorted(jnn.torch_state_dict(j)) == sorted(t.state_dict())
     x = np.random.default_rng(7).normal(size=(2, 1, 4, 4))
-    np.testing.assert_allclose(nnx.jit(lambda m, x: m(x))(j, jnp.asarray(x)), t(torch.tensor(x)).detach().numpy(), **TOL)
+    np.testing.assert_allclose(
+        nnx.jit(lambda m, x: m(x))(j, jnp.asarray(x)), t(torch.tensor(x)).detach().numpy(), **TOL
+    )
 
 
 def test_state_dict_keys_of_nested_lists_and_sequentials():
@@ -290,11 +354,14 @@ def test_sgd_steps_under_nnx_jit_and_optimizer_match_torch():
         np.testing.assert_allclose(got[k], v, err_msg=k, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("make,shape", [
-    (lambda r: jnn.Linear(8, 5, rngs=r), (5, 8)),
-    (lambda r: jnn.Conv2d(3, 4, (3, 2), groups=1, rngs=r), (4, 3, 3, 2)),
-    (lambda r: jnn.ConvTranspose2d(6, 4, 3, groups=2, rngs=r), (6, 2, 3, 3)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda r: jnn.Linear(8, 5, rngs=r), (5, 8)),
+        (lambda r: jnn.Conv2d(3, 4, (3, 2), groups=1, rngs=r), (4, 3, 3, 2)),
+        (lambda r: jnn.ConvTranspose2d(6, 4, 3, groups=2, rngs=r), (6, 2, 3, 3)),
+    ],
+)
 def test_default_initialization_is_torchs(make, shape):
     """kaiming_uniform(a=sqrt(5)) fills ±1/sqrt(fan_in), fan_in = size(1) * kernel; bias the same bound."""
     m = make(nnx.Rngs(3))
@@ -335,7 +402,9 @@ def test_check_function_passes_on_a_model_and_its_jnp_reference():
         return jax.nn.gelu(x @ m.weight[...].T + m.bias[...], approximate=False) + x[:, :3]
 
     x = jnp.asarray(np.random.default_rng(9).normal(size=(2, 4)))
-    report = jaxderiv.check_function(block, layer, x, modes=("vjp", "jvp", "vjp_vjp"), directions=1, reference=reference, name="block")
+    report = jaxderiv.check_function(
+        block, layer, x, modes=("vjp", "jvp", "vjp_vjp"), directions=1, reference=reference, name="block"
+    )
     assert bool(report) and [r.mode for r in report] == ["vjp", "jvp", "vjp_vjp"]
     assert all(r.status == "passed" and r.op == "block" and r.max_abs_err < 1e-6 for r in report)
 
@@ -371,13 +440,28 @@ def test_check_function_argument_handling():
 
 @pytest.mark.parametrize(
     "cls, torch_cls, kwargs",
-    [(jnn.LSTM, torch.nn.LSTM, {}), (jnn.GRU, torch.nn.GRU, {}), (jnn.RNN, torch.nn.RNN, {"nonlinearity": "tanh"}), (jnn.RNN, torch.nn.RNN, {"nonlinearity": "relu"})],
+    [
+        (jnn.LSTM, torch.nn.LSTM, {}),
+        (jnn.GRU, torch.nn.GRU, {}),
+        (jnn.RNN, torch.nn.RNN, {"nonlinearity": "tanh"}),
+        (jnn.RNN, torch.nn.RNN, {"nonlinearity": "relu"}),
+    ],
     ids=["LSTM", "GRU", "RNN-tanh", "RNN-relu"],
 )
 @pytest.mark.parametrize("batch_first, bias", [(True, True), (False, False)])
 def test_recurrent_layers_match_torch(cls, torch_cls, kwargs, batch_first, bias):
     """Two bidirectional layers with torch's weights: outputs, final states and every gradient."""
-    m = cls(3, 4, num_layers=2, bias=bias, batch_first=batch_first, bidirectional=True, param_dtype=jnp.float64, rngs=_rngs(), **kwargs)
+    m = cls(
+        3,
+        4,
+        num_layers=2,
+        bias=bias,
+        batch_first=batch_first,
+        bidirectional=True,
+        param_dtype=jnp.float64,
+        rngs=_rngs(),
+        **kwargs,
+    )
     t = torch_cls(3, 4, num_layers=2, bias=bias, batch_first=batch_first, bidirectional=True, **kwargs).double()
     jnn.load_torch_state_dict(m, {k: v.detach().numpy() for k, v in t.state_dict().items()})
     x = np.random.default_rng(3).normal(size=(2, 5, 3) if batch_first else (5, 2, 3))
@@ -397,7 +481,9 @@ def test_recurrent_layers_match_torch(cls, torch_cls, kwargs, batch_first, bias)
     np.testing.assert_allclose(float(value), float(tloss.detach()), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(g_x), tgrads[0].numpy(), rtol=1e-10, atol=1e-12)
     for name, tg in zip(names, tgrads[1:]):
-        np.testing.assert_allclose(np.asarray(getattr(g_model, name)[...]), tg.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            np.asarray(getattr(g_model, name)[...]), tg.numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+        )
 
 
 def test_lstm_unbatched_input_and_initial_state():
@@ -428,12 +514,19 @@ def test_multihead_attention_matches_torch(batch_first, padded, average):
 
     value, (g_m, *g_in) = nnx.value_and_grad(loss, argnums=(0, 1, 2, 3))(m, *(jnp.asarray(a) for a in (q, k, v)))
     tq, tk, tv = (torch.from_numpy(a).requires_grad_() for a in (q, k, v))
-    tout, tw = t(tq, tk, tv, key_padding_mask=None if mask is None else torch.from_numpy(mask), average_attn_weights=average)
+    tout, tw = t(
+        tq, tk, tv, key_padding_mask=None if mask is None else torch.from_numpy(mask), average_attn_weights=average
+    )
     tloss = tout.sin().sum() + (tw**2).sum()
     tgrads = torch.autograd.grad(tloss, [tq, tk, tv, *t.parameters()])
     np.testing.assert_allclose(float(value), float(tloss.detach()), rtol=1e-12)
     for g, tg in zip(g_in, tgrads[:3]):
         np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-10, atol=1e-12)
-    grads = {"in_proj_weight": g_m.in_proj_weight, "in_proj_bias": g_m.in_proj_bias, "out_proj.weight": g_m.out_proj.weight, "out_proj.bias": g_m.out_proj.bias}
+    grads = {
+        "in_proj_weight": g_m.in_proj_weight,
+        "in_proj_bias": g_m.in_proj_bias,
+        "out_proj.weight": g_m.out_proj.weight,
+        "out_proj.bias": g_m.out_proj.bias,
+    }
     for (name, _), tg in zip(t.named_parameters(), tgrads[3:]):
         np.testing.assert_allclose(np.asarray(grads[name][...]), tg.numpy(), rtol=1e-10, atol=1e-12, err_msg=name)

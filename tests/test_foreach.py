@@ -21,7 +21,12 @@ aten = torch.ops.aten
 
 SPEC = load_spec(from_torch=True)
 FOREACH = sorted(e.name for e in SPEC if e.name.startswith("_foreach_"))
-CLAMPING = ["_foreach_minimum.Scalar", "_foreach_minimum.ScalarList", "_foreach_maximum.Scalar", "_foreach_maximum.ScalarList"]
+CLAMPING = [
+    "_foreach_minimum.Scalar",
+    "_foreach_minimum.ScalarList",
+    "_foreach_maximum.Scalar",
+    "_foreach_maximum.ScalarList",
+]
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +37,15 @@ def registry():
 def test_every_foreach_entry_passes_the_checker():
     """vjp, jvp and vjp_vjp of each element's formula; the clamping jvps are torch's spec bug."""
     report = check_all(SPEC, ops=FOREACH)
-    bad = [(r.op, r.mode, r.status) for r in report.rows if r.status != "passed" and not (r.op in CLAMPING and r.mode == "jvp")]
+    bad = [
+        (r.op, r.mode, r.status)
+        for r in report.rows
+        if r.status != "passed" and not (r.op in CLAMPING and r.mode == "jvp")
+    ]
     assert len(FOREACH) == 10 and not bad
-    assert {(r.op, r.status) for r in report.rows if r.mode == "jvp" and r.op in CLAMPING} == {(n, "known_failure") for n in CLAMPING}
+    assert {(r.op, r.status) for r in report.rows if r.mode == "jvp" and r.op in CLAMPING} == {
+        (n, "known_failure") for n in CLAMPING
+    }
 
 
 def _lists(rng, shapes=((2, 3), (3,), ())):
@@ -67,11 +78,14 @@ def test_clamped_tangent_is_torch_2_13s(registry):
     np.testing.assert_allclose(np.asarray(ours), [1.0, 0.3, 1.0])
 
 
-@pytest.mark.parametrize("name, key, wrong", [
-    ("_foreach_pow.ScalarList", "self", "pow_backward(grads[i], self[i], exponent[0])"),
-    ("_foreach_div.List", "other", "div_tensor_other_backward(grads[i], other[i], other[i])"),
-    ("_foreach_norm.Scalar", "result", "norm_jvp(self_p, self_t, 2, result[i])"),
-])
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("_foreach_pow.ScalarList", "self", "pow_backward(grads[i], self[i], exponent[0])"),
+        ("_foreach_div.List", "other", "div_tensor_other_backward(grads[i], other[i], other[i])"),
+        ("_foreach_norm.Scalar", "result", "norm_jvp(self_p, self_t, 2, result[i])"),
+    ],
+)
 def test_a_formula_reading_the_wrong_element_fails(tmp_path, name, key, wrong):
     path = tmp_path / "wrong.yaml"
     path.write_text(entry_yaml(SPEC[name], {key: wrong}))

@@ -67,7 +67,10 @@ def test_edited_spec_formulas(text):
 
 
 @FUZZ
-@given(st.lists(st.sampled_from(TOKENS), max_size=40).map(" ".join) | st.lists(st.sampled_from(TOKENS), max_size=40).map("".join))
+@given(
+    st.lists(st.sampled_from(TOKENS), max_size=40).map(" ".join)
+    | st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
+)
 def test_random_token_streams(text):
     _parses_or_located_error(text)
 
@@ -82,7 +85,21 @@ def test_random_unicode_text(text):
 def _nested(draw):
     """Brackets, prefix operators, calls, templates and operator chains nested to around MAX_DEPTH, balanced or not."""
     depth = draw(st.integers(0, 2 * MAX_DEPTH))
-    opener, closer = draw(st.sampled_from([("(", ")"), ("[", "]"), ("{", "}"), ("f(", ")"), ("-", ""), ("!", ""), ("std::get<", ">"), ("a + ", ""), ("a ? b : ", "")]))
+    opener, closer = draw(
+        st.sampled_from(
+            [
+                ("(", ")"),
+                ("[", "]"),
+                ("{", "}"),
+                ("f(", ")"),
+                ("-", ""),
+                ("!", ""),
+                ("std::get<", ">"),
+                ("a + ", ""),
+                ("a ? b : ", ""),
+            ]
+        )
+    )
     closing = depth + draw(st.integers(-2, 2)) if closer else 0  # sometimes unbalanced
     return opener * depth + draw(st.sampled_from(["x", "1", "", "(", "]"])) + closer * max(closing, 0)
 
@@ -94,7 +111,11 @@ def test_deep_nesting_is_bounded(text):
 
 
 @FUZZ
-@given(st.integers(0, 5000), st.sampled_from(["9", "x", "grad * ", '"a', "(", "0.5f + "]), st.sampled_from(["", ")", '"', "1"]))
+@given(
+    st.integers(0, 5000),
+    st.sampled_from(["9", "x", "grad * ", '"a', "(", "0.5f + "]),
+    st.sampled_from(["", ")", '"', "1"]),
+)
 def test_huge_literals_and_long_text(n, unit, tail):
     """Long repeats, past MAX_LENGTH when unit * n is long enough: rejected, never slow or crashing."""
     text = unit * (n if len(unit) * n <= MAX_LENGTH else MAX_LENGTH // len(unit) + 1) + tail

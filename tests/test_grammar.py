@@ -392,8 +392,14 @@ def _trees():
         args = st.lists(inner, max_size=2).map(tuple)
         return st.one_of(
             st.builds(Unary, st.sampled_from(["-", "+", "!", "~", "*", "&"]), inner),
-            st.builds(Binary, st.sampled_from(["*", "/", "%", "+", "-", "<<", ">>", "<", "<=", ">", ">=", "==", "!=",
-                                               "&", "^", "|", "&&", "||"]), inner, inner),  # fmt: skip
+            st.builds(
+                Binary,
+                st.sampled_from(
+                    ["*", "/", "%", "+", "-", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&", "^", "|", "&&", "||"]
+                ),
+                inner,
+                inner,
+            ),  # fmt: skip
             st.builds(Ternary, inner, inner, inner),
             st.builds(Call, inner | templates, args),
             st.builds(Attr, inner, st.sampled_from(["sgn", "size"]), st.booleans()),

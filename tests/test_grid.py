@@ -18,7 +18,9 @@ aten = torch.ops.aten
 TORCH_SPEC = jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))  # the only file with the backward entries
 
 SHAPES = {2: ((2, 3, 4, 5), (3, 4)), 3: ((2, 2, 3, 4, 5), (2, 3, 2))}  # (input, grid points per batch)
-CASES = [(2, m, p, a) for m in (0, 1, 2) for p in (0, 1, 2) for a in (False, True)] + [(3, m, p, a) for m in (0, 1) for p in (0, 1, 2) for a in (False, True)]
+CASES = [(2, m, p, a) for m in (0, 1, 2) for p in (0, 1, 2) for a in (False, True)] + [
+    (3, m, p, a) for m in (0, 1) for p in (0, 1, 2) for a in (False, True)
+]
 
 
 def _kinky_grid(rng, shape, points, align_corners):
@@ -39,12 +41,17 @@ def _close(a, b, tol=1e-12):
 
 
 def _vjp(op, args, ct, argnums):
-    y, pullback = jax.vjp(lambda *xs: op(*[xs[argnums.index(i)] if i in argnums else a for i, a in enumerate(args)]), *[jnp.asarray(args[i]) for i in argnums])
+    y, pullback = jax.vjp(
+        lambda *xs: op(*[xs[argnums.index(i)] if i in argnums else a for i, a in enumerate(args)]),
+        *[jnp.asarray(args[i]) for i in argnums],
+    )
     return y, pullback(jnp.asarray(ct))
 
 
 def _torch_vjp(fn, args, ct, argnums):
-    targs = [torch.tensor(a, requires_grad=i in argnums) if isinstance(a, np.ndarray) else a for i, a in enumerate(args)]
+    targs = [
+        torch.tensor(a, requires_grad=i in argnums) if isinstance(a, np.ndarray) else a for i, a in enumerate(args)
+    ]
     y = fn(*targs)
     return y, torch.autograd.grad(y, [targs[i] for i in argnums], torch.tensor(ct))
 
@@ -129,7 +136,9 @@ def test_double_backward_matches_torch(n, mode, padding, corners):
     cts = (rng.normal(size=shape), rng.normal(size=grid.shape))
     tg, tx, tgrid = (torch.tensor(a, requires_grad=True) for a in (g_out, x, grid))
     t_gi, t_gg = getattr(aten, f"grid_sampler_{n}d_backward")(tg, tx, tgrid, mode, padding, corners, [True, True])
-    t_second = torch.autograd.grad((t_gi, t_gg), (tg, tx, tgrid), tuple(torch.tensor(c) for c in cts), allow_unused=True)
+    t_second = torch.autograd.grad(
+        (t_gi, t_gg), (tg, tx, tgrid), tuple(torch.tensor(c) for c in cts), allow_unused=True
+    )
     op = TORCH_SPEC.op(f"grid_sampler_{n}d_backward")
     backward = lambda g, x, grid: op(g, x, grid, mode, padding, corners, (True, True))
     (gi, gg), pullback = jax.vjp(backward, *(jnp.asarray(a) for a in (g_out, x, grid)))
@@ -150,7 +159,9 @@ def test_jit_and_vmap_of_a_sampler():
     _close(vg[:, 0], gg)
 
 
-@pytest.mark.parametrize("mode,padding,corners", [(m, p, a) for m in (0, 1, 2) for p in (1, 2) for a in (False, True)], ids=str)
+@pytest.mark.parametrize(
+    "mode,padding,corners", [(m, p, a) for m in (0, 1, 2) for p in (1, 2) for a in (False, True)], ids=str
+)
 def test_single_pixel_rows(mode, padding, corners):
     """An input one pixel high: reflection over a zero span (corners aligned) maps everything to 0."""
     rng = np.random.default_rng(13)

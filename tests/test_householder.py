@@ -60,15 +60,20 @@ def _compare(name, torch_fn, args, diff, outputs=None, kwargs=None, rtol=1e-9, a
     cts = [random_like(rng, y) for y in ours]
     grads = pullback(tuple(jnp.asarray(c, y.dtype) for c, y in zip(cts, ours)))
     pairs = [(t, c) for t, c in zip(theirs, cts) if t.requires_grad and t.numel()]
-    t_grads = torch.autograd.grad([t for t, _ in pairs], txs, [to_torch(np.conj(c)).to(t.dtype) for t, c in pairs], allow_unused=True)
+    t_grads = torch.autograd.grad(
+        [t for t, _ in pairs], txs, [to_torch(np.conj(c)).to(t.dtype) for t, c in pairs], allow_unused=True
+    )
     for g, tg, x in zip(grads, t_grads, xs):
         expected = np.zeros(x.shape, x.dtype) if tg is None else np.conj(to_numpy(tg))
         assert_same(g, expected, rtol, atol)
     if jvp:
         tangents = [random_like(rng, x).astype(x.dtype) for x in xs]
         _, ours_t = jax.jvp(lambda *xs: call(op, jnp.asarray, xs), tuple(xs), tuple(map(jnp.asarray, tangents)))
-        _, theirs_t = torch.func.jvp(lambda *xs: call(torch_fn, to_torch, xs), tuple(to_torch(x) for x in map(np.asarray, xs)),
-                                     tuple(map(to_torch, tangents)))
+        _, theirs_t = torch.func.jvp(
+            lambda *xs: call(torch_fn, to_torch, xs),
+            tuple(to_torch(x) for x in map(np.asarray, xs)),
+            tuple(map(to_torch, tangents)),
+        )
         for y, t in zip(ours_t, theirs_t):
             assert_same(y, to_numpy(t), rtol, atol)
 
@@ -76,7 +81,9 @@ def _compare(name, torch_fn, args, diff, outputs=None, kwargs=None, rtol=1e-9, a
 # -- linalg_householder_product --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape, k, dtype", [((4, 3), 3, np.float64), ((2, 5, 3), 3, C128), ((5, 3), 2, np.float64), ((3, 3), 3, C128)])
+@pytest.mark.parametrize(
+    "shape, k, dtype", [((4, 3), 3, np.float64), ((2, 5, 3), 3, C128), ((5, 3), 2, np.float64), ((3, 3), 3, C128)]
+)
 def test_householder_product_matches_torch(shape, k, dtype):
     a, tau = _geqrf(np.random.default_rng(0), shape, dtype)
     _compare("linalg_householder_product", torch.linalg.householder_product, [a, tau[..., :k]], [0, 1])
@@ -85,7 +92,10 @@ def test_householder_product_matches_torch(shape, k, dtype):
 def test_householder_product_without_reflectors_is_the_identity():
     a = np.random.default_rng(1).normal(size=(4, 3))
     op = REGISTRY.op("linalg_householder_product")
-    assert_same(op(jnp.asarray(a), jnp.zeros((0,))), to_numpy(torch.linalg.householder_product(to_torch(a), torch.zeros(0, dtype=torch.float64))))
+    assert_same(
+        op(jnp.asarray(a), jnp.zeros((0,))),
+        to_numpy(torch.linalg.householder_product(to_torch(a), torch.zeros(0, dtype=torch.float64))),
+    )
     grads = jax.grad(lambda a, t: op(a, t).sum(), (0, 1))(jnp.asarray(a), jnp.zeros((0,)))
     assert np.all(np.asarray(grads[0]) == 0) and grads[1].shape == (0,)
 
@@ -126,16 +136,19 @@ def test_ormqr_matches_torch(left, transpose, dtype):
 
 
 _LSTSQ_CASES = [
-    ((4, 3), (4, 2), None),            # gelsy: no residuals, no singular values
-    ((4, 3), (4, 2), "gelsd"),         # residuals, differentiable
-    ((3, 5), (3, 2), "gelsd"),         # wide: minimum-norm solution, no residuals
-    ((2, 4, 3), (2, 4), "gelss"),      # a batch of vectors
-    ((4, 3), (4,), "gels"),            # one vector, no rank
+    ((4, 3), (4, 2), None),  # gelsy: no residuals, no singular values
+    ((4, 3), (4, 2), "gelsd"),  # residuals, differentiable
+    ((3, 5), (3, 2), "gelsd"),  # wide: minimum-norm solution, no residuals
+    ((2, 4, 3), (2, 4), "gelss"),  # a batch of vectors
+    ((4, 3), (4,), "gels"),  # one vector, no rank
     ((3, 3), (3, 2), None),
 ]
 
 
-@pytest.mark.parametrize("a_shape, b_shape, driver, dtype", [c + (np.float64,) for c in _LSTSQ_CASES] + [c + (C128,) for c in _LSTSQ_CASES[:3]])
+@pytest.mark.parametrize(
+    "a_shape, b_shape, driver, dtype",
+    [c + (np.float64,) for c in _LSTSQ_CASES] + [c + (C128,) for c in _LSTSQ_CASES[:3]],
+)
 def test_linalg_lstsq_matches_torch(a_shape, b_shape, driver, dtype):
     rng = np.random.default_rng(4)
     A, B = _rand(rng, a_shape, dtype), _rand(rng, b_shape, dtype)
@@ -189,9 +202,17 @@ def test_linalg_qr_forward_matches_torch(shape, mode, dtype):
         assert_same(ours, to_numpy(theirs), 1e-9, 1e-12)
 
 
-
-_QR_CASES = [(shape, mode, dtype, "both") for shape, mode in [((4, 3), "reduced"), ((2, 3, 3), "reduced"), ((3, 5), "reduced"),
-                                                              ((3, 5), "complete"), ((3, 3), "complete")] for dtype in (np.float64, C128)]
+_QR_CASES = [
+    (shape, mode, dtype, "both")
+    for shape, mode in [
+        ((4, 3), "reduced"),
+        ((2, 3, 3), "reduced"),
+        ((3, 5), "reduced"),
+        ((3, 5), "complete"),
+        ((3, 3), "complete"),
+    ]
+    for dtype in (np.float64, C128)
+]
 _QR_CASES += [(shape, "reduced", C128, which) for shape in ((4, 3), (3, 5)) for which in ("Q", "R")]
 
 
@@ -206,7 +227,12 @@ def test_linalg_qr_helpers_match_torch(shape, mode, dtype, which):
     gR = None if which == "Q" else np.triu(random_like(rng, to_numpy(R)))
     outs = [(y, g) for y, g in ((Q, gQ), (R, gR)) if g is not None]
     (t_grad,) = torch.autograd.grad([y for y, _ in outs], [tA], [to_torch(g) for _, g in outs])
-    ours = linalg_qr_backward(*(None if g is None else jnp.asarray(g) for g in (gQ, gR)), jnp.asarray(to_numpy(Q)), jnp.asarray(to_numpy(R)), mode)
+    ours = linalg_qr_backward(
+        *(None if g is None else jnp.asarray(g) for g in (gQ, gR)),
+        jnp.asarray(to_numpy(Q)),
+        jnp.asarray(to_numpy(R)),
+        mode,
+    )
     assert_same(ours, to_numpy(t_grad), 1e-9, 1e-11)  # helpers take and give torch's convention
     dA = _rand(rng, shape, dtype)
     _, (dQ, dR) = torch.func.jvp(lambda A: torch.linalg.qr(A, mode=mode), (to_torch(A),), (to_torch(dA),))
@@ -233,12 +259,35 @@ def test_linalg_qr_helpers_refuse_where_torch_does(shape, mode):
 # -- the checker catches a wrong formula -------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, key, formula, status", [
-    ("linalg_householder_product", "input, tau", "householder_product_backward(grad, result, input, tau)", "passed"),
-    ("linalg_householder_product", "input, tau", "householder_product_backward(grad, result, input, tau * 2)", "failed"),
-    ("ormqr", "self, input2, input3", "ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)", "passed"),
-    ("ormqr", "self, input2, input3", "ormqr_backward(grad, result, self, input2, input3, left, !transpose, grad_input_mask)", "failed"),
-])
+@pytest.mark.parametrize(
+    "name, key, formula, status",
+    [
+        (
+            "linalg_householder_product",
+            "input, tau",
+            "householder_product_backward(grad, result, input, tau)",
+            "passed",
+        ),
+        (
+            "linalg_householder_product",
+            "input, tau",
+            "householder_product_backward(grad, result, input, tau * 2)",
+            "failed",
+        ),
+        (
+            "ormqr",
+            "self, input2, input3",
+            "ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)",
+            "passed",
+        ),
+        (
+            "ormqr",
+            "self, input2, input3",
+            "ormqr_backward(grad, result, self, input2, input3, left, !transpose, grad_input_mask)",
+            "failed",
+        ),
+    ],
+)
 def test_checker_judges_the_reflector_formulas(write_spec, name, key, formula, status):
     """torch's formula passes; a doubled tau or a flipped transpose fails."""
     path = write_spec(f"- name: {TORCH_SPEC[name].schema}\n  {key}: {formula}\n")
@@ -246,11 +295,14 @@ def test_checker_judges_the_reflector_formulas(write_spec, name, key, formula, s
     assert {r.status for r in report} == {status}, report.summary()
 
 
-@pytest.mark.parametrize("name, torch_fn, shapes", [
-    ("linalg_householder_product", torch.linalg.householder_product, [(3, 2), (2,)]),
-    ("ormqr", torch.ormqr, [(3, 2), (2,), (3, 2)]),
-    ("linalg_lstsq", torch.linalg.lstsq, [(3, 2), (3, 1)]),
-])
+@pytest.mark.parametrize(
+    "name, torch_fn, shapes",
+    [
+        ("linalg_householder_product", torch.linalg.householder_product, [(3, 2), (2,)]),
+        ("ormqr", torch.ormqr, [(3, 2), (2,), (3, 2)]),
+        ("linalg_lstsq", torch.linalg.lstsq, [(3, 2), (3, 1)]),
+    ],
+)
 @pytest.mark.parametrize("dtypes", [(np.int64,), (np.float32, np.float64)], ids=["integer", "mixed"])
 def test_integer_and_mixed_dtypes_are_refused_as_torch_does(name, torch_fn, shapes, dtypes):
     arrays = [np.ones(s, dtypes[i % len(dtypes)]) for i, s in enumerate(shapes)]
@@ -260,12 +312,15 @@ def test_integer_and_mixed_dtypes_are_refused_as_torch_does(name, torch_fn, shap
         REGISTRY.op(name)(*map(jnp.asarray, arrays))
 
 
-@pytest.mark.parametrize("name, torch_fn, shapes", [
-    ("linalg_householder_product", torch.linalg.householder_product, [(3, 0), (0,)]),
-    ("ormqr", torch.ormqr, [(3, 0), (0,), (3, 2)]),
-    ("linalg_lstsq", lambda A, B: torch.linalg.lstsq(A, B).solution, [(0, 3), (0, 2)]),
-    ("linalg_lstsq", lambda A, B: torch.linalg.lstsq(A, B).solution, [(4, 0), (4, 2)]),
-])
+@pytest.mark.parametrize(
+    "name, torch_fn, shapes",
+    [
+        ("linalg_householder_product", torch.linalg.householder_product, [(3, 0), (0,)]),
+        ("ormqr", torch.ormqr, [(3, 0), (0,), (3, 2)]),
+        ("linalg_lstsq", lambda A, B: torch.linalg.lstsq(A, B).solution, [(0, 3), (0, 2)]),
+        ("linalg_lstsq", lambda A, B: torch.linalg.lstsq(A, B).solution, [(4, 0), (4, 2)]),
+    ],
+)
 def test_empty_operands_match_torch(name, torch_fn, shapes):
     arrays = [np.arange(np.prod(s), dtype=np.float64).reshape(s) + 1 for s in shapes]
     ours = _as_tuple(REGISTRY.op(name)(*map(jnp.asarray, arrays)))[0]

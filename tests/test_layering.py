@@ -88,7 +88,12 @@ def test_the_packages_are_found():
 
 
 def test_forward_does_not_import_helpers():
-    bad = [f"{m} -> {t}" for m, ts in _graph("jaxderiv.forward").items() for t in sorted(ts) if _inside(t, "jaxderiv.helpers")]
+    bad = [
+        f"{m} -> {t}"
+        for m, ts in _graph("jaxderiv.forward").items()
+        for t in sorted(ts)
+        if _inside(t, "jaxderiv.helpers")
+    ]
     assert not bad, f"forward must not import helpers (see jaxderiv/tensor_utils.py): {bad}"
 
 
@@ -109,7 +114,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
             if nxt not in graph or nxt == node:
                 continue
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -138,15 +143,31 @@ def test_no_import_cycle_between_files(package):
     assert cycle is None, f"import cycle among the files of jaxderiv.{package}: {' -> '.join(cycle)}"
 
 
-SHARED = {"mH", "_mH", "mT", "_mT", "_right_solve_upper", "_right_solve_upper_h", "_right_solve_lower", "solve_triangular_right",
-          "lstm_gate_grads", "_lstm_gate_grads", "gru_gate_grads", "_gru_gate_grads"}
+SHARED = {
+    "mH",
+    "_mH",
+    "mT",
+    "_mT",
+    "_right_solve_upper",
+    "_right_solve_upper_h",
+    "_right_solve_lower",
+    "solve_triangular_right",
+    "lstm_gate_grads",
+    "_lstm_gate_grads",
+    "gru_gate_grads",
+    "_gru_gate_grads",
+}
 
 
 @pytest.mark.parametrize("package", ["helpers", "forward"])
 def test_shared_utilities_are_defined_once(package):
     folder = PACKAGE / package
-    again = [f"{p.name}: {node.name}" for p in sorted(folder.glob("*.py")) for node in ast.walk(ast.parse(p.read_text()))
-             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SHARED]
+    again = [
+        f"{p.name}: {node.name}"
+        for p in sorted(folder.glob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in SHARED
+    ]
     assert not again, f"defined again outside jaxderiv/tensor_utils.py: {again}"
 
 
@@ -161,23 +182,45 @@ def _pipeline_violations(imports_of) -> list[str]:
     """`stage -> later stage` for each import against the pipeline; `imports_of(stage)` is the
     set of jaxderiv modules the stage's file imports."""
     layer = {f"jaxderiv.{m}": i for i, m in enumerate(PIPELINE)}
-    return [f"jaxderiv.{m} -> {t}" for i, m in enumerate(PIPELINE) for t in sorted(imports_of(m)) if layer.get(t, -1) > i]
+    return [
+        f"jaxderiv.{m} -> {t}" for i, m in enumerate(PIPELINE) for t in sorted(imports_of(m)) if layer.get(t, -1) > i
+    ]
 
 
 def test_formula_pipeline_imports_one_way():
     bad = _pipeline_violations(lambda m: _imports(PACKAGE / f"{m}.py"))
     assert not bad, f"a stage of the formula pipeline imports a later one: {bad}"
     assert "jaxderiv.normalize" in _imports(PACKAGE / "op.py")  # the allowed direction is seen
-    assert _pipeline_violations(lambda m: {"jaxderiv.translate"} if m == "normalize" else set()) == ["jaxderiv.normalize -> jaxderiv.translate"]
+    assert _pipeline_violations(lambda m: {"jaxderiv.translate"} if m == "normalize" else set()) == [
+        "jaxderiv.normalize -> jaxderiv.translate"
+    ]
 
 
 # The whole package, bottom up (docs/architecture.md draws it): a module or subpackage imports
 # only what comes before it here. The root `__init__` (re-exports) is left out.
 LAYERS = (
-    "errors", "expr", "cxx", "tensor_utils", "schema", "grammar", "spec", "normalize",  # text to trees
-    "forward", "namespace", "translate", "rules", "helpers", "op", "registry", "literal",  # trees to ops
-    "check", "spectools", "cli", "__main__",  # verification, tools
-    "nn", "torch",  # users of the ops
+    "errors",
+    "expr",
+    "cxx",
+    "tensor_utils",
+    "schema",
+    "grammar",
+    "spec",
+    "normalize",  # text to trees
+    "forward",
+    "namespace",
+    "translate",
+    "rules",
+    "helpers",
+    "op",
+    "registry",
+    "literal",  # trees to ops
+    "check",
+    "spectools",
+    "cli",
+    "__main__",  # verification, tools
+    "nn",
+    "torch",  # users of the ops
 )
 
 
@@ -188,13 +231,20 @@ def _units() -> dict[str, set[str]]:
         name = _module_name(path).split(".")
         if len(name) < 2:
             continue
-        out.setdefault(name[1], set()).update(t.split(".")[1] for t in _imports(path) if t.count(".") >= 1 and t.split(".")[1] != name[1])
+        out.setdefault(name[1], set()).update(
+            t.split(".")[1] for t in _imports(path) if t.count(".") >= 1 and t.split(".")[1] != name[1]
+        )
     return out
 
 
 def _layer_violations(units: dict[str, set[str]]) -> list[str]:
     rank = {u: i for i, u in enumerate(LAYERS)}
-    return [f"jaxderiv.{u} -> jaxderiv.{t}" for u, ts in sorted(units.items()) for t in sorted(ts) if t in rank and rank[t] > rank.get(u, -1)]
+    return [
+        f"jaxderiv.{u} -> jaxderiv.{t}"
+        for u, ts in sorted(units.items())
+        for t in sorted(ts)
+        if t in rank and rank[t] > rank.get(u, -1)
+    ]
 
 
 def test_every_module_has_a_layer():

@@ -53,8 +53,18 @@ def _close(a, b, rtol=1e-9, atol=1e-10):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
 
 
-def _compare(name, torch_fn, args, diff, dtype=np.float64, post=lambda y: y, torch_post=None, jvp=True, tangents=None,
-             torch_jvp=True):
+def _compare(
+    name,
+    torch_fn,
+    args,
+    diff,
+    dtype=np.float64,
+    post=lambda y: y,
+    torch_post=None,
+    jvp=True,
+    tangents=None,
+    torch_jvp=True,
+):
     """Forward, vjp and jvp of jaxderiv.op(name)(*args) (outputs through `post`) against torch;
     `tangents` projects the jvp's input directions onto the admissible ones. With torch_jvp=False
     (torch's forward-mode formula is wrong, see the callers) the jvp is checked against torch's
@@ -95,7 +105,6 @@ def _compare(name, torch_fn, args, diff, dtype=np.float64, post=lambda y: y, tor
             gs = torch.autograd.grad(theirs(*fresh), fresh, _t(ct))
             pairing = sum(np.real(np.sum(np.conj(_n(g)) * t)) for g, t in zip(gs, ts))
             _close(np.real(np.sum(np.conj(ct) * np.asarray(o))), pairing)
-
 
 
 def _sq(x):
@@ -148,7 +157,13 @@ def test_real_only_product_formulas_on_complex_inputs():
     _close(g_vec, m.real.T @ ct.real)
     # what the formula would have given on complex is not torch's gradient
     tm = _t(m).requires_grad_()
-    assert np.abs(np.conj(_n(torch.autograd.grad(torch.mv(tm, _t(v)), tm, _t(np.conj(ct)))[0])) - np.conj(np.outer(np.conj(ct), v))).max() > 1e-3
+    assert (
+        np.abs(
+            np.conj(_n(torch.autograd.grad(torch.mv(tm, _t(v)), tm, _t(np.conj(ct)))[0]))
+            - np.conj(np.outer(np.conj(ct), v))
+        ).max()
+        > 1e-3
+    )
 
 
 def test_addmm_beta_zero_ignores_nan_self():
@@ -159,7 +174,12 @@ def test_addmm_beta_zero_ignores_nan_self():
 FACTOR = [
     ("cholesky", lambda a: torch.linalg.cholesky(a), (_spd(R, (2, 3, 3)),), "herm"),
     ("cholesky_inverse", aten.cholesky_inverse.default, (np.linalg.cholesky(_spd(R, (3, 3))),), "tril"),
-    ("cholesky_solve", aten.cholesky_solve.default, (_rand(R, (2, 3, 2)), np.linalg.cholesky(_spd(R, (2, 3, 3)))), "tril"),
+    (
+        "cholesky_solve",
+        aten.cholesky_solve.default,
+        (_rand(R, (2, 3, 2)), np.linalg.cholesky(_spd(R, (2, 3, 3)))),
+        "tril",
+    ),
     ("inverse", aten.inverse.default, (_wc(R, (2, 3, 3)),), None),
     ("det", aten.det.default, (_wc(R, (2, 3, 3)),), None),
     ("logdet", aten.logdet.default, (_wc(R, (3, 3)),), None),
@@ -190,8 +210,17 @@ def test_factorizations_and_inverses_match_torch(name, fn, args, space, dtype):
     torch_pick = {"_det_lu_based_helper": lambda y: y[0], "slogdet": lambda y: y[1]}.get(name, lambda y: y)
     # torch 2.13's cholesky_inverse_jvp computes -X dF X Fᴴ + h.c. (X the inverse) where the
     # derivative of (F Fᴴ)⁻¹ is -X dF Fᴴ X + h.c.: its forward mode is checked through torch's vjp
-    _compare(name, fn, args, tuple(range(len(args))), dtype, post=pick, torch_post=torch_pick, tangents=SPACES[space],
-             torch_jvp=name != "cholesky_inverse")
+    _compare(
+        name,
+        fn,
+        args,
+        tuple(range(len(args))),
+        dtype,
+        post=pick,
+        torch_post=torch_pick,
+        tangents=SPACES[space],
+        torch_jvp=name != "cholesky_inverse",
+    )
 
 
 def test_complex_cholesky_gradient_is_the_hermitian_part_of_torchs():
@@ -219,10 +248,14 @@ def test_complex_cholesky_gradient_is_the_hermitian_part_of_torchs():
 
 
 def _cofactors(a):
-    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(3)] for i in range(3)])
+    return np.array(
+        [[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(3)] for i in range(3)]
+    )
 
 
-@pytest.mark.parametrize("seed,dtype", [(0, np.float64), (1, np.float64), (0, C128)], ids=["detU_detV=-1", "detU_detV=+1", "c128"])
+@pytest.mark.parametrize(
+    "seed,dtype", [(0, np.float64), (1, np.float64), (0, C128)], ids=["detU_detV=-1", "detU_detV=+1", "c128"]
+)
 def test_det_of_a_singular_matrix_is_the_cofactor_matrix(seed, dtype):
     """det's gradient at an exactly singular A is its cofactor matrix (the adjugate's transpose).
 
@@ -238,11 +271,13 @@ def test_det_of_a_singular_matrix_is_the_cofactor_matrix(seed, dtype):
         assert np.sign(np.linalg.det(u) * np.linalg.det(vh)) == (-1 if seed == 0 else 1)
     ours = jax.vjp(jaxderiv.op("det"), jnp.asarray(a))[1](jnp.ones((), dtype))[0]
     ta = _t(a).requires_grad_()
-    theirs, = torch.autograd.grad(torch.det(ta), ta, torch.ones((), dtype=ta.dtype), create_graph=True)
+    (theirs,) = torch.autograd.grad(torch.det(ta), ta, torch.ones((), dtype=ta.dtype), create_graph=True)
     _close(ours, np.conj(_n(theirs)))  # the module's complex convention (docstring)
     _close(ours, _cofactors(a))
     tb = _t(a).requires_grad_()
-    assert not torch.autograd.grad(torch.det(tb), tb, torch.ones((), dtype=tb.dtype))[0].any()  # torch's first-order path, as the docstring says
+    assert not torch.autograd.grad(torch.det(tb), tb, torch.ones((), dtype=tb.dtype))[
+        0
+    ].any()  # torch's first-order path, as the docstring says
     batched = jax.vjp(jaxderiv.op("det"), jnp.stack([jnp.asarray(a), jnp.asarray(_wc(R, (3, 3), dtype))]))[1]
     _close(batched(jnp.ones(2, dtype))[0][0], _cofactors(a))
 
@@ -263,8 +298,16 @@ def test_triangular_solve_matches_torch(upper, transpose, unit, dtype):
     # jvp: the transpose of the 1.7 backward formula, along directions within A's read triangle.
     # torch 2.13's triangular_solve_jvp solves op(A) dX = dB - dA X, with dA where op(dA) = dAᵀ
     # belongs when transpose=True: there it is checked through torch's vjp.
-    _compare("triangular_solve", fn, (_rand(R, (2, 3, 2), dtype), a, upper, transpose, unit), (0, 1), dtype, post=lambda y: y[0],
-             tangents=lambda ts: [ts[0], in_triangle(ts[1])], torch_jvp=not transpose)
+    _compare(
+        "triangular_solve",
+        fn,
+        (_rand(R, (2, 3, 2), dtype), a, upper, transpose, unit),
+        (0, 1),
+        dtype,
+        post=lambda y: y[0],
+        tangents=lambda ts: [ts[0], in_triangle(ts[1])],
+        torch_jvp=not transpose,
+    )
 
 
 @pytest.mark.parametrize("case", ["triangular_solve transpose", "cholesky_inverse"])
@@ -283,7 +326,9 @@ def test_where_torchs_forward_mode_is_wrong_ours_matches_finite_differences(case
         theirs = lambda b, a: aten.triangular_solve.default(b, a, False, True, False)[0]  # noqa: E731
         ts = (rng.normal(size=(3, 2)), np.tril(rng.normal(size=(3, 3))))
     h = 1e-6
-    fd = (_n(theirs(*[_t(a + h * t) for a, t in zip(args, ts)])) - _n(theirs(*[_t(a - h * t) for a, t in zip(args, ts)]))) / (2 * h)
+    fd = (
+        _n(theirs(*[_t(a + h * t) for a, t in zip(args, ts)])) - _n(theirs(*[_t(a - h * t) for a, t in zip(args, ts)]))
+    ) / (2 * h)
     _, o = jax.jvp(ours, tuple(jnp.asarray(a) for a in args), tuple(jnp.asarray(t) for t in ts))
     _, t = torch.func.jvp(theirs, tuple(_t(a) for a in args), tuple(_t(t) for t in ts))
     _close(o, fd, rtol=1e-6, atol=1e-7)
@@ -292,26 +337,54 @@ def test_where_torchs_forward_mode_is_wrong_ours_matches_finite_differences(case
 
 @pytest.mark.parametrize("dtype", [np.float64, C128], ids=["f64", "c128"])
 def test_solve_matches_torch_linalg_solve(dtype):
-    _compare("solve", lambda b, a: (torch.linalg.solve(a, b),), (_rand(R, (2, 3, 2), dtype), _wc(R, (2, 3, 3), dtype)), (0, 1), dtype,
-             post=lambda y: y[0], torch_post=lambda y: y[0])
+    _compare(
+        "solve",
+        lambda b, a: (torch.linalg.solve(a, b),),
+        (_rand(R, (2, 3, 2), dtype), _wc(R, (2, 3, 3), dtype)),
+        (0, 1),
+        dtype,
+        post=lambda y: y[0],
+        torch_post=lambda y: y[0],
+    )
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 3), (3, 5), (2, 5, 3)], ids=["square", "wide", "tall"])
 @pytest.mark.parametrize("dtype", [np.float64, C128], ids=["f64", "c128"])
 def test_lu_family_matches_torch(dtype, shape):
-    a = _wc(R, shape, dtype) + _rand(R, shape, dtype) if shape[-1] == shape[-2] else _rand(R, shape, dtype) + 2 * np.eye(*shape[-2:])
+    a = (
+        _wc(R, shape, dtype) + _rand(R, shape, dtype)
+        if shape[-1] == shape[-2]
+        else _rand(R, shape, dtype) + 2 * np.eye(*shape[-2:])
+    )
     lu, piv, info = jaxderiv.op("_lu_with_info")(jnp.asarray(a))
     tlu, tpiv = torch.linalg.lu_factor(_t(a))
     _close(lu, _n(tlu))
     assert np.array_equal(np.asarray(piv), _n(tpiv)) and np.asarray(piv).dtype == np.int32 and not np.any(info)
-    _compare("_lu_with_info", lambda x: torch.linalg.lu_factor(x).LU, (a,), (0,), dtype, post=lambda y: y[0], torch_post=lambda y: y)
+    _compare(
+        "_lu_with_info",
+        lambda x: torch.linalg.lu_factor(x).LU,
+        (a,),
+        (0,),
+        dtype,
+        post=lambda y: y[0],
+        torch_post=lambda y: y,
+    )
     for k in (1, 2):
-        _compare("lu_unpack", lambda l, p: torch.lu_unpack(l, p)[k], (np.asarray(lu), np.asarray(piv)), (0,), dtype,
-                 post=lambda y: y[k], torch_post=lambda y: y)
+        _compare(
+            "lu_unpack",
+            lambda l, p: torch.lu_unpack(l, p)[k],
+            (np.asarray(lu), np.asarray(piv)),
+            (0,),
+            dtype,
+            post=lambda y: y[k],
+            torch_post=lambda y: y,
+        )
     if shape[-1] != shape[-2]:
         return
     b = _rand(R, (2, 3, 2), dtype)
-    _compare("lu_solve", lambda b, l, p: torch.linalg.lu_solve(l, p, b), (b, np.asarray(lu), np.asarray(piv)), (0, 1), dtype)
+    _compare(
+        "lu_solve", lambda b, l, p: torch.linalg.lu_solve(l, p, b), (b, np.asarray(lu), np.asarray(piv)), (0, 1), dtype
+    )
 
 
 def test_lu_unpack_permutation_matches_torch_and_has_no_gradient():
@@ -338,19 +411,29 @@ def _svd_post(k):
     return lambda y: (y[1], _sq(y[0][..., :k]), _sq(y[2][..., :k]))
 
 
-@pytest.mark.parametrize("shape,some,dtype", [((3, 3), True, np.float64), ((2, 4, 3), True, np.float64), ((3, 4), False, np.float64),
-                                              ((2, 4, 3), True, C128)])
+@pytest.mark.parametrize(
+    "shape,some,dtype",
+    [((3, 3), True, np.float64), ((2, 4, 3), True, np.float64), ((3, 4), False, np.float64), ((2, 4, 3), True, C128)],
+)
 def test_svd_gauge_invariant_gradients_match_torch(shape, some, dtype):
     q1 = np.linalg.qr(_rand(R, shape[:-2] + (shape[-2],) * 2, dtype))[0]
     q2 = np.linalg.qr(_rand(R, shape[:-2] + (shape[-1],) * 2, dtype))[0]
     k = min(shape[-2:])
     a = (q1[..., :k] * (1.5 + np.arange(k))) @ np.conj(np.swapaxes(q2[..., :k], -1, -2))
     post = _svd_post(k)
-    _compare("svd", lambda x, *_: tuple(torch.svd(x, some=some)), (a, some), (0,), dtype,
-             post=lambda y: post(y)[0] + post(y)[1].real.sum() + post(y)[2].real.sum())
+    _compare(
+        "svd",
+        lambda x, *_: tuple(torch.svd(x, some=some)),
+        (a, some),
+        (0,),
+        dtype,
+        post=lambda y: post(y)[0] + post(y)[1].real.sum() + post(y)[2].real.sum(),
+    )
 
 
-@pytest.mark.parametrize("shape,some,dtype", [((2, 4, 3), True, C128), ((3, 4), False, C128), ((3, 3), True, np.float64)])
+@pytest.mark.parametrize(
+    "shape,some,dtype", [((2, 4, 3), True, C128), ((3, 4), False, C128), ((3, 3), True, np.float64)]
+)
 def test_svd_polar_factor_matches_torch(shape, some, dtype):
     """U Vᴴ is invariant only under a joint phase of u_i and v_i: it exercises the complex
     phase-gauge term U diag(i Im diag(Uᴴ gU) / s) Vᴴ, which |U|² and |V|² never reach."""
@@ -358,9 +441,15 @@ def test_svd_polar_factor_matches_torch(shape, some, dtype):
     q2 = np.linalg.qr(_rand(R, shape[:-2] + (shape[-1],) * 2, dtype))[0]
     k = min(shape[-2:])
     a = (q1[..., :k] * (1.5 + np.arange(k))) @ np.conj(np.swapaxes(q2[..., :k], -1, -2))
-    _compare("svd", lambda x, *_: tuple(torch.svd(x, some=some)), (a, some), (0,), dtype,
-             post=lambda y: y[0][..., :k] @ y[2][..., :k].conj().swapaxes(-1, -2),
-             torch_post=lambda y: y[0][..., :k] @ y[2][..., :k].mH)
+    _compare(
+        "svd",
+        lambda x, *_: tuple(torch.svd(x, some=some)),
+        (a, some),
+        (0,),
+        dtype,
+        post=lambda y: y[0][..., :k] @ y[2][..., :k].conj().swapaxes(-1, -2),
+        torch_post=lambda y: y[0][..., :k] @ y[2][..., :k].mH,
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, C128], ids=["f64", "c128"])
@@ -368,8 +457,15 @@ def test_symeig_matches_torch_linalg_eigh(dtype):
     q = np.linalg.qr(_rand(R, (3, 3), dtype))[0]
     s = (q * np.array([-1.0, 0.5, 2.0])) @ np.conj(q.T)
     sym = lambda y: y[0] + _sq(y[1]).real.sum(0)  # noqa: E731
-    _compare("symeig", lambda x, *_: torch.linalg.eigh(x, UPLO="U"), (s, True), (0,), dtype, post=sym,
-             tangents=lambda ts: [_herm(ts[0])])
+    _compare(
+        "symeig",
+        lambda x, *_: torch.linalg.eigh(x, UPLO="U"),
+        (s, True),
+        (0,),
+        dtype,
+        post=sym,
+        tangents=lambda ts: [_herm(ts[0])],
+    )
 
 
 def test_eig_matches_torch_linalg_eig():
@@ -383,7 +479,13 @@ def test_eig_matches_torch_linalg_eig():
 
 
 def test_qr_matches_torch():
-    _compare("qr", lambda x: torch.linalg.qr(x), (_rand(R, (2, 4, 3)),), (0,), post=lambda y: y[0].sum(-1) + y[1].sum(-2).sum(-1, keepdims=True))
+    _compare(
+        "qr",
+        lambda x: torch.linalg.qr(x),
+        (_rand(R, (2, 4, 3)),),
+        (0,),
+        post=lambda y: y[0].sum(-1) + y[1].sum(-2).sum(-1, keepdims=True),
+    )
 
 
 def test_not_implemented_entries_say_so():

@@ -25,9 +25,22 @@ from jaxderiv.check.mutate import entry_yaml
 torch = pytest.importorskip("torch")
 aten = torch.ops.aten
 C128 = np.complex128
-NAMES = ["_linalg_det", "_linalg_slogdet", "block_diag", "linalg_matrix_exp", "linalg_solve_triangular", "_linalg_solve_ex",
-         "linalg_lu_factor_ex", "linalg_lu", "linalg_lu_solve", "linalg_vector_norm", "_linalg_svd", "_linalg_eigh", "linalg_eig",
-         "linalg_pinv.atol_rtol_tensor"]
+NAMES = [
+    "_linalg_det",
+    "_linalg_slogdet",
+    "block_diag",
+    "linalg_matrix_exp",
+    "linalg_solve_triangular",
+    "_linalg_solve_ex",
+    "linalg_lu_factor_ex",
+    "linalg_lu",
+    "linalg_lu_solve",
+    "linalg_vector_norm",
+    "_linalg_svd",
+    "_linalg_eigh",
+    "linalg_eig",
+    "linalg_pinv.atol_rtol_tensor",
+]
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +126,9 @@ def _compare(op, case: Case, rtol=1e-8, atol=1e-10):
         np.testing.assert_allclose(g, t, rtol=rtol, atol=atol)
     ts = project([_rand(rng, np.shape(x), np.asarray(x).dtype) for x in xs])
     _, ours_t = jax.jvp(ours, tuple(xs), tuple(jnp.asarray(t) for t in ts))
-    _, their_t = torch.func.jvp(theirs, tuple(to_torch(case.args[i]) for i in case.diff), tuple(to_torch(t) for t in ts))
+    _, their_t = torch.func.jvp(
+        theirs, tuple(to_torch(case.args[i]) for i in case.diff), tuple(to_torch(t) for t in ts)
+    )
     for o, t in zip(ours_t, their_t):
         np.testing.assert_allclose(np.asarray(o), to_numpy(t), rtol=rtol, atol=atol)
 
@@ -158,44 +173,120 @@ CASES = [
     Case("_linalg_slogdet", (-_wc(R, (2, 3, 3)),), outs=(1,), label="negative det"),
     Case("_linalg_slogdet", (_wc(R, (3, 3), C128),), outs=(0, 1), label="complex sign and logabsdet"),
     Case("linalg_matrix_exp", (_rand(R, (2, 3, 3), C128),), label="batched complex"),
-    Case("linalg_solve_triangular", (_tri(R, 3, True), _rand(R, (2, 3, 2))), {"upper": True}, diff=(0, 1),
-         tangents=_in_triangle(True), label="upper left, batch broadcast"),
-    Case("linalg_solve_triangular", (_tri(R, 3, False, C128), _rand(R, (2, 3), C128)), {"upper": False, "left": False, "unitriangular": True},
-         diff=(0, 1), tangents=_in_triangle(False, True), label="lower right unitriangular complex"),
+    Case(
+        "linalg_solve_triangular",
+        (_tri(R, 3, True), _rand(R, (2, 3, 2))),
+        {"upper": True},
+        diff=(0, 1),
+        tangents=_in_triangle(True),
+        label="upper left, batch broadcast",
+    ),
+    Case(
+        "linalg_solve_triangular",
+        (_tri(R, 3, False, C128), _rand(R, (2, 3), C128)),
+        {"upper": False, "left": False, "unitriangular": True},
+        diff=(0, 1),
+        tangents=_in_triangle(False, True),
+        label="lower right unitriangular complex",
+    ),
     Case("_linalg_solve_ex", (_wc(R, (3, 3)), _rand(R, (2, 3, 2))), diff=(0, 1), label="batch broadcast"),
-    Case("_linalg_solve_ex", (_wc(R, (2, 3, 3), C128), _rand(R, (2, 3), C128)), diff=(0, 1), label="vector rhs complex"),
+    Case(
+        "_linalg_solve_ex", (_wc(R, (2, 3, 3), C128), _rand(R, (2, 3), C128)), diff=(0, 1), label="vector rhs complex"
+    ),
     Case("_linalg_solve_ex", (_wc(R, (3, 3)), _rand(R, (2, 3))), {"left": False}, diff=(0, 1), label="right"),
     Case("linalg_lu_factor_ex", (_wc(R, (2, 3, 3)),), label="square"),
     Case("linalg_lu_factor_ex", (_wc(R, (3, 5), C128),), label="wide complex"),
     Case("linalg_lu_factor_ex", (_wc(R, (5, 3)),), label="tall"),
     Case("linalg_lu", (_wc(R, (3, 5)),), outs=(1, 2), label="wide"),
     Case("linalg_lu", (_wc(R, (2, 5, 3), C128),), outs=(1, 2), label="tall complex"),
-    *[Case("linalg_lu_solve", (_LU_SQ, _PIV_SQ, _rand(R, (2, 3, 2) if left else (2, 2, 3))), {"left": left, "adjoint": adj},
-           diff=(0, 2), label=f"left={left} adjoint={adj}") for left, adj in [(True, False), (False, True)]],
-    Case("linalg_lu_solve", (_LU_C, _PIV_C, _rand(R, (3, 2), C128)), {"adjoint": True}, diff=(0, 2), label="complex adjoint"),
+    *[
+        Case(
+            "linalg_lu_solve",
+            (_LU_SQ, _PIV_SQ, _rand(R, (2, 3, 2) if left else (2, 2, 3))),
+            {"left": left, "adjoint": adj},
+            diff=(0, 2),
+            label=f"left={left} adjoint={adj}",
+        )
+        for left, adj in [(True, False), (False, True)]
+    ],
+    Case(
+        "linalg_lu_solve",
+        (_LU_C, _PIV_C, _rand(R, (3, 2), C128)),
+        {"adjoint": True},
+        diff=(0, 2),
+        label="complex adjoint",
+    ),
     Case("linalg_vector_norm", (_rand(R, (2, 3, 2), C128), 3.5, [-1, 0], True), label="complex ord 3.5 negative dims"),
     Case("linalg_vector_norm", (np.array([[0.0, 0.0], [1.0, -2.0]]), 2, [1]), label="zero row (kink)"),
-    Case("linalg_vector_norm", (np.array([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), 1, [1]), label="ord 1 with a zero (kink)"),
-    Case("linalg_vector_norm", (np.array([[3.0, -3.0, 1.0], [0.5, 2.0, 0.0]]), float("inf"), [1]), label="ord inf ties"),
-    Case("linalg_vector_norm", (np.array([[3.0, -3.0, 1.0], [0.5, 2.0, 0.0]]), float("-inf")), label="ord -inf at a zero"),
+    Case(
+        "linalg_vector_norm", (np.array([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), 1, [1]), label="ord 1 with a zero (kink)"
+    ),
+    Case(
+        "linalg_vector_norm", (np.array([[3.0, -3.0, 1.0], [0.5, 2.0, 0.0]]), float("inf"), [1]), label="ord inf ties"
+    ),
+    Case(
+        "linalg_vector_norm", (np.array([[3.0, -3.0, 1.0], [0.5, 2.0, 0.0]]), float("-inf")), label="ord -inf at a zero"
+    ),
     Case("linalg_vector_norm", (np.array([0.0, 1.5, -2.0]), 0.5), label="ord 0.5 with a zero (kink)"),
     Case("linalg_vector_norm", (np.array([0.0, 1.5, -2.0]), 0), label="ord 0"),
     Case("linalg_vector_norm", (np.array(-1.5),), label="0-d"),
-    Case("linalg_vector_norm", (_rand(R, (2, 3)).astype(np.float32), 2, None, False), {"dtype": np.dtype(np.float64)}, label="dtype float64",
-         rtol=1e-6),
-    Case("_linalg_eigh", (_hermitian_spread(R, 3, np.float64),), outs=(0, 1), post=_eig_invariants, tangents=_hermitian, label="L"),
-    Case("_linalg_eigh", (np.triu(_hermitian_spread(R, 3, C128)), "U"), outs=(0, 1), post=_eig_invariants, label="U reads one triangle",
-         tangents=lambda vs: [np.triu(v) + np.conj(np.triu(v, 1)).T for v in vs]),
-    Case("linalg_eig", ((np.eye(3) + 0.3 * _rand(R, (3, 3))) @ np.diag([-1.0, 0.5, 2.0]) @ np.linalg.inv(np.eye(3) + 0.3 * _rand(R, (3, 3))),),
-         outs=(0, 1), post=_eig_invariants, label="real input"),
+    Case(
+        "linalg_vector_norm",
+        (_rand(R, (2, 3)).astype(np.float32), 2, None, False),
+        {"dtype": np.dtype(np.float64)},
+        label="dtype float64",
+        rtol=1e-6,
+    ),
+    Case(
+        "_linalg_eigh",
+        (_hermitian_spread(R, 3, np.float64),),
+        outs=(0, 1),
+        post=_eig_invariants,
+        tangents=_hermitian,
+        label="L",
+    ),
+    Case(
+        "_linalg_eigh",
+        (np.triu(_hermitian_spread(R, 3, C128)), "U"),
+        outs=(0, 1),
+        post=_eig_invariants,
+        label="U reads one triangle",
+        tangents=lambda vs: [np.triu(v) + np.conj(np.triu(v, 1)).T for v in vs],
+    ),
+    Case(
+        "linalg_eig",
+        (
+            (np.eye(3) + 0.3 * _rand(R, (3, 3)))
+            @ np.diag([-1.0, 0.5, 2.0])
+            @ np.linalg.inv(np.eye(3) + 0.3 * _rand(R, (3, 3))),
+        ),
+        outs=(0, 1),
+        post=_eig_invariants,
+        label="real input",
+    ),
     Case("linalg_eig", (_rand(R, (2, 3, 3), C128),), outs=(0, 1), post=_eig_invariants, label="complex batched"),
     Case("linalg_eig", (np.array([[0.0, -2.0], [1.0, 0.5]]),), outs=(0,), label="complex pair of a real matrix"),
     Case("linalg_pinv.atol_rtol_tensor", (_rand(R, (2, 3, 4)),), label="wide"),
     Case("linalg_pinv.atol_rtol_tensor", (_rand(R, (4, 3), C128),), label="tall complex"),
-    Case("linalg_pinv.atol_rtol_tensor", (np.diag([3.0, 1.0, 0.2]) @ _rand(R, (3, 4)),), {"atol": np.array(0.5)}, label="atol drops a value"),
-    Case("linalg_pinv.atol_rtol_tensor", (np.diag([3.0, 1.0, 0.2]) @ _rand(R, (3, 4)),), {"rtol": np.array(0.2)}, label="rtol drops a value"),
-    Case("linalg_pinv.atol_rtol_tensor", (_hermitian_spread(R, 3, np.float64) + 0.3 * np.eye(3),), {"hermitian": True},
-         tangents=_hermitian, label="hermitian"),
+    Case(
+        "linalg_pinv.atol_rtol_tensor",
+        (np.diag([3.0, 1.0, 0.2]) @ _rand(R, (3, 4)),),
+        {"atol": np.array(0.5)},
+        label="atol drops a value",
+    ),
+    Case(
+        "linalg_pinv.atol_rtol_tensor",
+        (np.diag([3.0, 1.0, 0.2]) @ _rand(R, (3, 4)),),
+        {"rtol": np.array(0.2)},
+        label="rtol drops a value",
+    ),
+    Case(
+        "linalg_pinv.atol_rtol_tensor",
+        (_hermitian_spread(R, 3, np.float64) + 0.3 * np.eye(3),),
+        {"hermitian": True},
+        tangents=_hermitian,
+        label="hermitian",
+    ),
 ]
 
 
@@ -217,14 +308,19 @@ def test_auxiliary_outputs_are_atens(registry):
         for o, t in zip(ours, theirs):
             assert np.asarray(o).dtype == to_numpy(t).dtype, name
             np.testing.assert_allclose(np.asarray(o), to_numpy(t), atol=1e-12)
-    ours, theirs = registry.op("_linalg_solve_ex")(jnp.asarray(a), jnp.asarray(a[0])), aten._linalg_solve_ex(to_torch(a), to_torch(a[0]))
+    ours, theirs = (
+        registry.op("_linalg_solve_ex")(jnp.asarray(a), jnp.asarray(a[0])),
+        aten._linalg_solve_ex(to_torch(a), to_torch(a[0])),
+    )
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(np.asarray(o), to_numpy(t), atol=1e-12)
 
 
 def _cofactors(a):
     n = a.shape[-1]
-    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(n)] for i in range(n)])
+    return np.array(
+        [[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(n)] for i in range(n)]
+    )
 
 
 @pytest.mark.parametrize("a", [_SINGULAR, _RANK1], ids=["zero row", "rank 1"])
@@ -234,10 +330,10 @@ def test_det_at_a_singular_matrix_is_the_cofactor_matrix(registry, a):
     (create_graph=True); its first-order backward solves with the LU factors and returns zeros."""
     ours = jax.vjp(lambda x: registry.op("_linalg_det")(x)[0], jnp.asarray(a))[1](jnp.ones(()))[0]
     leaf = to_torch(a).requires_grad_()
-    theirs, = torch.autograd.grad(aten._linalg_det(leaf)[0], leaf, create_graph=True)
+    (theirs,) = torch.autograd.grad(aten._linalg_det(leaf)[0], leaf, create_graph=True)
     np.testing.assert_allclose(np.asarray(ours), to_numpy(theirs), atol=1e-12)
     np.testing.assert_allclose(np.asarray(ours), _cofactors(a), atol=1e-12)
-    first_order, = torch.autograd.grad(aten._linalg_det(leaf)[0], leaf)
+    (first_order,) = torch.autograd.grad(aten._linalg_det(leaf)[0], leaf)
     np.testing.assert_allclose(to_numpy(first_order), np.zeros_like(a), atol=1e-12)
 
 
@@ -247,7 +343,10 @@ def test_empty_and_degenerate_inputs(registry):
     value, grad = jax.value_and_grad(lambda a: det(a)[0])(jnp.zeros((0, 0)))
     assert float(value) == 1.0 and grad.shape == (0, 0)
     parts = [np.array(2), np.zeros((0, 2)), np.array([1, 2]), np.array([[1.5]], np.float32)]
-    ours, theirs = registry.op("block_diag")([jnp.asarray(p) for p in parts]), aten.block_diag([to_torch(p) for p in parts])
+    ours, theirs = (
+        registry.op("block_diag")([jnp.asarray(p) for p in parts]),
+        aten.block_diag([to_torch(p) for p in parts]),
+    )
     assert np.asarray(ours).dtype == to_numpy(theirs).dtype
     np.testing.assert_array_equal(np.asarray(ours), to_numpy(theirs))
 
@@ -265,13 +364,23 @@ def test_block_diag_gradients(registry):
     for g, t in zip(pullback(jnp.asarray(ct)), torch.autograd.grad(ty, leaves, to_torch(np.conj(ct)))):
         np.testing.assert_allclose(np.asarray(g), np.conj(to_numpy(t)))
     ts = [_rand(rng, p.shape, p.dtype) for p in parts]
-    _, ours_t = jax.jvp(lambda *xs: op(list(xs)), tuple(jnp.asarray(p) for p in parts), tuple(jnp.asarray(t) for t in ts))
-    _, their_t = torch.func.jvp(lambda *xs: aten.block_diag(list(xs)), tuple(to_torch(p) for p in parts), tuple(to_torch(t) for t in ts))
+    _, ours_t = jax.jvp(
+        lambda *xs: op(list(xs)), tuple(jnp.asarray(p) for p in parts), tuple(jnp.asarray(t) for t in ts)
+    )
+    _, their_t = torch.func.jvp(
+        lambda *xs: aten.block_diag(list(xs)), tuple(to_torch(p) for p in parts), tuple(to_torch(t) for t in ts)
+    )
     np.testing.assert_allclose(np.asarray(ours_t), to_numpy(their_t))
 
 
-@pytest.mark.parametrize("name, args", [("_linalg_det", (np.eye(2, dtype=np.int64),)), ("linalg_vector_norm", (np.arange(3),)),
-                                        ("_linalg_det", (np.ones((2, 3)),))])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("_linalg_det", (np.eye(2, dtype=np.int64),)),
+        ("linalg_vector_norm", (np.arange(3),)),
+        ("_linalg_det", (np.ones((2, 3)),)),
+    ],
+)
 def test_invalid_inputs_raise_as_in_torch(registry, name, args):
     with pytest.raises(RuntimeError):
         _torch_op(name)(*[to_torch(a) for a in args])
@@ -293,7 +402,11 @@ def test_eigenvalues_alone_have_no_derivative_as_in_torch(registry):
     eigenvectors, raises as torch's does."""
     a = _hermitian_spread(np.random.default_rng(7), 3, np.float64)
     op = registry.op("_linalg_eigh")
-    np.testing.assert_allclose(np.asarray(op(jnp.asarray(a), "L", False)[0]), to_numpy(aten._linalg_eigh(to_torch(a), "L", False)[0]), atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(op(jnp.asarray(a), "L", False)[0]),
+        to_numpy(aten._linalg_eigh(to_torch(a), "L", False)[0]),
+        atol=1e-12,
+    )
     with pytest.raises(NotImplementedDerivative):
         jax.grad(lambda x: op(x, "L", False)[0].sum())(jnp.asarray(a))
     leaf = to_torch(a).requires_grad_()
@@ -318,7 +431,12 @@ def test_svd_through_gauge_invariant_functions(registry):
         k = S.shape[-1]
         return [S, _sq(U[..., :k]), _sq(Vh[..., :k, :]), U[..., :k] @ Vh[..., :k, :]]
 
-    for a, full in [(_rand(rng, (2, 4, 3)), False), (_rand(rng, (3, 5), C128), False), (_rand(rng, (3, 3)), True), (_rand(rng, (4, 3)), True)]:
+    for a, full in [
+        (_rand(rng, (2, 4, 3)), False),
+        (_rand(rng, (3, 5), C128), False),
+        (_rand(rng, (3, 3)), True),
+        (_rand(rng, (4, 3)), True),
+    ]:
         _compare(op, Case("_linalg_svd", (a, full), outs=(0, 1, 2), post=invariants))
     # S alone (torch.linalg.svdvals differentiates through this entry)
     _compare(op, Case("_linalg_svd", (_rand(rng, (4, 3)),), outs=(1,)))
@@ -333,10 +451,13 @@ def test_seed_spelling_of_slogdet_backward_is_unchanged():
     np.testing.assert_allclose(np.asarray(g), np.linalg.inv(a).T, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name, key, wrong", [
-    ("_linalg_slogdet", "A", "slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots).conj()"),
-    ("linalg_vector_norm", "result", "linalg_vector_norm_jvp(self_p, self_t, 2, result, dim, keepdim)"),
-])
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("_linalg_slogdet", "A", "slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots).conj()"),
+        ("linalg_vector_norm", "result", "linalg_vector_norm_jvp(self_p, self_t, 2, result, dim, keepdim)"),
+    ],
+)
 def test_a_wrong_formula_is_caught(tmp_path, name, key, wrong):
     """The checker passes the entry as torch ships it and fails an edited formula."""
     entry = _torch_entry(name)

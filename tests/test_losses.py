@@ -39,16 +39,78 @@ for r in (0, 1, 2):
         (f"mse_loss-r{r}", "mse_loss", (*_pair(), r), (0, 1), aten.mse_loss.default),
         (f"l1_loss-r{r}", "l1_loss", (*_pair(0.0), r), (0, 1), aten.l1_loss.default),
         (f"smooth_l1_loss-r{r}", "smooth_l1_loss", (*_pair(0.5), r, 0.5), (0, 1), aten.smooth_l1_loss.default),
-        (f"soft_margin_loss-r{r}", "soft_margin_loss", (RNG.normal(size=(3, 4)), np.sign(RNG.normal(size=(3, 4))), r), (0,), aten.soft_margin_loss.default),
-        (f"kl_div-r{r}", "kl_div", (RNG.normal(size=(3, 4)), RNG.uniform(0.1, 1, size=(3, 4)), r), (0, 1), aten.kl_div.default),
-        (f"bce-r{r}", "binary_cross_entropy", (RNG.uniform(0.1, 0.9, (3, 4)), RNG.uniform(0, 1, (3, 4)), RNG.uniform(0.5, 1.5, (3, 4)), r), (0,), aten.binary_cross_entropy.default),
-        (f"bce_logits-r{r}", "binary_cross_entropy_with_logits", (RNG.normal(size=(3, 4)), RNG.uniform(0, 1, (3, 4)), RNG.uniform(0.5, 1.5, (3, 4)), RNG.uniform(0.5, 2, (4,)), r), (0, 1), aten.binary_cross_entropy_with_logits.default),
-        (f"nll_loss-r{r}", "nll_loss_forward", (RNG.normal(size=(5, 3)), np.array([0, 2, 1, 1, 2]), RNG.uniform(0.5, 1.5, 3), r, 1), (0,), aten.nll_loss_forward.default),
-        (f"nll_loss2d-r{r}", "nll_loss2d_forward", (RNG.normal(size=(2, 3, 2, 2)), RNG.integers(0, 3, (2, 2, 2)), None, r, -100), (0,), aten.nll_loss2d_forward.default),
-        (f"multi_margin-r{r}", "multi_margin_loss", (np.array([[0.5, -0.5, 0.2], [1.0, 0.0, 2.0]]), np.array([0, 2]), 2, 1.0, np.array([1.0, 2.0, 0.5]), r), (0,), aten.multi_margin_loss.default),
-        (f"multilabel_margin-r{r}", "multilabel_margin_loss_forward", (np.array([[0.1, 0.2, 0.4, 0.8], [0.5, -0.5, 1.5, 0.0]]), np.array([[3, 0, -1, 1], [1, 2, 3, -1]]), r), (0,), aten.multilabel_margin_loss_forward.default),
+        (
+            f"soft_margin_loss-r{r}",
+            "soft_margin_loss",
+            (RNG.normal(size=(3, 4)), np.sign(RNG.normal(size=(3, 4))), r),
+            (0,),
+            aten.soft_margin_loss.default,
+        ),
+        (
+            f"kl_div-r{r}",
+            "kl_div",
+            (RNG.normal(size=(3, 4)), RNG.uniform(0.1, 1, size=(3, 4)), r),
+            (0, 1),
+            aten.kl_div.default,
+        ),
+        (
+            f"bce-r{r}",
+            "binary_cross_entropy",
+            (RNG.uniform(0.1, 0.9, (3, 4)), RNG.uniform(0, 1, (3, 4)), RNG.uniform(0.5, 1.5, (3, 4)), r),
+            (0,),
+            aten.binary_cross_entropy.default,
+        ),
+        (
+            f"bce_logits-r{r}",
+            "binary_cross_entropy_with_logits",
+            (
+                RNG.normal(size=(3, 4)),
+                RNG.uniform(0, 1, (3, 4)),
+                RNG.uniform(0.5, 1.5, (3, 4)),
+                RNG.uniform(0.5, 2, (4,)),
+                r,
+            ),
+            (0, 1),
+            aten.binary_cross_entropy_with_logits.default,
+        ),
+        (
+            f"nll_loss-r{r}",
+            "nll_loss_forward",
+            (RNG.normal(size=(5, 3)), np.array([0, 2, 1, 1, 2]), RNG.uniform(0.5, 1.5, 3), r, 1),
+            (0,),
+            aten.nll_loss_forward.default,
+        ),
+        (
+            f"nll_loss2d-r{r}",
+            "nll_loss2d_forward",
+            (RNG.normal(size=(2, 3, 2, 2)), RNG.integers(0, 3, (2, 2, 2)), None, r, -100),
+            (0,),
+            aten.nll_loss2d_forward.default,
+        ),
+        (
+            f"multi_margin-r{r}",
+            "multi_margin_loss",
+            (np.array([[0.5, -0.5, 0.2], [1.0, 0.0, 2.0]]), np.array([0, 2]), 2, 1.0, np.array([1.0, 2.0, 0.5]), r),
+            (0,),
+            aten.multi_margin_loss.default,
+        ),
+        (
+            f"multilabel_margin-r{r}",
+            "multilabel_margin_loss_forward",
+            (np.array([[0.1, 0.2, 0.4, 0.8], [0.5, -0.5, 1.5, 0.0]]), np.array([[3, 0, -1, 1], [1, 2, 3, -1]]), r),
+            (0,),
+            aten.multilabel_margin_loss_forward.default,
+        ),
     ]
-CASES.append(("nll_loss-1d", "nll_loss_forward", (RNG.normal(size=(3,)), np.array(2), None, 1, -100), (0,), aten.nll_loss_forward.default))
+CASES.append(
+    (
+        "nll_loss-1d",
+        "nll_loss_forward",
+        (RNG.normal(size=(3,)), np.array(2), None, 1, -100),
+        (0,),
+        aten.nll_loss_forward.default,
+    )
+)
 
 
 def _first(y):
@@ -86,8 +148,16 @@ def test_loss_and_gradients_match_torch(case):
 BACKWARD_CASES = [
     ("mse_loss_backward", (RNG.normal(size=()), *_pair(), 1), (0, 1, 2)),
     ("smooth_l1_loss_backward", (RNG.normal(size=()), *_pair(), 2, 0.7), (0, 1, 2)),
-    ("soft_margin_loss_backward", (RNG.normal(size=()), RNG.normal(size=(3, 4)), np.sign(RNG.normal(size=(3, 4))), 1), (0, 1)),
-    ("binary_cross_entropy_backward", (RNG.normal(size=()), RNG.uniform(0.1, 0.9, (3, 4)), RNG.uniform(0, 1, (3, 4)), None, 1), (0, 1)),
+    (
+        "soft_margin_loss_backward",
+        (RNG.normal(size=()), RNG.normal(size=(3, 4)), np.sign(RNG.normal(size=(3, 4))), 1),
+        (0, 1),
+    ),
+    (
+        "binary_cross_entropy_backward",
+        (RNG.normal(size=()), RNG.uniform(0.1, 0.9, (3, 4)), RNG.uniform(0, 1, (3, 4)), None, 1),
+        (0, 1),
+    ),
 ]
 
 
@@ -111,7 +181,9 @@ def test_backward_ops_and_their_gradients_match_torch(name, args, diff):
     grads = jax.vjp(f, *[jnp.asarray(args[i]) for i in diff])[1](jnp.asarray(ct))
     tgrads = torch.autograd.grad(theirs, [targs[i] for i in diff], _t(ct), allow_unused=True)
     for g, tg, i in zip(grads, tgrads, diff):
-        np.testing.assert_allclose(np.asarray(g), np.zeros(np.shape(args[i])) if tg is None else tg.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(g), np.zeros(np.shape(args[i])) if tg is None else tg.numpy(), rtol=1e-9, atol=1e-12
+        )
 
 
 def test_nll_loss_jit_and_vmap():
@@ -148,7 +220,9 @@ def test_kl_div_log_target_matches_torch(reduction):
     theirs = aten.kl_div.default(tx, tt, reduction, log_target=True)
     np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), rtol=1e-12)
     ct = RNG.normal(size=np.shape(ours))
-    grads = jax.vjp(lambda a, b: op(a, b, reduction, log_target=True), jnp.asarray(x), jnp.asarray(t))[1](jnp.asarray(ct))
+    grads = jax.vjp(lambda a, b: op(a, b, reduction, log_target=True), jnp.asarray(x), jnp.asarray(t))[1](
+        jnp.asarray(ct)
+    )
     for g, tg in zip(grads, torch.autograd.grad(theirs, [tx, tt], _t(ct))):
         np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-10, atol=1e-12)
 
@@ -156,7 +230,8 @@ def test_kl_div_log_target_matches_torch(reduction):
 # -- 0-d inputs (OpInfo samples): one sample of one class, as ATen reads them ------------------------
 
 ZERO_D_MARGIN = [("multi_margin_loss", 0, p, r) for p in (1, 2) for r in (0, 1, 2)] + [
-    ("multilabel_margin_loss_forward", t, None, r) for t in (0, -1) for r in (0, 1, 2)]
+    ("multilabel_margin_loss_forward", t, None, r) for t in (0, -1) for r in (0, 1, 2)
+]
 
 
 @pytest.mark.parametrize("name,target,p,reduction", ZERO_D_MARGIN)

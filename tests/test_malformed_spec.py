@@ -15,13 +15,30 @@ MAX_DIM = "- name: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor 
 CASES = [
     ("bad YAML", ABS + "  - name: [unclosed\n", SpecError, 3, "not valid YAML"),
     ("missing name", ABS + "\n- self: grad\n", SpecError, 4, "no 'name:'"),
-    ("duplicate entry", ABS + "\n" + ABS.replace("self.sgn()", "2"), SpecError, 4, "duplicate entry 'abs' (first defined at line 1)"),
-    ("grads[5] on a 2-output op", MAX_DIM + "  self: value_selecting_reduction_backward(grads[5], dim, indices, self.sizes(), keepdim)\n", TranslationError, 2, "grads[5] names no output: the op has 2 output(s)"),
+    (
+        "duplicate entry",
+        ABS + "\n" + ABS.replace("self.sgn()", "2"),
+        SpecError,
+        4,
+        "duplicate entry 'abs' (first defined at line 1)",
+    ),
+    (
+        "grads[5] on a 2-output op",
+        MAX_DIM + "  self: value_selecting_reduction_backward(grads[5], dim, indices, self.sizes(), keepdim)\n",
+        TranslationError,
+        2,
+        "grads[5] names no output: the op has 2 output(s)",
+    ),
 ]
 # An unknown key is reported (a warning naming file:line), not a rejection of the whole file.
 REPORTED = [
     ("formula for an argument the schema lacks", ABS + "  other: grad\n", 3, "'other' is neither an input"),
-    ("key neither input nor result", ABS + "  output: grad\n", 3, "'output' is neither an input of the schema (self) nor an output"),
+    (
+        "key neither input nor result",
+        ABS + "  output: grad\n",
+        3,
+        "'output' is neither an input of the schema (self) nor an output",
+    ),
 ]
 
 
@@ -63,7 +80,12 @@ def test_unknown_key_reported_with_file_and_line(tmp_path, case, text, line, wor
 
 def test_the_valid_neighbours_load():
     """The same texts minus their fault load and build: each case fails for its fault alone."""
-    spec_text = ABS + "\n" + MAX_DIM + "  self: value_selecting_reduction_backward(grads[0], dim, indices, self.sizes(), keepdim)\n"
+    spec_text = (
+        ABS
+        + "\n"
+        + MAX_DIM
+        + "  self: value_selecting_reduction_backward(grads[0], dim, indices, self.sizes(), keepdim)\n"
+    )
     registry = Registry(load_spec_text(spec_text))
     assert registry.op("max.dim").entry.backward[0].names == ("self",)
 

@@ -45,7 +45,9 @@ def test_fixed_mutants_are_killed(name, key, kind, text):
     assert verdict["killed"] and verdict["status"] == "failed", verdict
 
 
-@pytest.mark.parametrize("name, key, kind, text", [f for f in FIXED if (f[0], f[2]) in ONLY_SEEN_BY], ids=lambda v: str(v)[:12])
+@pytest.mark.parametrize(
+    "name, key, kind, text", [f for f in FIXED if (f[0], f[2]) in ONLY_SEEN_BY], ids=lambda v: str(v)[:12]
+)
 def test_new_kinds_pass_the_first_order_float64_modes_and_fail_their_own(name, key, kind, text):
     entry, mutant = _mutant(name, key, kind, text)
     assert not run_mutant(mutant, entry, modes=["vjp", "jvp"])["killed"]
@@ -62,8 +64,10 @@ def test_detach_and_cancel_spare_metadata_reads_and_function_names():
   self: grad * self.cos() + at::zeros_like(self) + self.sizes()[0] * 0
 """)["sin"]
     texts = {m.mutated for m in mutants_of(entry, entry.backward[0], "unary") if m.kind in ("detach", "cancel")}
-    assert texts == {"grad * self.detach().cos() + at::zeros_like(self) + self.sizes()[0] * 0",
-                     "grad * (10000 - (10000 - self)).cos() + at::zeros_like(self) + self.sizes()[0] * 0"}
+    assert texts == {
+        "grad * self.detach().cos() + at::zeros_like(self) + self.sizes()[0] * 0",
+        "grad * (10000 - (10000 - self)).cos() + at::zeros_like(self) + self.sizes()[0] * 0",
+    }
     assert not [m for m in mutants_of(entry, entry.backward[0], "linalg") if m.kind == "cancel"]
 
 

@@ -62,7 +62,12 @@ def test_embedding_gradient_matches_torch(padding_idx, scale):
     w, idx = RNG.normal(size=(5, 3)), np.array([[0, 2, 2], [4, 2, 0]])
     ct = RNG.normal(size=(2, 3, 3))
     op = jaxderiv.op("embedding")
-    g, tg = _grad_pair(lambda w: op(w, idx, padding_idx, scale, False), lambda w: aten.embedding.default(w, torch.from_numpy(idx), padding_idx, scale, False), w, ct)
+    g, tg = _grad_pair(
+        lambda w: op(w, idx, padding_idx, scale, False),
+        lambda w: aten.embedding.default(w, torch.from_numpy(idx), padding_idx, scale, False),
+        w,
+        ct,
+    )
     np.testing.assert_allclose(g, tg, rtol=1e-12)
 
 
@@ -81,14 +86,34 @@ def test_embedding_bag_matches_torch(mode):
     w, idx, offsets = RNG.normal(size=(6, 3)), np.array([0, 2, 4, 2, 1, 3, 5]), np.array([0, 2, 2, 5])
     psw = RNG.uniform(0.5, 1.5, size=7) if mode == 0 else None
     ours = jaxderiv.op("_embedding_bag")(w, idx, offsets, False, mode, False, psw, False)
-    theirs = aten._embedding_bag.default(torch.from_numpy(w), torch.from_numpy(idx), torch.from_numpy(offsets), False, mode, False, None if psw is None else torch.from_numpy(psw), False)
+    theirs = aten._embedding_bag.default(
+        torch.from_numpy(w),
+        torch.from_numpy(idx),
+        torch.from_numpy(offsets),
+        False,
+        mode,
+        False,
+        None if psw is None else torch.from_numpy(psw),
+        False,
+    )
     np.testing.assert_allclose(np.asarray(ours[0]), theirs[0].numpy(), rtol=1e-12)
     if mode:  # ATen's CPU kernel fills bag_size for mean and max only
         np.testing.assert_array_equal(np.asarray(ours[2]), theirs[2].numpy())
     ct = RNG.normal(size=ours[0].shape)
-    g = jax.vjp(lambda w: jaxderiv.op("_embedding_bag")(w, idx, offsets, False, mode, False, psw, False)[0], jnp.asarray(w))[1](jnp.asarray(ct))[0]
+    g = jax.vjp(
+        lambda w: jaxderiv.op("_embedding_bag")(w, idx, offsets, False, mode, False, psw, False)[0], jnp.asarray(w)
+    )[1](jnp.asarray(ct))[0]
     tw = torch.from_numpy(w).requires_grad_()
-    out = aten._embedding_bag.default(tw, torch.from_numpy(idx), torch.from_numpy(offsets), False, mode, False, None if psw is None else torch.from_numpy(psw), False)[0]
+    out = aten._embedding_bag.default(
+        tw,
+        torch.from_numpy(idx),
+        torch.from_numpy(offsets),
+        False,
+        mode,
+        False,
+        None if psw is None else torch.from_numpy(psw),
+        False,
+    )[0]
     (tg,) = torch.autograd.grad(out, tw, torch.from_numpy(ct))
     np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-12)
 
@@ -109,7 +134,14 @@ def test_fused_dropout_same_key_same_mask_and_gradient_uses_it():
 def test_small_classifier_end_to_end_matches_torch():
     """addmm -> native_batch_norm (training) -> relu -> addmm -> _log_softmax -> nll_loss_forward."""
     x, y = RNG.normal(size=(8, 5)), RNG.integers(0, 3, size=8)
-    params = [RNG.normal(size=(5, 4)), RNG.normal(size=(4,)), RNG.uniform(0.5, 1.5, 4), RNG.normal(size=4), RNG.normal(size=(4, 3)), RNG.normal(size=(3,))]
+    params = [
+        RNG.normal(size=(5, 4)),
+        RNG.normal(size=(4,)),
+        RNG.uniform(0.5, 1.5, 4),
+        RNG.normal(size=4),
+        RNG.normal(size=(4, 3)),
+        RNG.normal(size=(3,)),
+    ]
 
     def model(ops, x, w1, b1, gamma, beta, w2, b2, y):
         h = ops["addmm"](b1, x, w1)
@@ -120,7 +152,9 @@ def test_small_classifier_end_to_end_matches_torch():
     names = ["addmm", "native_batch_norm", "relu", "nll_loss_forward", "_log_softmax"]
     ours_ops = {n: jaxderiv.op(n) for n in names}
     torch_ops = {n: getattr(aten, n).default for n in names}
-    loss, grads = jax.value_and_grad(lambda *p: model(ours_ops, jnp.asarray(x), *p, y), argnums=tuple(range(6)))(*[jnp.asarray(p) for p in params])
+    loss, grads = jax.value_and_grad(lambda *p: model(ours_ops, jnp.asarray(x), *p, y), argnums=tuple(range(6)))(
+        *[jnp.asarray(p) for p in params]
+    )
     tparams = [torch.from_numpy(p).requires_grad_() for p in params]
     tloss = model(torch_ops, torch.from_numpy(x), *tparams, torch.from_numpy(y))
     tgrads = torch.autograd.grad(tloss, tparams)
@@ -146,7 +180,9 @@ def test_softmax_backward_data_checked_through_output_of_self(tmp_path, name):
     wrong.write_text(entry_yaml(entry, {"self": f"2 * {self_formula.text}"}))
     rows = check_all(load_spec(right, torch_version="1.7"), ops=[name]).rows
     assert [(r.mode, r.status) for r in rows] == [("vjp", "passed"), ("jvp", "passed"), ("vjp_vjp", "not_applicable")]
-    assert [r.status for r in check_all(load_spec(wrong, torch_version="1.7"), ops=[name], modes=["vjp", "jvp"]).rows] == ["failed", "failed"]
+    assert [
+        r.status for r in check_all(load_spec(wrong, torch_version="1.7"), ops=[name], modes=["vjp", "jvp"]).rows
+    ] == ["failed", "failed"]
 
 
 def test_softmax_double_backward_meaning_follows_the_spec_version(monkeypatch):
@@ -157,7 +193,9 @@ def test_softmax_double_backward_meaning_follows_the_spec_version(monkeypatch):
     from jaxderiv.check import check_all
 
     spec = load_spec(from_torch=True)
-    statuses = lambda: [r.status for r in check_all(spec, ops=["_softmax_backward_data"], modes=["vjp", "vjp_vjp"]).rows]  # noqa: E731
+    statuses = lambda: [
+        r.status for r in check_all(spec, ops=["_softmax_backward_data"], modes=["vjp", "vjp_vjp"]).rows
+    ]  # noqa: E731
     assert statuses() == ["passed", "passed"]
     monkeypatch.setitem(namespace.REVISIONS, "softmax_double_backward", [])
     assert statuses() == ["failed", "failed"]

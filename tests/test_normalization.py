@@ -41,7 +41,9 @@ def test_batch_norm_matches_torch(training, affine):
 
     grads = jax.vjp(f, *[jnp.asarray(p) for p in diff])[1](jnp.asarray(ct))
     tp = [torch.from_numpy(p).requires_grad_() for p in diff]
-    tout = aten.native_batch_norm.default(tp[0], *(tp[1:] if affine else (None, None)), _t(rm.copy()), _t(rv.copy()), training, 0.1, 1e-5)[0]
+    tout = aten.native_batch_norm.default(
+        tp[0], *(tp[1:] if affine else (None, None)), _t(rm.copy()), _t(rv.copy()), training, 0.1, 1e-5
+    )[0]
     for g, tg in zip(grads, torch.autograd.grad(tout, tp, _t(ct))):
         np.testing.assert_allclose(np.asarray(g), tg.numpy(), rtol=1e-9, atol=1e-12)
 
@@ -51,7 +53,9 @@ def test_batch_norm_backward_matches_torch():
     w = RNG.uniform(0.5, 1.5, 3)
     mean, invstd = x.mean((0, 2)), 1 / np.sqrt(x.var((0, 2)) + 1e-5)
     ours = jaxderiv.op("native_batch_norm_backward")(g, x, w, None, None, mean, invstd, True, 1e-5, (True, True, True))
-    theirs = aten.native_batch_norm_backward.default(_t(g), _t(x), _t(w), None, None, _t(mean), _t(invstd), True, 1e-5, [True, True, True])
+    theirs = aten.native_batch_norm_backward.default(
+        _t(g), _t(x), _t(w), None, None, _t(mean), _t(invstd), True, 1e-5, [True, True, True]
+    )
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(np.asarray(o), t.numpy(), rtol=1e-10, atol=1e-12)
 
@@ -77,7 +81,9 @@ def test_batch_norm_jit_and_vmap():
     g = jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(op(x, None, None, None, None, True, 0.1, 1e-5)[0] ** 3))))(x)
     for k in range(2):
         tx = torch.from_numpy(x[k]).requires_grad_()
-        (tg,) = torch.autograd.grad((aten.native_batch_norm.default(tx, None, None, None, None, True, 0.1, 1e-5)[0] ** 3).sum(), tx)
+        (tg,) = torch.autograd.grad(
+            (aten.native_batch_norm.default(tx, None, None, None, None, True, 0.1, 1e-5)[0] ** 3).sum(), tx
+        )
         np.testing.assert_allclose(np.asarray(g[k]), tg.numpy(), rtol=1e-9, atol=1e-12)
 
 
@@ -96,21 +102,31 @@ def _output_vjp(ours_fn, torch_fn, xs, ct):
 def test_layer_norm_matches_torch():
     x, w, b = RNG.normal(size=(2, 3, 4)), RNG.uniform(0.5, 1.5, 4), RNG.normal(size=4)
     cts = RNG.normal(size=(2, 3, 4))
-    _output_vjp(lambda x, w, b: jaxderiv.op("native_layer_norm")(x, w, b, 6, 4, 1e-5),
-                     lambda x, w, b: aten.native_layer_norm.default(x, [4], w, b, 1e-5), (x, w, b), cts)
+    _output_vjp(
+        lambda x, w, b: jaxderiv.op("native_layer_norm")(x, w, b, 6, 4, 1e-5),
+        lambda x, w, b: aten.native_layer_norm.default(x, [4], w, b, 1e-5),
+        (x, w, b),
+        cts,
+    )
 
 
 def test_group_norm_matches_torch():
     x, w, b = RNG.normal(size=(2, 4, 3)), RNG.uniform(0.5, 1.5, 4), RNG.normal(size=4)
     cts = RNG.normal(size=(2, 4, 3))
-    _output_vjp(lambda x, w, b: jaxderiv.op("native_group_norm")(x, w, b, 2, 4, 3, 2, 1e-5),
-                     lambda x, w, b: aten.native_group_norm.default(x, w, b, 2, 4, 3, 2, 1e-5), (x, w, b), cts)
+    _output_vjp(
+        lambda x, w, b: jaxderiv.op("native_group_norm")(x, w, b, 2, 4, 3, 2, 1e-5),
+        lambda x, w, b: aten.native_group_norm.default(x, w, b, 2, 4, 3, 2, 1e-5),
+        (x, w, b),
+        cts,
+    )
 
 
 def test_weight_norm_matches_torch():
     v, g = RNG.normal(size=(3, 4)), RNG.uniform(0.5, 1.5, (3, 1))
     ct = RNG.normal(size=(3, 4))
-    grads = jax.vjp(lambda v, g: jaxderiv.op("_weight_norm_cuda_interface")(v, g, 0)[0], jnp.asarray(v), jnp.asarray(g))[1](jnp.asarray(ct))
+    grads = jax.vjp(
+        lambda v, g: jaxderiv.op("_weight_norm_cuda_interface")(v, g, 0)[0], jnp.asarray(v), jnp.asarray(g)
+    )[1](jnp.asarray(ct))
     tv, tg = torch.from_numpy(v).requires_grad_(), torch.from_numpy(g).requires_grad_()
     out = aten._weight_norm.default(tv, tg, 0)
     for o, t in zip(grads, torch.autograd.grad(out, (tv, tg), _t(ct))):

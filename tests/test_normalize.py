@@ -41,7 +41,11 @@ def test_each_form_gets_its_kind_from_the_tree(spec_from_text):
         return [(x.key, x.kind) for x in d.backward + d.forward]
 
     assert kinds("sin") == [("self", Kind.WRITTEN), ("result", Kind.AUTO_ELEMENT_WISE)]
-    assert kinds("add.Tensor") == [("self", Kind.WRITTEN), ("other", Kind.NOT_IMPLEMENTED), ("result", Kind.AUTO_LINEAR)]
+    assert kinds("add.Tensor") == [
+        ("self", Kind.WRITTEN),
+        ("other", Kind.NOT_IMPLEMENTED),
+        ("result", Kind.AUTO_LINEAR),
+    ]
     # A space before the parenthesis is the same call; a text that only starts like a marker is written.
     assert kinds("atan2") == [("self, other", Kind.NOT_IMPLEMENTED), ("result", Kind.NON_DIFFERENTIABLE)]
     assert kinds("cos") == [("self", Kind.WRITTEN), ("result", Kind.WRITTEN)]
@@ -58,7 +62,10 @@ def test_records_keep_the_text_the_location_and_the_parsed_tree(spec_from_text):
     d = normalize(entry)
     back, fwd = d.backward[0], d.forward[0]
     assert back.formula is entry.backward[0] and back.text == "grad * self.cos().conj()"
-    assert (back.location.line, back.location.key) == (2, "self") and (fwd.location.line, fwd.location.key) == (3, "result")
+    assert (back.location.line, back.location.key) == (2, "self") and (fwd.location.line, fwd.location.key) == (
+        3,
+        "result",
+    )
     assert back.parsed == parse_formula(back.text) and back.tree is back.parsed
     assert fwd.text == "auto_element_wise" and fwd.parsed == parse_formula("auto_element_wise")
     assert d.formula_for("self") is back and d.formula_for("other") is None
@@ -69,31 +76,45 @@ def test_records_keep_the_text_the_location_and_the_parsed_tree(spec_from_text):
     "spec_text, expected",
     [
         # one input: torchgen's rewrite
-        ("""
+        (
+            """
          - name: sin(Tensor self) -> Tensor
            self: grad * self.cos().conj()
            result: auto_element_wise
-         """, "(self_t.conj() * self_p.cos().conj()).conj()"),
+         """,
+            "(self_t.conj() * self_p.cos().conj()).conj()",
+        ),
         # several inputs: the sum of each input's term
-        ("""
+        (
+            """
          - name: mul.Tensor(Tensor self, Tensor other) -> Tensor
            self: grad * other.conj()
            other: grad * self.conj()
            result: auto_element_wise
-         """, "(self_t.conj() * other_p.conj()).conj() + (other_t.conj() * self_p.conj()).conj()"),
+         """,
+            "(self_t.conj() * other_p.conj()).conj() + (other_t.conj() * self_p.conj()).conj()",
+        ),
         # one formula for two inputs: each term takes its input's gradient, with that input's mask
-        ("""
+        (
+            """
          - name: atan2(Tensor self, Tensor other) -> Tensor
            self, other: atan2_backward(grad, self, other, grad_input_mask)
            result: auto_element_wise
-         """, ("atan2_backward(self_t.conj(), self_p, other_p, {true, false})[0].conj()"
-               " + atan2_backward(other_t.conj(), self_p, other_p, {false, true})[1].conj()")),
+         """,
+            (
+                "atan2_backward(self_t.conj(), self_p, other_p, {true, false})[0].conj()"
+                " + atan2_backward(other_t.conj(), self_p, other_p, {false, true})[1].conj()"
+            ),
+        ),
         # a lambda's parameter is not the input it spells; a called name is not a variable
-        ("""
+        (
+            """
          - name: exp(Tensor self) -> Tensor
            self: ([](Tensor self) { return self * 2; })(grad) * exp(self)
            result: auto_element_wise
-         """, "([](Tensor self) { return self * 2; }(self_t.conj()) * exp(self_p)).conj()"),
+         """,
+            "([](Tensor self) { return self * 2; }(self_t.conj()) * exp(self_p)).conj()",
+        ),
     ],
 )
 def test_auto_element_wise_is_rewritten_into_a_formula(spec_from_text, spec_text, expected):
@@ -102,7 +123,9 @@ def test_auto_element_wise_is_rewritten_into_a_formula(spec_from_text, spec_text
     assert d.kind is Kind.AUTO_ELEMENT_WISE
     assert to_source(d.tree) == expected
     assert parse_formula(expected) == d.tree  # the printed text is the tree
-    assert d.tree == (d.terms[0].tree if len(d.terms) == 1 else parse_formula(" + ".join(f"({to_source(t.tree)})" for t in d.terms)))
+    assert d.tree == (
+        d.terms[0].tree if len(d.terms) == 1 else parse_formula(" + ".join(f"({to_source(t.tree)})" for t in d.terms))
+    )
 
 
 _SIN = """
@@ -136,7 +159,9 @@ def test_auto_element_wise_jvp_is_the_written_rewrite(registry_from_text):
 
 def test_a_marker_is_read_from_the_tree_not_the_text(registry_from_text):
     """A comment after the marker leaves the tree a bare name: a text comparison would miss it."""
-    reg = registry_from_text(_SIN.format(backward="grad * self.cos().conj()", result="auto_element_wise /* torchgen's marker */"))
+    reg = registry_from_text(
+        _SIN.format(backward="grad * self.cos().conj()", result="auto_element_wise /* torchgen's marker */")
+    )
     assert reg.op("sin").formulas["jvp"].startswith("auto_element_wise")
     x = jnp.array([0.3, -1.2])
     np.testing.assert_allclose(_jvp(reg, "sin", x, jnp.ones(2)), jnp.cos(x), rtol=1e-14)
@@ -173,7 +198,9 @@ def test_grads_is_found_in_the_tree_not_the_text(registry_from_text):
 def test_the_refusal_predicate_reads_the_kind(spec_from_text):
     spec = spec_from_text(_KINDS)
     add, atan2, cos = spec["add.Tensor"], spec["atan2"], spec["cos"]
-    assert states_not_implemented(add.formula_for("other")) and states_not_implemented(normalize(add).formula_for("other"))
+    assert states_not_implemented(add.formula_for("other")) and states_not_implemented(
+        normalize(add).formula_for("other")
+    )
     assert states_not_implemented(atan2.formula_for("self"))  # `not_implemented_list (...)`, with a space
     assert not states_not_implemented(cos.formula_for("self"))  # `not_implemented(...) * 0` is an expression
     assert not states_not_implemented(add.formula_for("self")) and not states_not_implemented(None)

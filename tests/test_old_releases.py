@@ -35,13 +35,16 @@ def _lenient(path):
 
 
 def test_schema_without_return_type_loads(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: abs(Tensor self)
           self: grad * self.sign()
 
         - name: acos(Tensor self)
           self: grad * -((-self * self + 1).rsqrt())
-    """)
+    """,
+    )
     with pytest.raises(SchemaError, match="expected '->'"):
         FunctionSchema.parse("abs(Tensor self)")  # the modern grammar alone rejects the form
     spec = load_spec(path)
@@ -58,7 +61,15 @@ def test_cxx_argument_types_read_as_schema_types():
         "double eps, std::array<bool,3> output_mask, Generator* generator, TensorList weight, SparseTensorRef mask)"
     )
     assert [str(a.type) for a in schema.arguments] == [
-        "Tensor", "int[]", "int[]", "int", "float", "bool[3]", "Generator?", "Tensor[]", "Tensor",
+        "Tensor",
+        "int[]",
+        "int[]",
+        "int",
+        "float",
+        "bool[3]",
+        "Generator?",
+        "Tensor[]",
+        "Tensor",
     ]
     # what it prints is a modern schema that parses back to the same arguments
     assert FunctionSchema.parse(str(schema)).arguments == schema.arguments
@@ -68,13 +79,16 @@ def test_cxx_argument_types_read_as_schema_types():
 
 
 def test_legacy_returns_counted_from_the_formulas(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: svd(Tensor self, bool some)
           self: svd_backward(grads, self, some, result0, result1, result2)
 
         - name: _cudnn_rnn_like(Tensor input, Tensor hx)
           input, hx: foo(grads[0], grads[3], result1)
-    """)
+    """,
+    )
     spec = load_spec(path)
     assert len(spec["svd"].schema.returns) == 3 and spec["svd"].schema.returns_tuple
     assert len(spec["_cudnn_rnn_like"].schema.returns) == 4
@@ -85,13 +99,16 @@ def test_legacy_output_names_become_named_returns(tmp_path):
     name stays an input, and the entry builds."""
     from jaxderiv.registry import Registry
 
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: kthvalue(Tensor self, int64_t k, int64_t dim, bool keepdim)
           self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
 
         - name: _softmax_backward_data(Tensor grad_output, Tensor output, int64_t dim, Tensor self)
           grad_output: grad * output
-    """)
+    """,
+    )
     spec = load_spec(path)
     assert [(str(r.type), r.name) for r in spec["kthvalue"].schema.returns] == [("Tensor", None), ("Tensor", "indices")]
     assert [r.name for r in spec["_softmax_backward_data"].schema.returns] == [None]
@@ -102,7 +119,9 @@ def test_legacy_output_names_become_named_returns(tmp_path):
 
 
 def test_duplicate_unnamed_overloads_are_told_apart(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: add(Tensor self, Scalar other, *, Scalar alpha)
           self: grad
 
@@ -121,11 +140,19 @@ def test_duplicate_unnamed_overloads_are_told_apart(tmp_path):
           self: grad
         - name: max(Tensor self)
           self: grad
-    """)
+    """,
+    )
     spec, messages = _lenient(path)
     assert not spec.rejected
-    assert sorted(spec.entries) == ["add.Scalar", "add.Tensor", "max", "max.dim",
-                                    "normal.Tensor_Tensor", "normal.Tensor_float", "normal.float_Tensor"]
+    assert sorted(spec.entries) == [
+        "add.Scalar",
+        "add.Tensor",
+        "max",
+        "max.dim",
+        "normal.Tensor_Tensor",
+        "normal.Tensor_float",
+        "normal.float_Tensor",
+    ]
     assert [f.key for f in spec["add.Tensor"].backward] == ["self", "other"]
     assert spec["add.Tensor"].location.line == 4 and spec["add.Tensor"].backward[1].location.entry == "add.Tensor"
     assert any(f"{path}:4" in m and "'add.Tensor'" in m for m in spec.warnings)
@@ -134,7 +161,9 @@ def test_duplicate_unnamed_overloads_are_told_apart(tmp_path):
 
 
 def test_many_unnamed_overloads_each_get_a_distinct_name(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: prod(Tensor self)
           self: grad
         - name: prod(Tensor self, ScalarType dtype)
@@ -145,19 +174,23 @@ def test_many_unnamed_overloads_each_get_a_distinct_name(tmp_path):
           self: grad
         - name: prod(Tensor self, int64_t dim, bool keepdim, ScalarType dtype)
           self: grad
-    """)
+    """,
+    )
     spec = load_spec(path)
     assert len(spec) == 5 and "prod" in spec
     assert [e.location.line for e in spec] == [1, 3, 5, 7, 9]
 
 
 def test_identical_duplicate_is_still_a_duplicate(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: abs(Tensor self)
           self: grad * self.sign()
         - name: abs(Tensor self)
           self: grad
-    """)
+    """,
+    )
     with pytest.raises(SpecError, match="duplicate entry 'abs'") as info:
         load_spec(path)
     assert f"{path}:3" in str(info.value)
@@ -170,13 +203,16 @@ def test_identical_duplicate_is_still_a_duplicate(tmp_path):
 
 
 def test_unknown_key_is_a_warning_not_fatal(tmp_path):
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
         - name: sin(Tensor self)
           self: grad * self.cos()
           retain_variables: something_old
         - name: cos(Tensor self)
           self: grad * -self.sin()
-    """)
+    """,
+    )
     spec, messages = _lenient(path)
     assert sorted(spec.entries) == ["cos", "sin"] and not spec.rejected
     (message,) = messages
@@ -206,12 +242,19 @@ def test_broken_entries_reported_with_file_and_line_and_the_rest_loads(tmp_path)
     path = _write(tmp_path, BROKEN, "broken.yaml")
     spec, messages = _lenient(path)
     assert sorted(spec.entries) == ["exp", "sin"]
-    assert [(e.location.file, e.location.line) for e in spec.rejected] == [(str(path), 4), (str(path), 7), (str(path), 11)]
+    assert [(e.location.file, e.location.line) for e in spec.rejected] == [
+        (str(path), 4),
+        (str(path), 7),
+        (str(path), 11),
+    ]
     assert "expected ',' or ')'" in str(spec.rejected[0])
     assert "no 'name:'" in str(spec.rejected[1])
     assert "non_differentiable" in str(spec.rejected[2])
-    assert [m.split(": ")[0] for m in messages] == [f"{path}:4, entry 'cos(Tensor self -> Tensor', column 17",
-                                                     f"{path}:7", f"{path}:11, entry 'tan', key 'non_differentiable'"]
+    assert [m.split(": ")[0] for m in messages] == [
+        f"{path}:4, entry 'cos(Tensor self -> Tensor', column 17",
+        f"{path}:7",
+        f"{path}:11, entry 'tan', key 'non_differentiable'",
+    ]
     assert all("not loaded" in m for m in messages) and spec.warnings == tuple(messages)
 
 

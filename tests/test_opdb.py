@@ -63,8 +63,10 @@ def test_each_record_lives_in_the_family_named_like_its_forward():
     """
     assert _misplaced_records() == []
     with opdb.replaced("huber_loss", family="activation"), opdb.replaced("coalesce", family="nn"):
-        assert sorted(_misplaced_records()) == ["coalesce: declared in check/families/nn.py, but it has no forward",
-                                                "huber_loss: declared in check/families/activation.py, but its forward is in forward/losses.py"]
+        assert sorted(_misplaced_records()) == [
+            "coalesce: declared in check/families/nn.py, but it has no forward",
+            "huber_loss: declared in check/families/activation.py, but its forward is in forward/losses.py",
+        ]
 
 
 def test_an_undeclared_entry_has_the_empty_record():
@@ -110,11 +112,30 @@ def test_replaced_restores_the_record():
 
 def test_no_checker_module_keeps_a_dict_of_its_own_keyed_by_op_names():
     """What verification knows about an op is in its record: the dicts the records replaced are gone."""
-    retired = {"SAMPLES", "DOMAINS", "COMPLEX", "REAL_ONLY", "KNOWN_FAILURES", "NOT_APPLICABLE", "NOT_APPLICABLE_MODES",
-               "KINKS", "EQUIVALENTS", "FLOAT32", "NOT_COMPARED", "DIFFERENCES", "TORCH_SPEC_DIFFERENCES"}
+    retired = {
+        "SAMPLES",
+        "DOMAINS",
+        "COMPLEX",
+        "REAL_ONLY",
+        "KNOWN_FAILURES",
+        "NOT_APPLICABLE",
+        "NOT_APPLICABLE_MODES",
+        "KINKS",
+        "EQUIVALENTS",
+        "FLOAT32",
+        "NOT_COMPARED",
+        "DIFFERENCES",
+        "TORCH_SPEC_DIFFERENCES",
+    }
     for path in (SRC / "check").rglob("*.py"):
         for node in ast.parse(path.read_text()).body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             assert not names & retired, f"{path.relative_to(SRC)} defines {names & retired}"
 

@@ -16,7 +16,23 @@ from torch_models import edited_torch_spec  # noqa: E402
 
 opinfo = pytest.importorskip("jaxderiv.torch.opinfo")
 
-OPINFOS = ["abs", "exp", "sin", "tanh", "add", "mul", "div", "sum", "mean", "softmax", "matmul", "cat", "transpose", "where", "clamp"]
+OPINFOS = [
+    "abs",
+    "exp",
+    "sin",
+    "tanh",
+    "add",
+    "mul",
+    "div",
+    "sum",
+    "mean",
+    "softmax",
+    "matmul",
+    "cat",
+    "transpose",
+    "where",
+    "clamp",
+]
 
 # Mismatches measured on torch 2.13.0 CPU (jaxderiv's torch registry), declared with their
 # reason and measured error: op -> (mode, count, max error, reason). None were measured: every
@@ -25,9 +41,33 @@ DECLARED: dict[str, tuple[str, int, float, str]] = {}
 
 # the ATen overloads these OpInfos' samples call (measured), each of which must be compared
 EXPECTED_OPS = {
-    "abs", "add.Tensor", "mul.Tensor", "clamp.Tensor", "div.Tensor", "div.Tensor_mode", "exp", "dot", "mv", "unsqueeze",
-    "mm", "view", "_unsafe_view", "transpose.int", "expand", "bmm", "squeeze.dim", "_softmax", "_to_copy", "sin", "tanh",
-    "cat", "where.self", "mean", "mean.dim", "sum", "sum.dim_IntList",
+    "abs",
+    "add.Tensor",
+    "mul.Tensor",
+    "clamp.Tensor",
+    "div.Tensor",
+    "div.Tensor_mode",
+    "exp",
+    "dot",
+    "mv",
+    "unsqueeze",
+    "mm",
+    "view",
+    "_unsafe_view",
+    "transpose.int",
+    "expand",
+    "bmm",
+    "squeeze.dim",
+    "_softmax",
+    "_to_copy",
+    "sin",
+    "tanh",
+    "cat",
+    "where.self",
+    "mean",
+    "mean.dim",
+    "sum",
+    "sum.dim_IntList",
 }
 
 
@@ -42,7 +82,9 @@ def result():
 
 
 def test_slice_covers_the_expected_calls(result):
-    assert result.opinfos == 18  # div, softmax have variants: div.{no_rounding_mode,trunc_rounding,floor_rounding}, softmax.with_dtype
+    assert (
+        result.opinfos == 18
+    )  # div, softmax have variants: div.{no_rounding_mode,trunc_rounding,floor_rounding}, softmax.with_dtype
     assert not result.sample_errors
     assert set(result.rows) >= EXPECTED_OPS
     assert result.totals["distinct_calls"] > 250
@@ -84,8 +126,11 @@ def test_every_jvp_agrees_or_torch_has_no_forward_mode(result):
 
 def test_a_sabotaged_formula_is_reported_as_a_vjp_mismatch(tmp_path):
     """Backward formula doubled: every vjp differs, forward and jvp (the `result:` formula) do not."""
-    doubled_abs = edited_torch_spec(tmp_path, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
-                                    "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 2\n")
+    doubled_abs = edited_torch_spec(
+        tmp_path,
+        "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
+        "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 2\n",
+    )
     jax.config.update("jax_enable_x64", True)
     r = opinfo.replay(doubled_abs, ["abs"])
     row = r.rows["abs"]
@@ -99,8 +144,11 @@ def test_a_sabotaged_formula_is_reported_as_a_vjp_mismatch(tmp_path):
 def test_a_sabotaged_forward_formula_is_reported_as_a_jvp_mismatch(tmp_path):
     """`result:` formula doubled: every jvp differs, the vjp (its own formula) does not."""
     line = "  result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())\n"
-    doubled = edited_torch_spec(tmp_path, "  self: grad * self.sgn()\n" + line,
-                                "  self: grad * self.sgn()\n" + line.replace("self_p.sgn())", "self_p.sgn() * 2)"))
+    doubled = edited_torch_spec(
+        tmp_path,
+        "  self: grad * self.sgn()\n" + line,
+        "  self: grad * self.sgn()\n" + line.replace("self_p.sgn())", "self_p.sgn() * 2)"),
+    )
     jax.config.update("jax_enable_x64", True)
     r = opinfo.replay(doubled, ["abs"])
     row = r.rows["abs"]
@@ -129,8 +177,14 @@ def test_in_place_and_copy_overloads_run_as_their_functional_entries():
     r = opinfo.Replay(rows={}, missing=collections.defaultdict(set), registry="torch")
     with jax.enable_x64(True):
         opinfo._compare_calls(opinfo.torch_registry(), rec.calls, "manual", r, {}, 0)
-    routed = {"add_.Tensor": "add.Tensor", "div_.Tensor": "div.Tensor", "clamp_min_": "clamp_min",
-              "mul_.Tensor": "mul.Tensor", "diagonal_copy": "diagonal", "expand_copy": "expand"}
+    routed = {
+        "add_.Tensor": "add.Tensor",
+        "div_.Tensor": "div.Tensor",
+        "clamp_min_": "clamp_min",
+        "mul_.Tensor": "mul.Tensor",
+        "diagonal_copy": "diagonal",
+        "expand_copy": "expand",
+    }
     assert {k: r.rows[k].via for k in routed} == routed
     for name in routed:
         row = r.rows[name]
@@ -148,8 +202,11 @@ def test_complex_cholesky_is_compared_along_hermitian_directions(tmp_path):
     row = r.rows["cholesky"]
     assert row.calls > 0 and row.vjp_agree == row.vjp_compared > 0 and row.forward_agree == row.calls
     assert row.jvp_na == row.calls  # torch has no forward-mode formula for cholesky (linalg_cholesky_ex has)
-    wrong = edited_torch_spec(tmp_path, "  self: cholesky_backward(grad, upper, result)\n",
-                              "  self: cholesky_backward(grad, upper, result) * 2\n")
+    wrong = edited_torch_spec(
+        tmp_path,
+        "  self: cholesky_backward(grad, upper, result)\n",
+        "  self: cholesky_backward(grad, upper, result) * 2\n",
+    )
     r = opinfo.replay(wrong, ["cholesky"], dtypes=(torch.complex128,), samples=2)
     assert r.rows["cholesky"].vjp_mismatch == r.rows["cholesky"].vjp_compared > 0
 
@@ -161,4 +218,8 @@ def test_masked_scatter_broadcasts_self_with_the_mask():
     r = opinfo.replay("torch", ["masked_scatter"])
     row = r.rows["masked_scatter"]
     assert row.calls > 0 and row.crashes == 0, row.messages
-    assert row.forward_agree == row.calls and row.vjp_agree == row.vjp_compared > 0 and row.jvp_agree == row.jvp_compared > 0
+    assert (
+        row.forward_agree == row.calls
+        and row.vjp_agree == row.vjp_compared > 0
+        and row.jvp_agree == row.jvp_compared > 0
+    )

@@ -23,9 +23,17 @@ from jaxderiv.check import check_all
 torch = pytest.importorskip("torch")
 
 NAMES = [
-    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
-    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
     "legendre_polynomial_p",
 ]
 # ATen returns an uninitialized `r` for x = NaN, n >= 2 (its loop stops before the first step).
@@ -33,13 +41,38 @@ UNINITIALIZED = set(NAMES) - {"chebyshev_polynomial_t", "hermite_polynomial_h", 
 OVERLOADS = [f"special_{n}{o}" for n in NAMES for o in ("", ".x_scalar", ".n_scalar")]
 
 _rng = np.random.default_rng(2026)
-XS = np.concatenate([
-    _rng.uniform(-1, 1, 60), _rng.uniform(-3, 3, 60), _rng.uniform(0, 1, 40),
-    [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1 + 1e-9, -1 - 1e-9, 1e-300, 1e10, -1e10, 1e155,
-     np.inf, -np.inf, np.nan],
-])
-NS = np.concatenate([np.arange(-3, 41), [0.5, -0.5, 2.9, -2.9, 63, 100, 128, 129, 200, 511, 512, 513, 1000,
-                                         np.nan, np.inf, -np.inf, 1e19, 1e20]])
+XS = np.concatenate(
+    [
+        _rng.uniform(-1, 1, 60),
+        _rng.uniform(-3, 3, 60),
+        _rng.uniform(0, 1, 40),
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            2.0,
+            -2.0,
+            1 + 1e-9,
+            -1 - 1e-9,
+            1e-300,
+            1e10,
+            -1e10,
+            1e155,
+            np.inf,
+            -np.inf,
+            np.nan,
+        ],
+    ]
+)
+NS = np.concatenate(
+    [
+        np.arange(-3, 41),
+        [0.5, -0.5, 2.9, -2.9, 63, 100, 128, 129, 200, 511, 512, 513, 1000, np.nan, np.inf, -np.inf, 1e19, 1e20],
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +152,17 @@ def test_scalar_overloads_and_dtypes(registry, name):
         tx = torch.from_numpy(x) if isinstance(x, np.ndarray) else x
         tn = torch.from_numpy(n) if isinstance(n, np.ndarray) else n
         theirs = f(tx, tn).numpy()
-        ours = registry.op(f"special_{name}{overload}")(jnp.asarray(x) if isinstance(x, np.ndarray) else x,
-                                                       jnp.asarray(n) if isinstance(n, np.ndarray) else n)
+        ours = registry.op(f"special_{name}{overload}")(
+            jnp.asarray(x) if isinstance(x, np.ndarray) else x, jnp.asarray(n) if isinstance(n, np.ndarray) else n
+        )
         _assert_matches(name, x, n, ours, theirs, 1e-14 if theirs.dtype == np.float64 else 2e-5)
 
 
 def test_special_values(registry):
     """ATen's closed forms and edges, spelled out."""
-    op = lambda name, x, n: np.asarray(registry.op(f"special_{name}")(jnp.asarray(x, jnp.float64), jnp.asarray(n, jnp.float64)))
+    op = lambda name, x, n: np.asarray(
+        registry.op(f"special_{name}")(jnp.asarray(x, jnp.float64), jnp.asarray(n, jnp.float64))
+    )
     nan, inf = np.nan, np.inf
     assert op("chebyshev_polynomial_t", -1.0, 3.0) == -1 and op("chebyshev_polynomial_u", -1.0, 3.0) == -4
     assert op("chebyshev_polynomial_t", 0.5, -1.0) == 0 and op("legendre_polynomial_p", 0.5, nan) == 0
@@ -145,7 +181,9 @@ def test_special_values(registry):
 def test_under_jit_and_vmap(registry):
     f = registry.op("special_legendre_polynomial_p")
     x, n = jnp.linspace(-1.2, 1.2, 7), jnp.arange(7.0)
-    expected = torch.special.legendre_polynomial_p(torch.from_numpy(np.asarray(x)), torch.from_numpy(np.asarray(n))).numpy()
+    expected = torch.special.legendre_polynomial_p(
+        torch.from_numpy(np.asarray(x)), torch.from_numpy(np.asarray(n))
+    ).numpy()
     np.testing.assert_allclose(jax.jit(f)(x, n), expected, rtol=1e-14, atol=1e-14)
     np.testing.assert_allclose(jax.vmap(f)(x, n), expected, rtol=1e-14, atol=1e-14)
 

@@ -19,15 +19,22 @@ import pytest
 from jaxderiv import Registry, SpecError, load_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
-from jaxderiv.check.parity import compare, implemented, known_difference, known_differences, to_markdown, torch_has, unexplained
+from jaxderiv.check.parity import (
+    compare,
+    implemented,
+    known_difference,
+    known_differences,
+    to_markdown,
+    torch_has,
+    unexplained,
+)
 from jaxderiv.forward import implementation
 
 torch = pytest.importorskip("torch")
 
 # Under torch 2.13's own spec: entries jaxderiv does not compare correctly yet, and why (gaps of
 # the translation of torch 2.13's file, or checker samples written for the seed's schema).
-TORCH_SPEC_GAPS = {
-}
+TORCH_SPEC_GAPS = {}
 
 
 def _texts(entry) -> tuple:
@@ -42,8 +49,13 @@ def _declaring(field: str) -> list[str]:
 TORCH_SPEC, SEED_SPEC = load_spec(from_torch=True), load_spec()
 SEED_OPS = implemented(SEED_SPEC)
 # Same formula text as the seed's: the seed run already compares exactly these rules.
-TORCH_OPS = [n for n in implemented(TORCH_SPEC)
-             if torch_has(n) and opdb.record(n).not_compared is None and (n not in SEED_SPEC or _texts(TORCH_SPEC[n]) != _texts(SEED_SPEC[n]))]
+TORCH_OPS = [
+    n
+    for n in implemented(TORCH_SPEC)
+    if torch_has(n)
+    and opdb.record(n).not_compared is None
+    and (n not in SEED_SPEC or _texts(TORCH_SPEC[n]) != _texts(SEED_SPEC[n]))
+]
 ALL_OPS = set(SEED_OPS) | set(implemented(TORCH_SPEC))
 
 
@@ -91,10 +103,14 @@ def test_torch_spec_matches_torch(registries, name):
 
 def test_tables_name_compared_ops():
     """A stale declaration would hide nothing, but would mislead the reader."""
-    assert set(known_differences()) | set(_declaring("not_compared")) | set(_declaring("parity_samples")) <= set(SEED_OPS)
+    assert set(known_differences()) | set(_declaring("not_compared")) | set(_declaring("parity_samples")) <= set(
+        SEED_OPS
+    )
     assert set(_declaring("torch_equivalent")) | set(_declaring("parity_float32")) <= ALL_OPS
     assert {n for n in _declaring("kinks") if implementation(n)} <= ALL_OPS
-    assert set(TORCH_SPEC_GAPS) <= set(TORCH_OPS) and set(known_differences(torch_spec=True)) <= set(implemented(TORCH_SPEC))
+    assert set(TORCH_SPEC_GAPS) <= set(TORCH_OPS) and set(known_differences(torch_spec=True)) <= set(
+        implemented(TORCH_SPEC)
+    )
 
 
 def _op(registries, name):
@@ -128,8 +144,18 @@ def test_float32_ops_need_it(registries, name):
         torch.autograd.grad(outs, leaves, [torch.ones_like(y) for y in outs], allow_unused=True)
 
 
-@pytest.mark.parametrize("name, column", [("abs", "kinks"), ("clamp", "kinks"), ("relu", "kinks"), ("max.dim", "kinks"),
-                                          ("prod", "kinks"), ("max_pool2d_with_indices", "kinks"), ("add.Tensor", "complex")])
+@pytest.mark.parametrize(
+    "name, column",
+    [
+        ("abs", "kinks"),
+        ("clamp", "kinks"),
+        ("relu", "kinks"),
+        ("max.dim", "kinks"),
+        ("prod", "kinks"),
+        ("max_pool2d_with_indices", "kinks"),
+        ("add.Tensor", "complex"),
+    ],
+)
 def test_kinks_and_complex_are_compared(registries, name, column):
     """abs' gradient at 0 is 0 in PyTorch and 1 in JAX's own autodiff: the kink inputs must be judged."""
     row = _row(registries, "seed", name)
@@ -157,11 +183,17 @@ def test_known_differences_are_read_from_the_records():
     assert unexplained([row]) == [row]
     declared = opdb.Difference(("vjp",), "a test's reason")
     with opdb.replaced("sin", difference=declared):
-        assert unexplained([row]) == [] and unexplained([row], torch_spec=True) == [row] and unexplained([row], torch_spec=None) == [row]
+        assert (
+            unexplained([row]) == []
+            and unexplained([row], torch_spec=True) == [row]
+            and unexplained([row], torch_spec=None) == [row]
+        )
         assert known_differences()["sin"] is declared and "sin" not in known_differences(torch_spec=True)
         assert "| sin | vjp: a test's reason |" in to_markdown([row], "# t")
         assert "| sin | vjp: a test's reason |" not in to_markdown([row], "# t", torch_spec=True)
-    with opdb.replaced("sin", difference=opdb.Difference(("vjp",), "torch's only", torch_spec=True, default_spec=False)):
+    with opdb.replaced(
+        "sin", difference=opdb.Difference(("vjp",), "torch's only", torch_spec=True, default_spec=False)
+    ):
         assert unexplained([row]) == [row] and unexplained([row], torch_spec=True) == []
     assert "sin" not in known_differences()
     with opdb.replaced("sin", torch_equivalent=opdb.Equivalent(lambda aten, a: [aten.sin(a["self"])], "a test's call")):

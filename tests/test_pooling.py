@@ -26,7 +26,9 @@ def _grad(name, x, args, ct):
 def _torch(name, x, args):
     base, _, overload = name.partition(".")
     tx = torch.tensor(x, requires_grad=True)
-    out = getattr(getattr(aten, base), overload or "default")(tx, *[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
+    out = getattr(getattr(aten, base), overload or "default")(
+        tx, *[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+    )
     return tx, out
 
 
@@ -92,7 +94,10 @@ def test_max_unpool_and_double_backward_match_torch():
     go = rng.normal(size=v.shape)
     f = lambda go: bw(go, jnp.asarray(x), (2, 2), (2, 2), (0, 0), (1, 1), False, jnp.asarray(i.numpy()))
     _, pullback = jax.vjp(f, jnp.asarray(go))
-    np.testing.assert_allclose(pullback(jnp.asarray(ct))[0], np.take_along_axis(ct.reshape(2, 2, -1), i.numpy().reshape(2, 2, -1), 2).reshape(v.shape))
+    np.testing.assert_allclose(
+        pullback(jnp.asarray(ct))[0],
+        np.take_along_axis(ct.reshape(2, 2, -1), i.numpy().reshape(2, 2, -1), 2).reshape(v.shape),
+    )
 
 
 def test_jit_and_vmap_of_a_pooling():

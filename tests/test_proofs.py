@@ -14,7 +14,21 @@ from jaxderiv.spec import load_spec, shipped_spec_files
 V1_7, V1_10 = (load_spec(f) for f in shipped_spec_files())
 SPEC = V1_10
 
-PROVED = ["abs", "acos", "add.Tensor", "addcdiv", "asinh", "cos", "div.Tensor", "erf", "exp", "hypot", "lgamma", "logaddexp", "mul.Tensor"]
+PROVED = [
+    "abs",
+    "acos",
+    "add.Tensor",
+    "addcdiv",
+    "asinh",
+    "cos",
+    "div.Tensor",
+    "erf",
+    "exp",
+    "hypot",
+    "lgamma",
+    "logaddexp",
+    "mul.Tensor",
+]
 # Ops covered by tuple helpers, masks, `where`, GradMode branches and piecewise definitions.
 PROVED_1_7 = [
     "atan2", "clamp_min", "clamp_max", "hardtanh", "relu", "threshold", "leaky_relu", "elu", "celu", "gelu", "silu",
@@ -44,7 +58,11 @@ def test_shipped_formulas_are_proved_symbolically(name):
     assert proofs and all(p.status == "symbolic" for p in proofs), proofs
 
 
-@pytest.mark.parametrize("spec, name", [(V1_7, n) for n in PROVED_1_7] + [(V1_10, n) for n in PROVED_1_10], ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "spec, name",
+    [(V1_7, n) for n in PROVED_1_7] + [(V1_10, n) for n in PROVED_1_10],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
 def test_new_elementwise_formulas_are_proved(spec, name):
     found = prove_entry(spec[name])
     assert found and all(p.status in ("symbolic", "numerical") for p in found), found
@@ -84,7 +102,12 @@ WRONG = [
     # masks and where
     (V1_10, "xlogy.Tensor", 1, "grad * at::where(other.isnan() | (self != 0), 2 * self / other, zeros_like(other))"),
     (V1_10, "xlogy.Tensor", 0, "grad * at::xlogy((self == 0), other)"),
-    (V1_7, "logit", 0, "GradMode::is_enabled() ? infinitely_differentiable_logit_backward(grad, self, eps) : -logit_backward(grad, self, eps)"),
+    (
+        V1_7,
+        "logit",
+        0,
+        "GradMode::is_enabled() ? infinitely_differentiable_logit_backward(grad, self, eps) : -logit_backward(grad, self, eps)",
+    ),
     (V1_7, "pow.Tensor_Scalar", 0, "pow_backward(grad, self, exponent + 1)"),
     (V1_7, "softplus_backward", 1, "softplus_double_backward(grad * grad_output, self, 2 * beta, threshold)"),
 ]
@@ -97,7 +120,12 @@ def test_wrong_formulas_are_disproved(spec, name, index, wrong):
 
 
 def test_wrong_forward_formula_is_disproved():
-    entry, formula = _with(V1_10["xlogy.Tensor"], 0, "self_t * at::xlogy((self_p != 0), other_p) - other_t * self_p / other_p", forward=True)
+    entry, formula = _with(
+        V1_10["xlogy.Tensor"],
+        0,
+        "self_t * at::xlogy((self_p != 0), other_p) - other_t * self_p / other_p",
+        forward=True,
+    )
     assert prove_formula(entry, formula).status == "disproved"
 
 
@@ -136,7 +164,15 @@ def test_check_reports_proofs_beside_passed(write_spec):
     from jaxderiv import check_all
 
     good = check_all(write_spec("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"), ops=["sin"])
-    assert {r.mode: (r.status, r.proof) for r in good} == {"vjp": ("passed", "symbolic"), "jvp": ("passed", "symbolic"), "vjp_vjp": ("passed", "")}
+    assert {r.mode: (r.status, r.proof) for r in good} == {
+        "vjp": ("passed", "symbolic"),
+        "jvp": ("passed", "symbolic"),
+        "vjp_vjp": ("passed", ""),
+    }
     assert "also proved with sympy" in good.summary()
-    bad = check_all(write_spec("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj() * 3\n"), ops=["sin"], modes=("vjp",))
+    bad = check_all(
+        write_spec("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj() * 3\n"),
+        ops=["sin"],
+        modes=("vjp",),
+    )
     assert [(r.status, r.proof) for r in bad] == [("failed", "")]

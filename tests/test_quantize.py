@@ -62,9 +62,13 @@ def test_per_tensor_matches_torch(dtype):
         _close(y, t_y.detach().numpy(), 1e-6 if dtype == np.float32 else 1e-12)
         _close(g, t_g)
     _, mask = jaxderiv.op("fake_quantize_per_tensor_affine_cachemask")(jnp.asarray(x), *args)
-    np.testing.assert_array_equal(mask, aten.fake_quantize_per_tensor_affine_cachemask(torch.tensor(x), *args)[1].numpy())
+    np.testing.assert_array_equal(
+        mask, aten.fake_quantize_per_tensor_affine_cachemask(torch.tensor(x), *args)[1].numpy()
+    )
     ours = implementation("fake_quantize_per_tensor_affine_backward")
-    np.testing.assert_array_equal(ours(jnp.asarray(ct), jnp.asarray(x), *args), ct * mask)  # 1.7's op: grad where not clamped
+    np.testing.assert_array_equal(
+        ours(jnp.asarray(ct), jnp.asarray(x), *args), ct * mask
+    )  # 1.7's op: grad where not clamped
 
 
 @pytest.mark.parametrize("enabled", [1, 0])
@@ -97,13 +101,19 @@ def test_per_channel_matches_torch(axis):
     rest = (axis % 3, QMIN, QMAX)
     for name in ("fake_quantize_per_channel_affine", "fake_quantize_per_channel_affine_cachemask"):
         y, (g,) = _vjp(name, [x], [scale, zp, *rest], ct)
-        out, (t_g,) = _torch_vjp(lambda t: getattr(aten, name)(t, torch.tensor(scale), torch.tensor(zp), *rest), [x], [], ct, [True])
+        out, (t_g,) = _torch_vjp(
+            lambda t: getattr(aten, name)(t, torch.tensor(scale), torch.tensor(zp), *rest), [x], [], ct, [True]
+        )
         t_y = out[0] if isinstance(out, tuple) else out
         _close(y, t_y.detach().numpy())
         _close(g, t_g)
-    mask = aten.fake_quantize_per_channel_affine_cachemask(torch.tensor(x), torch.tensor(scale), torch.tensor(zp), *rest)[1].numpy()
+    mask = aten.fake_quantize_per_channel_affine_cachemask(
+        torch.tensor(x), torch.tensor(scale), torch.tensor(zp), *rest
+    )[1].numpy()
     ours = implementation("fake_quantize_per_channel_affine_backward")
-    np.testing.assert_array_equal(ours(jnp.asarray(ct), jnp.asarray(x), jnp.asarray(scale), jnp.asarray(zp), *rest), ct * mask)
+    np.testing.assert_array_equal(
+        ours(jnp.asarray(ct), jnp.asarray(x), jnp.asarray(scale), jnp.asarray(zp), *rest), ct * mask
+    )
 
 
 @pytest.mark.parametrize("zero_point", [3.0, 3.4, 2.5, -2.0, 17.6])
@@ -169,11 +179,16 @@ def test_straight_through_gradient_under_jit():
 
 @pytest.mark.parametrize("per_row", [False, True])
 @pytest.mark.parametrize("symmetric", [False, True])
-@pytest.mark.parametrize("observe,fake_quant,start", [(1, 1, "empty"), (1, 1, "running"), (0, 1, "running"), (1, 0, "running"), (1, 1, "tiny")])
+@pytest.mark.parametrize(
+    "observe,fake_quant,start",
+    [(1, 1, "empty"), (1, 1, "running"), (0, 1, "running"), (1, 0, "running"), (1, 1, "tiny")],
+)
 def test_fused_moving_avg_obs_fq_helper_as_torch(per_row, symmetric, observe, fake_quant, start):
     """Outputs, masks and the straight-through gradient, from an empty running range (inf), a
     running one, and a range so small that ATen raises the scale to its minimum."""
-    rng = np.random.default_rng(zlib.crc32(repr((per_row, symmetric, observe, fake_quant, start)).encode()))  # not hash(): str hashes vary per process
+    rng = np.random.default_rng(
+        zlib.crc32(repr((per_row, symmetric, observe, fake_quant, start)).encode())
+    )  # not hash(): str hashes vary per process
     x = (rng.normal(size=(3, 5)) * (1e-6 if start == "tiny" else 2.0)).astype(np.float32)
     n = 3 if per_row else 1
     empty = start != "running"
@@ -181,8 +196,20 @@ def test_fused_moving_avg_obs_fq_helper_as_torch(per_row, symmetric, observe, fa
     hi = np.full(n, -np.inf if empty else 0.7, np.float32)
 
     def args(make):
-        return (make(np.array([observe])), make(np.array([fake_quant])), make(lo.copy()), make(hi.copy()),
-                make(np.ones(n, np.float32)), make(np.zeros(n, np.int32)), 0.01, 0, 255, 0, per_row, symmetric)
+        return (
+            make(np.array([observe])),
+            make(np.array([fake_quant])),
+            make(lo.copy()),
+            make(hi.copy()),
+            make(np.ones(n, np.float32)),
+            make(np.zeros(n, np.int32)),
+            0.01,
+            0,
+            255,
+            0,
+            per_row,
+            symmetric,
+        )
 
     op = jaxderiv.op("_fused_moving_avg_obs_fq_helper")
     ct = rng.normal(size=x.shape).astype(np.float32)
@@ -249,13 +276,22 @@ _LEARNABLE_MUTANTS = [
     ("v1_10", PER_TENSOR, lambda c: _per_input(c, scale="2 * {}"), "failed"),
     ("v1_10", PER_TENSOR, lambda c: _per_input(c, zero_point="zeros_like(zero_point)"), "failed"),
     ("v1_10", PER_CHANNEL, lambda c: {"self, scale, zero_point": c}, "passed"),
-    ("v1_10", PER_CHANNEL, lambda c: {"self, scale, zero_point": c.replace(", grad_factor)", ", 2 * grad_factor)")}, "failed"),
+    (
+        "v1_10",
+        PER_CHANNEL,
+        lambda c: {"self, scale, zero_point": c.replace(", grad_factor)", ", 2 * grad_factor)")},
+        "failed",
+    ),
     ("v1_7", PER_CHANNEL, lambda c: _per_input(c, scale="2 * {}"), "failed"),
     ("v1_7", PER_TENSOR, lambda c: _per_input(c, zero_point="-{}"), "failed"),
 ]
 
 
-@pytest.mark.parametrize("spec, name, mutate, status", _LEARNABLE_MUTANTS, ids=[f"{m[0]}-{m[1][15:]}-{i}-{m[3]}" for i, m in enumerate(_LEARNABLE_MUTANTS)])
+@pytest.mark.parametrize(
+    "spec, name, mutate, status",
+    _LEARNABLE_MUTANTS,
+    ids=[f"{m[0]}-{m[1][15:]}-{i}-{m[3]}" for i, m in enumerate(_LEARNABLE_MUTANTS)],
+)
 def test_checker_judges_the_learned_step_estimator(write_spec, spec, name, mutate, status):
     """The learnable entries' checks differentiate LSQ's straight-through forward: PyTorch's
     formula passes (also split per input), a doubled scale gradient, a dropped or doubled
@@ -263,12 +299,17 @@ def test_checker_judges_the_learned_step_estimator(write_spec, spec, name, mutat
     from jaxderiv import check_all
 
     entry = _shipped(spec)[name]
-    lines = [f"- name: {entry.schema}"] + [f'  {k}: "{f}"' for k, f in mutate(_backward_call(entry.backward[0].text)).items()]
+    lines = [f"- name: {entry.schema}"] + [
+        f'  {k}: "{f}"' for k, f in mutate(_backward_call(entry.backward[0].text)).items()
+    ]
     report = check_all(write_spec("\n".join(lines) + "\n"), ops=[name])
     assert {r.status for r in report} == {status}, report.summary()
 
 
-@pytest.mark.parametrize("formula, status", [("fake_quantize_per_tensor_affine_cachemask_backward(grad, mask)", "passed"), ("grad", "failed")])
+@pytest.mark.parametrize(
+    "formula, status",
+    [("fake_quantize_per_tensor_affine_cachemask_backward(grad, mask)", "passed"), ("grad", "failed")],
+)
 def test_checker_judges_the_fused_observer_estimator(write_spec, formula, status):
     """With fake quantization on, a gradient that ignores the mask (clamped inputs) fails."""
     from jaxderiv import check_all

@@ -77,7 +77,12 @@ def test_supports_and_medians():
 def test_random_default_bounds_by_dtype_as_torch():
     """random_() draws in [0, 2**digits] for floats and [0, max] for integer dtypes; dtypes kept."""
     key = jax.random.key(3)
-    for jdt, tdt, top in [(jnp.float32, torch.float32, 2**24), (jnp.int8, torch.int8, 127), (jnp.uint8, torch.uint8, 255), (jnp.bool_, torch.bool, 1)]:
+    for jdt, tdt, top in [
+        (jnp.float32, torch.float32, 2**24),
+        (jnp.int8, torch.int8, 127),
+        (jnp.uint8, torch.uint8, 255),
+        (jnp.bool_, torch.bool, 1),
+    ]:
         ours = np.asarray(_op("random_")(jnp.zeros(N, jdt), generator=key))
         theirs = torch.zeros(N, dtype=tdt).random_()
         assert ours.dtype == theirs.numpy().dtype
@@ -99,7 +104,11 @@ def test_bernoulli_tensor_probabilities_and_dtype():
 def test_normal_overloads_shapes_and_moments():
     key = jax.random.key(5)
     mean, std = jnp.full((N,), 2.0), jnp.full((N,), 0.5)
-    for name, args in [("normal.Tensor_float", (mean, 0.5)), ("normal.float_Tensor", (2.0, std)), ("normal.Tensor_Tensor", (mean, std))]:
+    for name, args in [
+        ("normal.Tensor_float", (mean, 0.5)),
+        ("normal.float_Tensor", (2.0, std)),
+        ("normal.Tensor_Tensor", (mean, std)),
+    ]:
         d = np.asarray(_op(name)(*args, generator=key))
         assert d.shape == (N,) and abs(d.mean() - 2.0) < 0.02 and abs(d.std() - 0.5) < 0.02
     assert _op("normal.Tensor_Tensor")(jnp.zeros(3), jnp.ones((2, 1)), generator=key).shape == (2, 3)
@@ -133,8 +142,16 @@ def test_multinomial_as_torch():
 ZERO_GRAD = [
     ("bernoulli", lambda x, k: _op("bernoulli")(x, generator=k), lambda t: torch.bernoulli(t)),
     ("uniform_", lambda x, k: _op("uniform_")(x, generator=k), lambda t: t.clone().uniform_()),
-    ("normal.Tensor_float", lambda x, k: _op("normal.Tensor_float")(x, 0.5, generator=k), lambda t: torch.normal(t, 0.5)),
-    ("normal.Tensor_Tensor", lambda x, k: _op("normal.Tensor_Tensor")(x, x * x + 1, generator=k), lambda t: torch.normal(t, t * t + 1)),
+    (
+        "normal.Tensor_float",
+        lambda x, k: _op("normal.Tensor_float")(x, 0.5, generator=k),
+        lambda t: torch.normal(t, 0.5),
+    ),
+    (
+        "normal.Tensor_Tensor",
+        lambda x, k: _op("normal.Tensor_Tensor")(x, x * x + 1, generator=k),
+        lambda t: torch.normal(t, t * t + 1),
+    ),
     ("poisson", lambda x, k: _op("poisson")(x, generator=k), lambda t: torch.poisson(t)),
 ]
 

@@ -118,11 +118,26 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def test_html_report_renders_in_headless_chromium(report_page, tmp_path):
     """Chromium parses the page and its rendered DOM holds the summary and the failing row."""
     _, page = report_page
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    ).stdout
     assert '<section id="summary">' in dom and "1 checks failed or errored" in dom
     assert "<title>my check</title>" in dom
     shot = tmp_path / "report.png"
-    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()], capture_output=True, timeout=120)
+    subprocess.run(
+        [CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.stat().st_size > 10_000  # something was drawn

@@ -22,8 +22,12 @@ B, I, H = 3, 4, 5
 
 
 def _params(rng, gates, bias):
-    p = {"x": rng.normal(size=(B, I)), "hx": rng.normal(size=(B, H)), "w_ih": rng.normal(size=(gates * H, I)) * 0.5,
-         "w_hh": rng.normal(size=(gates * H, H)) * 0.5}
+    p = {
+        "x": rng.normal(size=(B, I)),
+        "hx": rng.normal(size=(B, H)),
+        "w_ih": rng.normal(size=(gates * H, I)) * 0.5,
+        "w_hh": rng.normal(size=(gates * H, H)) * 0.5,
+    }
     if bias:
         p["b_ih"], p["b_hh"] = rng.normal(size=(gates * H,)), rng.normal(size=(gates * H,))
     return p
@@ -93,14 +97,20 @@ def test_lstm_cell_second_order_as_torch():
     tx = t["x"].clone().requires_grad_()
     thy, tcy = torch.lstm_cell(tx, (t["hx"], t["cx"]), t["w_ih"], t["w_hh"], t["b_ih"], t["b_hh"])
     (g,) = torch.autograd.grad((thy * thy).sum() + tcy.sin().sum(), tx, create_graph=True)
-    (gg,) = torch.autograd.grad((g ** 2).sum(), tx)
+    (gg,) = torch.autograd.grad((g**2).sum(), tx)
     np.testing.assert_allclose(np.asarray(ours), gg.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_fused_backwards_equal_the_differentiable_ones():
     """The workspace-reading backwards give what the recomputing ones give (and torch's gradients above)."""
     rng = np.random.default_rng(3)
-    ig, hg, cx, bi, bh = rng.normal(size=(B, 4 * H)), rng.normal(size=(B, 4 * H)), rng.normal(size=(B, H)), rng.normal(size=4 * H), rng.normal(size=4 * H)
+    ig, hg, cx, bi, bh = (
+        rng.normal(size=(B, 4 * H)),
+        rng.normal(size=(B, 4 * H)),
+        rng.normal(size=(B, H)),
+        rng.normal(size=4 * H),
+        rng.normal(size=4 * H),
+    )
     gh, gc = rng.normal(size=(B, H)), rng.normal(size=(B, H))
     _, cy, ws = jaxderiv.op("_thnn_fused_lstm_cell")(ig, hg, cx, bi, bh)
     for grad_hy, grad_cy in ((gh, gc), (gh, None), (None, gc)):
@@ -129,7 +139,9 @@ def test_pack_padded_sequence_as_torch(batch_first):
     assert np.asarray(sizes).dtype == tsizes.numpy().dtype
     ct = rng.normal(size=tdata.shape)
     (tg,) = torch.autograd.grad(tdata, tx, torch.from_numpy(ct))
-    g = jax.vjp(lambda x: jaxderiv.op("_pack_padded_sequence")(x, lengths, batch_first)[0], jnp.asarray(x))[1](jnp.asarray(ct))[0]
+    g = jax.vjp(lambda x: jaxderiv.op("_pack_padded_sequence")(x, lengths, batch_first)[0], jnp.asarray(x))[1](
+        jnp.asarray(ct)
+    )[0]
     np.testing.assert_array_equal(np.asarray(g), tg.numpy())
 
 
@@ -144,7 +156,12 @@ def test_pack_padded_sequence_rejects_unsorted_lengths_as_torch():
 # -- multi-layer networks: _cudnn_rnn / miopen_rnn against torch's CPU networks -------------------
 
 T, N, L = 4, 3, 2
-MODES = {0: ("rnn_relu", torch._VF.rnn_relu), 1: ("rnn_tanh", torch._VF.rnn_tanh), 2: ("lstm", torch._VF.lstm), 3: ("gru", torch._VF.gru)}
+MODES = {
+    0: ("rnn_relu", torch._VF.rnn_relu),
+    1: ("rnn_tanh", torch._VF.rnn_tanh),
+    2: ("lstm", torch._VF.lstm),
+    3: ("gru", torch._VF.gru),
+}
 
 
 def _network(mode, bias, batch_first, seed=0):
@@ -154,7 +171,10 @@ def _network(mode, bias, batch_first, seed=0):
     cls = {2: torch.nn.LSTM, 3: torch.nn.GRU}.get(mode, torch.nn.RNN)
     kw = {} if mode >= 2 else {"nonlinearity": "relu" if mode == 0 else "tanh"}
     module = cls(I, H, num_layers=L, bidirectional=True, bias=bias, batch_first=batch_first, **kw).double()
-    t = {"x": torch.randn((N, T, I) if batch_first else (T, N, I), dtype=torch.float64), "hx": torch.randn(2 * L, N, H, dtype=torch.float64)}
+    t = {
+        "x": torch.randn((N, T, I) if batch_first else (T, N, I), dtype=torch.float64),
+        "hx": torch.randn(2 * L, N, H, dtype=torch.float64),
+    }
     if mode == 2:
         t["cx"] = torch.randn(2 * L, N, H, dtype=torch.float64)
     t = {k: v.requires_grad_() for k, v in t.items()}
@@ -229,8 +249,29 @@ def test_cudnn_rnn_backward_undefined_grads_and_mask():
     ct = torch.randn_like(hy)
     gx, ghx = torch.autograd.grad(hy, [t["x"], t["hx"]], ct)
     backward = implementation("_cudnn_rnn_backward")
-    dx, dhx, dcx, dw = backward(_jnp(t["x"]), [_jnp(w) for w in weights], 4, None, _jnp(t["hx"]), None, None, None, _jnp(ct), None,
-                                3, H, L, False, 0.0, True, True, (), None, None, (True, True, False, False))
+    dx, dhx, dcx, dw = backward(
+        _jnp(t["x"]),
+        [_jnp(w) for w in weights],
+        4,
+        None,
+        _jnp(t["hx"]),
+        None,
+        None,
+        None,
+        _jnp(ct),
+        None,
+        3,
+        H,
+        L,
+        False,
+        0.0,
+        True,
+        True,
+        (),
+        None,
+        None,
+        (True, True, False, False),
+    )
     assert dcx is None and dw is None
     np.testing.assert_allclose(np.asarray(dx), gx.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(np.asarray(dhx), ghx.numpy(), rtol=1e-10, atol=1e-12)
@@ -246,8 +287,25 @@ def test_cudnn_rnn_second_order_as_torch():
 
     def input_grad(w0, x):
         def loss(x):
-            out, hy = op(x, [w0] + [_jnp(w) for w in weights[1:]], 4, None, _jnp(t["hx"]), None, 1, H, L, False, 0.0, True, True, (), None)[:2]
+            out, hy = op(
+                x,
+                [w0] + [_jnp(w) for w in weights[1:]],
+                4,
+                None,
+                _jnp(t["hx"]),
+                None,
+                1,
+                H,
+                L,
+                False,
+                0.0,
+                True,
+                True,
+                (),
+                None,
+            )[:2]
             return jnp.sum(jnp.square(out)) + jnp.sum(hy)
+
         return jax.grad(loss)(x)
 
     got = jax.grad(lambda w0: jnp.sum(jnp.square(input_grad(w0, _jnp(t["x"])))))(_jnp(weights[0]))
@@ -257,7 +315,23 @@ def test_cudnn_rnn_second_order_as_torch():
 def test_cudnn_rnn_rejects_what_it_does_not_support():
     weights, t = _network(1, True, False)
     op = jaxderiv.op("_cudnn_rnn")
-    args = [_jnp(t["x"]), [_jnp(w) for w in weights], 4, None, _jnp(t["hx"]), None, 1, H, L, False, 0.0, True, True, (), None]
+    args = [
+        _jnp(t["x"]),
+        [_jnp(w) for w in weights],
+        4,
+        None,
+        _jnp(t["hx"]),
+        None,
+        1,
+        H,
+        L,
+        False,
+        0.0,
+        True,
+        True,
+        (),
+        None,
+    ]
     with pytest.raises(NotImplementedError, match="packed"):
         op(*args[:13], (4, 4, 4), None)
     with pytest.raises(NotImplementedError, match="dropout"):

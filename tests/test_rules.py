@@ -75,10 +75,18 @@ TRANSFORMS = {
     # second order runs under jit: one compilation instead of many eager ones (see the eager test below)
     "hessian": lambda f, c: jax.jit(jax.hessian(_weighted(f, _weights(c)), argnums=_argnums(c)))(*c.args),
     "jit(grad)": lambda f, c: jax.jit(jax.grad(_weighted(f, _weights(c)), argnums=_argnums(c)))(*c.args),
-    "vmap(grad)": lambda f, c: jax.vmap(jax.grad(_weighted(f, _weights(c)[0]), argnums=_argnums(c)), in_axes=_in_axes(c))(*c.args),
-    "grad(vmap)": lambda f, c: jax.grad(_weighted(jax.vmap(f, in_axes=_in_axes(c)), _weights(c)), argnums=_argnums(c))(*c.args),
-    "jacfwd(jacfwd)": lambda f, c: jax.jit(jax.jacfwd(jax.jacfwd(f, argnums=_argnums(c)), argnums=_argnums(c)))(*c.args),
-    "jacrev(jacrev)": lambda f, c: jax.jit(jax.jacrev(jax.jacrev(f, argnums=_argnums(c)), argnums=_argnums(c)))(*c.args),
+    "vmap(grad)": lambda f, c: jax.vmap(
+        jax.grad(_weighted(f, _weights(c)[0]), argnums=_argnums(c)), in_axes=_in_axes(c)
+    )(*c.args),
+    "grad(vmap)": lambda f, c: jax.grad(_weighted(jax.vmap(f, in_axes=_in_axes(c)), _weights(c)), argnums=_argnums(c))(
+        *c.args
+    ),
+    "jacfwd(jacfwd)": lambda f, c: jax.jit(jax.jacfwd(jax.jacfwd(f, argnums=_argnums(c)), argnums=_argnums(c)))(
+        *c.args
+    ),
+    "jacrev(jacrev)": lambda f, c: jax.jit(jax.jacrev(jax.jacrev(f, argnums=_argnums(c)), argnums=_argnums(c)))(
+        *c.args
+    ),
 }
 
 
@@ -102,7 +110,12 @@ def test_transform_matches_jax_numpy(case, transform):
 def test_eager_second_order():
     case = CASES[0]
     op = jaxderiv.op(case.name)
-    chex.assert_trees_all_close(jax.hessian(_weighted(op, _weights(case)))(*case.args), jax.hessian(_weighted(case.reference, _weights(case)))(*case.args), rtol=1e-9, atol=1e-12)
+    chex.assert_trees_all_close(
+        jax.hessian(_weighted(op, _weights(case)))(*case.args),
+        jax.hessian(_weighted(case.reference, _weights(case)))(*case.args),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 def test_the_table_exercises_each_mechanism():
@@ -180,10 +193,14 @@ def test_editing_a_formula_changes_the_gradient(write_spec):
 
 
 def test_grad_input_mask_in_a_formula(write_spec):
-    reg = Registry(load_spec(write_spec("""
+    reg = Registry(
+        load_spec(
+            write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self, other: "std::make_tuple(grad_input_mask[0] ? grad * 2 : Tensor(), grad_input_mask[1] ? not_implemented(\\"other of add\\") : Tensor())"
-    """)))
+    """)
+        )
+    )
     add = reg.op("add.Tensor")
     x, y = jnp.ones(3), jnp.arange(3.0)
     # only self's gradient requested: the mask spares the not_implemented branch
@@ -203,10 +220,14 @@ def test_grad_input_mask_reaches_helpers(write_spec, monkeypatch):
         return (grad * 2 if mask[0] else None, grad * 3 if mask[1] else None)
 
     monkeypatch.setitem(HELPERS, "_test_masked_backward", masked)
-    reg = Registry(load_spec(write_spec("""
+    reg = Registry(
+        load_spec(
+            write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self, other: _test_masked_backward(grad, grad_input_mask)
-    """)))
+    """)
+        )
+    )
     add = reg.op("add.Tensor")
     x, y = jnp.ones((2, 3)), jnp.arange(3.0)
     f = lambda x, y: add(x, y).sum()
@@ -219,11 +240,15 @@ def test_grad_input_mask_reaches_helpers(write_spec, monkeypatch):
 
 
 def test_not_implemented_key_raises_naming_the_op(write_spec):
-    reg = Registry(load_spec(write_spec("""
+    reg = Registry(
+        load_spec(
+            write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self: grad
           other: not_implemented("x")
-    """)))
+    """)
+        )
+    )
     add = reg.op("add.Tensor")
     x, y = jnp.ones(3), jnp.arange(3.0)
     np.testing.assert_allclose(add(x, y), x + y)  # calling never evaluates a derivative
@@ -233,10 +258,14 @@ def test_not_implemented_key_raises_naming_the_op(write_spec):
 
 
 def test_input_without_formula_raises_when_requested(write_spec):
-    reg = Registry(load_spec(write_spec("""
+    reg = Registry(
+        load_spec(
+            write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self: grad * 4
-    """)))
+    """)
+        )
+    )
     add = reg.op("add.Tensor")
     x, y = jnp.ones(3), jnp.arange(3.0)
     np.testing.assert_allclose(jax.grad(lambda x: add(x, y).sum())(x), [4.0] * 3)
@@ -247,11 +276,15 @@ def test_input_without_formula_raises_when_requested(write_spec):
 
 
 def test_only_backward_formula_gives_jvp_by_transposition(write_spec):
-    reg = Registry(load_spec(write_spec("""
+    reg = Registry(
+        load_spec(
+            write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self: grad * 2
           other: grad.sum(0) * 3
-    """)))
+    """)
+        )
+    )
     add = reg.op("add.Tensor")
     assert add.formulas["jvp"] == "transpose of the backward formula"
     x, y = jnp.ones((2, 3)), jnp.arange(3.0)
@@ -271,10 +304,14 @@ def test_only_backward_formula_in_shipped_spec():
 
 
 def test_only_result_formula_gives_grad_by_transposition(write_spec):
-    reg = Registry(load_spec(write_spec("""
+    reg = Registry(
+        load_spec(
+            write_spec("""
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           result: self_t * 2 + other_t * 3
-    """)))
+    """)
+        )
+    )
     add = reg.op("add.Tensor")
     assert add.formulas["vjp"] == "transpose of the result formula"
     x, y = jnp.ones((2, 3)), jnp.arange(3.0)

@@ -33,7 +33,7 @@ def _v1_7_names() -> list[str]:
 def _v1_10_flat_names() -> list[str]:
     prefix = "- name: "
     lines = (FORMULAS / "derivatives_v1_10_flat.yaml").read_text().splitlines()
-    return [line[len(prefix):] for line in lines if line.startswith(prefix)]
+    return [line[len(prefix) :] for line in lines if line.startswith(prefix)]
 
 
 def _torchgen_file(*parts: str) -> Path:

@@ -100,7 +100,18 @@ CASES = [
     ("reflection_pad2d_backward", (X(2, 7, 8), X(2, 4, 5), (1, 2, 3, 0)), {}),
     ("replication_pad3d_backward", (X(1, 5, 6, 5), X(1, 2, 3, 4), (1, 0, 2, 1, 1, 2)), {}),
 ]
-COMPLEX = {"permute", "cat", "index.Tensor", "index_put_", "gather", "scatter_add_", "masked_select", "as_strided", "constant_pad_nd", "unfold"}
+COMPLEX = {
+    "permute",
+    "cat",
+    "index.Tensor",
+    "index_put_",
+    "gather",
+    "scatter_add_",
+    "masked_select",
+    "as_strided",
+    "constant_pad_nd",
+    "unfold",
+}
 
 
 def _torch_op(name):
@@ -132,7 +143,12 @@ def _materialize(args, rng, dtype):
 
 
 def _convert(args, to):
-    return [[None if e is None else to(e) for e in a] if isinstance(a, list) else (to(a) if isinstance(a, np.ndarray) else a) for a in args]
+    return [
+        [None if e is None else to(e) for e in a]
+        if isinstance(a, list)
+        else (to(a) if isinstance(a, np.ndarray) else a)
+        for a in args
+    ]
 
 
 def _with(args, paths, xs):
@@ -170,12 +186,19 @@ def _run(name, args, kwargs, dtype):
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(np.asarray(o), t.detach().numpy(), rtol=1e-12, atol=1e-12)
         assert np.asarray(o).dtype == t.detach().numpy().dtype
-    cts = [(rng.normal(size=o.shape) + (1j * rng.normal(size=o.shape) if jnp.iscomplexobj(o) else 0)).astype(o.dtype) for o in ours]
+    cts = [
+        (rng.normal(size=o.shape) + (1j * rng.normal(size=o.shape) if jnp.iscomplexobj(o) else 0)).astype(o.dtype)
+        for o in ours
+    ]
     _, pullback = jax.vjp(lambda *xs: _as_list(op(*_with(jargs, paths, xs), **kwargs)), *xs)
     grads = pullback([jnp.asarray(c) for c in cts])
     expected = torch.autograd.grad(theirs, txs, [torch.from_numpy(np.conj(c)) for c in cts], allow_unused=True)
     for g, e, x in zip(grads, expected, txs):
-        e = np.zeros(x.shape, values[0].dtype if isinstance(values[0], np.ndarray) else dtype) if e is None else np.conj(e.numpy())
+        e = (
+            np.zeros(x.shape, values[0].dtype if isinstance(values[0], np.ndarray) else dtype)
+            if e is None
+            else np.conj(e.numpy())
+        )
         np.testing.assert_allclose(np.asarray(g), e, rtol=1e-12, atol=1e-12)
 
 
@@ -184,12 +207,28 @@ def test_values_and_vjp_match_torch(name, args, kwargs):
     _run(name, args, kwargs, F64)
 
 
-@pytest.mark.parametrize("name,args,kwargs", [c for c in CASES if c[0] in COMPLEX], ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "name,args,kwargs", [c for c in CASES if c[0] in COMPLEX], ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_complex_vjp_matches_torch(name, args, kwargs):
     _run(name, args, kwargs, C128)
 
 
-JVP = [c for c in CASES if c[0] in ("cat", "index_put_", "masked_fill_.Tensor", "index_add_.alpha", "index_fill_.int_Tensor", "masked_scatter_", "diagonal_backward", "gather")]
+JVP = [
+    c
+    for c in CASES
+    if c[0]
+    in (
+        "cat",
+        "index_put_",
+        "masked_fill_.Tensor",
+        "index_add_.alpha",
+        "index_fill_.int_Tensor",
+        "masked_scatter_",
+        "diagonal_backward",
+        "gather",
+    )
+]
 
 
 @pytest.mark.parametrize("name,args,kwargs", JVP, ids=lambda v: v if isinstance(v, str) else "")
@@ -200,7 +239,9 @@ def test_jvp_matches_torch(name, args, kwargs):
     op = jaxderiv.op(name)
     jargs = _convert(values, jnp.asarray)
     xs = [jargs[i] if j is None else jargs[i][j] for i, j in paths]
-    _, ours = jax.jvp(lambda *xs: _as_list(op(*_with(jargs, paths, xs), **kwargs)), tuple(xs), tuple(jnp.asarray(t) for t in tangents))
+    _, ours = jax.jvp(
+        lambda *xs: _as_list(op(*_with(jargs, paths, xs), **kwargs)), tuple(xs), tuple(jnp.asarray(t) for t in tangents)
+    )
     targs = _convert(values, torch.from_numpy)
     txs = tuple(targs[i] if j is None else targs[i][j] for i, j in paths)
     fn = lambda *xs: tuple(_as_list(_call_torch(name, _with(targs, paths, xs), kwargs)))  # noqa: E731
@@ -214,11 +255,14 @@ def test_index_put_accumulates_duplicates():
     np.testing.assert_array_equal(out, [0.0, 3.0, 4.0])
 
 
-@pytest.mark.parametrize("name,args", [
-    ("masked_select", (jnp.ones(3), jnp.array([True, False, True]))),
-    ("nonzero", (jnp.array([1.0, 0.0, 2.0]),)),
-    ("index.Tensor", (jnp.ones(3), [jnp.array([True, False, True])])),
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("masked_select", (jnp.ones(3), jnp.array([True, False, True]))),
+        ("nonzero", (jnp.array([1.0, 0.0, 2.0]),)),
+        ("index.Tensor", (jnp.ones(3), [jnp.array([True, False, True])])),
+    ],
+)
 def test_data_dependent_shapes_raise_under_jit(name, args):
     op = jaxderiv.op(name)
     assert op(*args).shape[0] == 2  # eager: fine
@@ -231,16 +275,21 @@ def test_nonzero_and_one_hot_match_torch():
     np.testing.assert_array_equal(jaxderiv.op("nonzero")(jnp.asarray(x)), aten.nonzero(torch.from_numpy(x)).numpy())
     i = np.array([0, 2, 1])
     np.testing.assert_array_equal(jaxderiv.op("one_hot")(jnp.asarray(i)), aten.one_hot(torch.from_numpy(i)).numpy())
-    np.testing.assert_array_equal(jaxderiv.op("one_hot")(jnp.asarray(i), 4), aten.one_hot(torch.from_numpy(i), 4).numpy())
+    np.testing.assert_array_equal(
+        jaxderiv.op("one_hot")(jnp.asarray(i), 4), aten.one_hot(torch.from_numpy(i), 4).numpy()
+    )
 
 
-@pytest.mark.parametrize("name,args", [
-    ("permute", (jnp.arange(24.0).reshape(2, 3, 4), (2, 0, 1))),
-    ("cat", ([jnp.ones((2, 3)), jnp.arange(3.0).reshape(1, 3)], 0)),
-    ("gather", (jnp.arange(12.0).reshape(3, 4), 1, jnp.array([[0, 0], [3, 1], [2, 2]]))),
-    ("index_put_", (jnp.arange(12.0).reshape(3, 4), [jnp.array([2, 0, 2])], jnp.ones((3, 4)), True)),
-    ("reflection_pad1d", (jnp.arange(10.0).reshape(2, 5), (2, 1))),
-])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("permute", (jnp.arange(24.0).reshape(2, 3, 4), (2, 0, 1))),
+        ("cat", ([jnp.ones((2, 3)), jnp.arange(3.0).reshape(1, 3)], 0)),
+        ("gather", (jnp.arange(12.0).reshape(3, 4), 1, jnp.array([[0, 0], [3, 1], [2, 2]]))),
+        ("index_put_", (jnp.arange(12.0).reshape(3, 4), [jnp.array([2, 0, 2])], jnp.ones((3, 4)), True)),
+        ("reflection_pad1d", (jnp.arange(10.0).reshape(2, 5), (2, 1))),
+    ],
+)
 def test_jit_and_vmap_of_grad(name, args):
     """grad under jit equals eager; vmap over a leading batch equals a loop."""
     op = jaxderiv.op(name)

@@ -53,7 +53,12 @@ def out(**arrays):
 
 
 def _run(body: str, devices: int = 4) -> dict:
-    env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", "PYTHONPATH": str(SRC), "JAX_PLATFORMS": "cpu"}
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        "PYTHONPATH": str(SRC),
+        "JAX_PLATFORMS": "cpu",
+    }
     code = _SETUP + textwrap.dedent(body)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -92,7 +92,13 @@ def test_shipped_file_loads_every_entry(path, count):
     for entry in spec:
         assert entry.location.file == str(path)
         assert entry.location.line == lines[entry.name], entry.name
-        assert entry.backward or entry.forward or entry.ignored or entry.non_differentiable or entry.output_differentiability is not None, entry.name
+        assert (
+            entry.backward
+            or entry.forward
+            or entry.ignored
+            or entry.non_differentiable
+            or entry.output_differentiability is not None
+        ), entry.name
 
 
 def test_shipped_entries_have_their_formula_lines():
@@ -203,7 +209,10 @@ self: grad * self.cos()
 """
     spec = read_spec_text(text, "t.yaml")
     add = spec["add.Tensor"]
-    assert [(f.names, f.text, f.location.line) for f in add.backward] == [(("self",), "grad", 5), (("other",), "maybe_multiply(grad, alpha)", 9)]
+    assert [(f.names, f.text, f.location.line) for f in add.backward] == [
+        (("self",), "grad", 5),
+        (("other",), "maybe_multiply(grad, alpha)", 9),
+    ]
     assert spec["sin"].location.line == 11
 
 
@@ -348,7 +357,11 @@ def test_non_differentiable_both_forms(spec_from_text):
 def test_non_differentiable_in_shipped_file():
     lines = V1_7.read_text().splitlines()
     spec = load_spec(V1_7)
-    marked = [i + 1 for i, line in enumerate(lines) if line.strip().endswith(": non_differentiable") and not line.lstrip().startswith("#")]
+    marked = [
+        i + 1
+        for i, line in enumerate(lines)
+        if line.strip().endswith(": non_differentiable") and not line.lstrip().startswith("#")
+    ]
     assert marked
     starts = sorted(_entry_lines(V1_7).items(), key=lambda kv: kv[1])
     for line_no in marked:
@@ -434,7 +447,10 @@ def test_auto_formulas(spec_from_text):
     assert reg.op("add.Tensor").formulas["jvp"].startswith("auto_linear")
     x, y = jnp.array([0.2, 1.1]), jnp.array([3.0, -2.0])
     np.testing.assert_allclose(jax.jvp(reg.op("sin"), (x,), (jnp.ones(2),))[1], jnp.cos(x))
-    np.testing.assert_allclose(jax.jvp(lambda a, b: reg.op("add.Tensor")(a, b, alpha=2.0), (x, y), (jnp.ones(2), 3 * jnp.ones(2)))[1], [7.0, 7.0])
+    np.testing.assert_allclose(
+        jax.jvp(lambda a, b: reg.op("add.Tensor")(a, b, alpha=2.0), (x, y), (jnp.ones(2), 3 * jnp.ones(2)))[1],
+        [7.0, 7.0],
+    )
 
 
 def test_auto_formulas_in_shipped_file():
@@ -470,18 +486,23 @@ def _assert_at(err: JaxderivError, path: Path, line: int):
 
 
 def test_invalid_yaml_is_located(write_spec):
-    path, err = _error(write_spec, """
+    path, err = _error(
+        write_spec,
+        """
         - name: sin(Tensor self) -> Tensor
           self: grad * self.cos()
          - name: cos(Tensor self) -> Tensor
           self: grad
-    """)
+    """,
+    )
     _assert_at(err, path, 3)
     assert "YAML" in str(err)
 
 
 def test_invalid_yaml_in_flattened_form_is_located(write_spec):
-    path, err = _error(write_spec, """
+    path, err = _error(
+        write_spec,
+        """
         - name: sin(Tensor self) -> Tensor
 
         self: grad * self.cos()
@@ -491,37 +512,46 @@ def test_invalid_yaml_in_flattened_form_is_located(write_spec):
         self: [grad
 
         - name: tan(Tensor self) -> Tensor
-    """)
+    """,
+    )
     assert "YAML" in str(err)
     assert path.name in str(err)
     assert err.location.line is not None and 7 <= err.location.line <= 10
 
 
 def test_non_list_file_is_located(write_spec):
-    path, err = _error(write_spec, """
+    path, err = _error(
+        write_spec,
+        """
         # a comment
 
         name: sin(Tensor self) -> Tensor
         self: grad
-    """)
+    """,
+    )
     _assert_at(err, path, 3)
     assert "list" in str(err)
 
 
 def test_entry_without_name_is_located(write_spec):
-    path, err = _error(write_spec, """
+    path, err = _error(
+        write_spec,
+        """
         - name: sin(Tensor self) -> Tensor
           self: grad
 
         - self: grad
           other: grad
-    """)
+    """,
+    )
     _assert_at(err, path, 4)
     assert "name" in str(err)
 
 
 def test_duplicate_entry_is_located(write_spec):
-    path, err = _error(write_spec, """
+    path, err = _error(
+        write_spec,
+        """
         - name: sin(Tensor self) -> Tensor
           self: grad
         - name: cos(Tensor self) -> Tensor
@@ -529,7 +559,8 @@ def test_duplicate_entry_is_located(write_spec):
 
         - name: sin(Tensor self) -> Tensor
           self: grad * 2
-    """)
+    """,
+    )
     _assert_at(err, path, 6)
     assert "duplicate" in str(err) and "'sin'" in str(err) and "line 1" in str(err)
 
@@ -546,27 +577,33 @@ def _warned(write_spec, text):
 
 
 def test_unknown_key_is_reported_with_its_line(write_spec):
-    path, message, spec = _warned(write_spec, """
+    path, message, spec = _warned(
+        write_spec,
+        """
         - name: sin(Tensor self) -> Tensor
           self: grad
         - name: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
           self: grad
           other: grad
           input: grad
-    """)
+    """,
+    )
     assert f"{path}:6" in message and "'input'" in message and "add.Tensor" in message
     assert [f.key for f in spec["add.Tensor"].backward] == ["self", "other"] and "sin" in spec
     assert spec.warnings == (message,)
 
 
 def test_unknown_key_in_flattened_form_is_reported_with_its_line(write_spec):
-    path, message, spec = _warned(write_spec, """
+    path, message, spec = _warned(
+        write_spec,
+        """
         - name: sin(Tensor self) -> Tensor
 
         self: grad
 
         bogus: grad
-    """)
+    """,
+    )
     assert f"{path}:5" in message and "'bogus'" in message
     assert [f.key for f in spec["sin"].backward] == ["self"]
 

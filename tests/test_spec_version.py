@@ -19,7 +19,11 @@ from jaxderiv.errors import SpecError
 from jaxderiv.spec import FINGERPRINTS, UNDETERMINABLE, detect_version, parse_version, read_spec_text
 
 FORMULAS = Path(__file__).resolve().parents[1] / "formulas"
-V1_7, V1_10, V2_14_1 = FORMULAS / "derivatives_v1_7.yaml", FORMULAS / "derivatives_v1_10_flat.yaml", FORMULAS / "derivatives_v2_14_1.yaml"
+V1_7, V1_10, V2_14_1 = (
+    FORMULAS / "derivatives_v1_7.yaml",
+    FORMULAS / "derivatives_v1_10_flat.yaml",
+    FORMULAS / "derivatives_v2_14_1.yaml",
+)
 
 
 def _torch_file() -> Path:
@@ -41,12 +45,15 @@ def _neutral(tmp_path, source: Path) -> Path:
     return target
 
 
-@pytest.mark.parametrize("source, release, marker", [
-    (V1_7, (1, 7), "entry `_bmm`"),
-    (V1_10, (1, 10), "entry `_neg_view`"),
-    ("torch", (2, 13), "entry `_lazy_clone`"),
-    (V2_14_1, (2, 14, 1), "entry `linalg_polar`"),
-])
+@pytest.mark.parametrize(
+    "source, release, marker",
+    [
+        (V1_7, (1, 7), "entry `_bmm`"),
+        (V1_10, (1, 10), "entry `_neg_view`"),
+        ("torch", (2, 13), "entry `_lazy_clone`"),
+        (V2_14_1, (2, 14, 1), "entry `linalg_polar`"),
+    ],
+)
 def test_each_release_is_detected_under_a_neutral_name(tmp_path, source, release, marker):
     path = _neutral(tmp_path, _torch_file() if source == "torch" else source)
     version = load_spec(path).version
@@ -63,7 +70,10 @@ def test_a_versioned_looking_name_plays_no_part(tmp_path):
     single = tmp_path / "derivatives_v1_7.yaml"
     single.write_text("- name: sqrt(Tensor self) -> Tensor\n  self: grad / (2 * result)\n")
     version = load_spec(single).version
-    assert version.release is None and version.how == UNDETERMINABLE == "undeterminable: newest assumed; pass --torch-version"
+    assert (
+        version.release is None
+        and version.how == UNDETERMINABLE == "undeterminable: newest assumed; pass --torch-version"
+    )
 
 
 def test_fingerprints_are_each_releases_own():
@@ -87,8 +97,21 @@ def test_fingerprints_are_each_releases_own():
 def test_detection_without_the_newer_markers_falls_back_a_release():
     """2.14.1's file without its three markers reads as 2.13: detection is by markers only."""
     newest = load_spec(V2_14_1)
-    kept = {n: e for n, e in newest.entries.items() if n not in ("linalg_polar", "linalg_matrix_sqrth", "erf", "erfc", "special_erfcx", "erfinv",
-                                                                  "special_ndtri", "special_log_ndtr")}
+    kept = {
+        n: e
+        for n, e in newest.entries.items()
+        if n
+        not in (
+            "linalg_polar",
+            "linalg_matrix_sqrth",
+            "erf",
+            "erfc",
+            "special_erfcx",
+            "erfinv",
+            "special_ndtri",
+            "special_log_ndtr",
+        )
+    }
     version = detect_version(kept)
     assert version.release == (2, 13), version
 
@@ -113,7 +136,9 @@ def test_given_version_picks_the_revised_helper_meaning(tmp_path):
 
     path = tmp_path / "derivatives.yaml"
     path.write_text(entry_yaml(load_spec(V1_7)["_softmax_backward_data"]))
-    rows = lambda spec: [(r.mode, r.status) for r in check_all(spec, ops=["_softmax_backward_data"], modes=["vjp"]).rows]  # noqa: E731
+    rows = lambda spec: [
+        (r.mode, r.status) for r in check_all(spec, ops=["_softmax_backward_data"], modes=["vjp"]).rows
+    ]  # noqa: E731
     assert rows(load_spec(path, torch_version="1.7")) == [("vjp", "passed")]
     assert rows(load_spec(path)) == [("vjp", "failed")]
 
@@ -133,18 +158,23 @@ def test_pre_complex_release_checks_complex_only_where_its_formulas_allow(tmp_pa
     report = jaxderiv.check_all(load_spec(V1_7), ops=["addmm"], modes=["vjp"])
     (row,) = report.rows
     assert row.status == "passed" and "beta is complex" in row.reason and "PyTorch 1.7" in row.reason
-    as_newer = jaxderiv.check_all(load_spec(_neutral(tmp_path, V1_7), torch_version="1.10"), ops=["addmm"], modes=["vjp"])
+    as_newer = jaxderiv.check_all(
+        load_spec(_neutral(tmp_path, V1_7), torch_version="1.10"), ops=["addmm"], modes=["vjp"]
+    )
     assert as_newer.rows[0].status == "failed" and "complex128" in as_newer.rows[0].reason
     assert "PyTorch 1.7 (detected from content: entry `_bmm`)" in report.summary()
 
 
-@pytest.mark.parametrize("name, call", [
-    ("sqrt", lambda op, z: op(z)),
-    ("rsqrt", lambda op, z: op(z)),
-    ("tan", lambda op, z: op(z)),
-    ("reciprocal", lambda op, z: op(z)),
-    ("mv", lambda op, z: op(jnp.stack([z, z]), z)),
-])
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("sqrt", lambda op, z: op(z)),
+        ("rsqrt", lambda op, z: op(z)),
+        ("tan", lambda op, z: op(z)),
+        ("reciprocal", lambda op, z: op(z)),
+        ("mv", lambda op, z: op(jnp.stack([z, z]), z)),
+    ],
+)
 def test_real_only_formula_refuses_complex_derivatives(name, call):
     """The default registry takes these entries from 1.7, written for real tensors: a complex
     derivative raises naming the entry, file:line and release; values and real derivatives work."""
@@ -188,7 +218,9 @@ def test_same_text_as_a_newer_release_accepts_complex(tmp_path):
 
 
 def test_trailing_semicolon_is_accepted(spec_from_text):
-    spec = spec_from_text("- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos();\n  result: self_t * self_p.cos() ;\n")
+    spec = spec_from_text(
+        "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos();\n  result: self_t * self_p.cos() ;\n"
+    )
     op = jaxderiv.Registry(spec).op("sin")
     x = jnp.array([0.3, 1.1])
     np.testing.assert_allclose(np.asarray(jax.grad(lambda x: op(x).sum())(x)), np.cos([0.3, 1.1]))
@@ -206,9 +238,21 @@ def test_unknown_key_warns_with_file_and_line(write_spec):
     assert [f.key for f in spec["sin"].backward] == ["self"]
 
 
-CMATH = {"M_PI": math.pi, "M_PI_2": math.pi / 2, "M_PI_4": math.pi / 4, "M_1_PI": 1 / math.pi, "M_2_PI": 2 / math.pi,
-         "M_2_SQRTPI": 2 / math.sqrt(math.pi), "M_SQRT2": math.sqrt(2), "M_SQRT1_2": 1 / math.sqrt(2), "M_E": math.e,
-         "M_LOG2E": math.log2(math.e), "M_LOG10E": math.log10(math.e), "M_LN2": math.log(2), "M_LN10": math.log(10)}
+CMATH = {
+    "M_PI": math.pi,
+    "M_PI_2": math.pi / 2,
+    "M_PI_4": math.pi / 4,
+    "M_1_PI": 1 / math.pi,
+    "M_2_PI": 2 / math.pi,
+    "M_2_SQRTPI": 2 / math.sqrt(math.pi),
+    "M_SQRT2": math.sqrt(2),
+    "M_SQRT1_2": 1 / math.sqrt(2),
+    "M_E": math.e,
+    "M_LOG2E": math.log2(math.e),
+    "M_LOG10E": math.log10(math.e),
+    "M_LN2": math.log(2),
+    "M_LN10": math.log(10),
+}
 
 
 @pytest.mark.parametrize("name", sorted(CMATH))

@@ -129,7 +129,10 @@ CASES = [
     *[Case("polygamma", (n, pts(0.0, -1.0, -2.0, INF)), wrt=(1,), label=f"n={n} poles") for n in (1, 2, 3)],
     # below about -7 JAX's Hurwitz zeta (a fixed 8 or 16 terms before Euler-Maclaurin) was wrong:
     # polygamma(4, -8.3157) gave 8100.5 for torch's 7497.7; the recurrence to positive q fixes it
-    *[Case("polygamma", (n, pts(-8.3157, -12.6, -30.2, -7.5)), wrt=(1,), label=f"n={n} far negative") for n in (1, 2, 4)],
+    *[
+        Case("polygamma", (n, pts(-8.3157, -12.6, -30.2, -7.5)), wrt=(1,), label=f"n={n} far negative")
+        for n in (1, 2, 4)
+    ],
     *[Case("polygamma_", (u(0.2, 5), n), inplace=True, label=f"n={n}") for n in (0, 1, 2)],
     *[Case("mvlgamma", (u((p - 1) / 2 + 0.1, 6), p), label=f"p={p}") for p in (1, 2, 3, 5)],
     Case("mvlgamma", (pts(1.0, 1.5, 3.0), 3), label="p=3 edge"),
@@ -142,10 +145,22 @@ CASES = [
     # xlogy and xlog1py: x = 0 gives 0 and its own derivatives; y = NaN gives NaN
     Case("xlogy.Tensor", (u(-2, 2), u(0.1, 3)), wrt=(0, 1)),
     Case("xlogy.Tensor", (u(-2, 2), u(0.1, 3, (3,))), wrt=(0, 1), label="bcast"),
-    Case("xlogy.Tensor", (pts(0.0, 0.0, 0.0, 1.0, 2.0, -1.0), pts(0.0, NAN, 2.0, 0.0, NAN, INF)), wrt=(0, 1), label="x=0", spec110=XLOGY_110),
+    Case(
+        "xlogy.Tensor",
+        (pts(0.0, 0.0, 0.0, 1.0, 2.0, -1.0), pts(0.0, NAN, 2.0, 0.0, NAN, INF)),
+        wrt=(0, 1),
+        label="x=0",
+        spec110=XLOGY_110,
+    ),
     Case("xlogy.Tensor", (np.arange(6).reshape(2, 3), np.arange(1, 7).reshape(2, 3)), wrt=(), label="int"),
     # float32 result: the gradient of the 0-d float64 input is summed in float32
-    Case("xlogy.Tensor", (u(-2, 2).astype(np.float32), np.asarray(2.5)), wrt=(0, 1), label="float32 with 0-d float64", tol=2e-5),
+    Case(
+        "xlogy.Tensor",
+        (u(-2, 2).astype(np.float32), np.asarray(2.5)),
+        wrt=(0, 1),
+        label="float32 with 0-d float64",
+        tol=2e-5,
+    ),
     Case("xlogy.Scalar_Self", (1.5, u(0.1, 3)), wrt=(1,)),
     Case("xlogy.Scalar_Self", (0, pts(0.0, 1.0, NAN)), wrt=(1,), label="x=0", spec110=XLOGY_SELF_110),
     # the spec's formula takes log(other) in float32: at::xlogy(bool tensor, Scalar) is float32
@@ -155,16 +170,32 @@ CASES = [
     Case("xlogy.Scalar_Other", (u(-2, 2).astype(np.float32), 2.5), label="float32"),
     Case("xlogy.Scalar_Other", (np.arange(4), 3.0), wrt=(), label="int"),
     Case("special_xlog1py", (u(-2, 2), u(-0.9, 3)), wrt=(0, 1)),
-    Case("special_xlog1py", (pts(0.0, 0.0, 0.0, 1.0, 2.0), pts(-1.0, NAN, 2.0, -1.0, NAN)), wrt=(0, 1), label="x=0", spec110=XLOG1PY_110),
+    Case(
+        "special_xlog1py",
+        (pts(0.0, 0.0, 0.0, 1.0, 2.0), pts(-1.0, NAN, 2.0, -1.0, NAN)),
+        wrt=(0, 1),
+        label="x=0",
+        spec110=XLOG1PY_110,
+    ),
     Case("special_xlog1py.self_scalar", (1.5, u(-0.9, 3)), wrt=(1,)),
     Case("special_xlog1py.other_scalar", (u(-2, 2), 1.5)),
     Case("special_xlog1py.other_scalar", (np.arange(3), 1.5), wrt=(), label="int"),
     # Hurwitz zeta: the spec differentiates q (other) only
     Case("special_zeta", (u(1.2, 5), u(0.2, 4)), wrt=(1,)),
     Case("special_zeta", (np.array([2, 3, 4]), u(0.2, 4, (3,))), wrt=(1,), label="integer x"),
-    Case("special_zeta", (pts(2.0, 2.0, 2.0, 3.0, 2.0, 0.5, 1.0), pts(0.0, -1.0, -INF, -1.5, INF, 2.0, 2.0)), wrt=(1,), label="edges"),
+    Case(
+        "special_zeta",
+        (pts(2.0, 2.0, 2.0, 3.0, 2.0, 0.5, 1.0), pts(0.0, -1.0, -INF, -1.5, INF, 2.0, 2.0)),
+        wrt=(1,),
+        label="edges",
+    ),
     Case("special_zeta.self_scalar", (3.0, u(0.2, 4)), wrt=(1,)),
-    Case("special_zeta", (pts(3.0, 4.0, 2.0, 5.0, 2.5), pts(-8.3157, -12.25, -0.5, -20.7, -9.5)), wrt=(1,), label="negative q"),
+    Case(
+        "special_zeta",
+        (pts(3.0, 4.0, 2.0, 5.0, 2.5), pts(-8.3157, -12.25, -0.5, -20.7, -9.5)),
+        wrt=(1,),
+        label="negative q",
+    ),
     Case("special_zeta.other_scalar", (u(1.2, 5), 1.5), wrt=()),
     # logit: eps clamps to [eps, 1 - eps]; without it, the ends 0 and 1 are poles
     Case("logit", (u(0.01, 0.99), None)),
@@ -256,7 +287,9 @@ def test_jvp_matches_torch_forward_ad(case):
     primals = [case.args[i] for i in case.wrt]
     rng = np.random.default_rng(1)
     tangents = [like(p, rng) for p in primals]
-    _, actual = jax.jvp(lambda *xs: ours(case, *xs), tuple(map(jnp.asarray, primals)), tuple(map(jnp.asarray, tangents)))
+    _, actual = jax.jvp(
+        lambda *xs: ours(case, *xs), tuple(map(jnp.asarray, primals)), tuple(map(jnp.asarray, tangents))
+    )
     tps, tts = tuple(map(torch.from_numpy, primals)), tuple(map(torch.from_numpy, tangents))
     if case.spec110 is not None:
         spec = case.spec110
@@ -270,10 +303,33 @@ def test_jvp_matches_torch_forward_ad(case):
 
 def test_cases_cover_every_entry_of_the_family():
     family = {
-        "erf", "erfc", "erfinv", "special_erfcx", "i0", "special_i0e", "special_i1", "special_i1e", "lgamma", "digamma",
-        "polygamma", "polygamma_", "mvlgamma", "igamma", "igammac", "xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other",
-        "special_xlog1py", "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_zeta",
-        "special_zeta.self_scalar", "special_zeta.other_scalar", "logit", "nextafter", "frexp.Tensor",
+        "erf",
+        "erfc",
+        "erfinv",
+        "special_erfcx",
+        "i0",
+        "special_i0e",
+        "special_i1",
+        "special_i1e",
+        "lgamma",
+        "digamma",
+        "polygamma",
+        "polygamma_",
+        "mvlgamma",
+        "igamma",
+        "igammac",
+        "xlogy.Tensor",
+        "xlogy.Scalar_Self",
+        "xlogy.Scalar_Other",
+        "special_xlog1py",
+        "special_xlog1py.self_scalar",
+        "special_xlog1py.other_scalar",
+        "special_zeta",
+        "special_zeta.self_scalar",
+        "special_zeta.other_scalar",
+        "logit",
+        "nextafter",
+        "frexp.Tensor",
     }
     assert {c.name for c in CASES} == family
     assert {c.name for c in DIFF_CASES} == family - {"nextafter", "special_zeta.other_scalar"}
@@ -328,7 +384,9 @@ def test_floating_only_ops_reject_integers_like_torch(name, args):
 
 def test_floating_only_ops_promote_mixed_integer_inputs_like_torch():
     a, x = np.array([1, 2]), np.array([0.5, 3.0])
-    assert_matches(jaxderiv.op("igamma")(jnp.asarray(a), jnp.asarray(x)), torch.igamma(torch.from_numpy(a), torch.from_numpy(x)))
+    assert_matches(
+        jaxderiv.op("igamma")(jnp.asarray(a), jnp.asarray(x)), torch.igamma(torch.from_numpy(a), torch.from_numpy(x))
+    )
 
 
 SECOND_ORDER = [

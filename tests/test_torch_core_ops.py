@@ -16,11 +16,35 @@ torch = pytest.importorskip("torch")
 aten = torch.ops.aten
 
 REG = Registry(load_spec(from_torch=True))
-OPS = ("where.self", "squeeze.dims", "squeeze_.dims", "chunk", "diag_embed", "fill.Scalar", "fill.Tensor",
-       "index_fill.int_Scalar", "index_fill.int_Tensor", "round.decimals", "sort.stable", "ldexp.Tensor",
-       "special_entr", "special_log_ndtr", "narrow_copy", "_reshape_copy", "_reshape_alias", "select_backward",
-       "slice_backward", "masked_scatter_backward", "any.dims", "all.dims", "_is_all_true", "_is_any_true",
-       "view.dtype", "lift", "lift_fresh")
+OPS = (
+    "where.self",
+    "squeeze.dims",
+    "squeeze_.dims",
+    "chunk",
+    "diag_embed",
+    "fill.Scalar",
+    "fill.Tensor",
+    "index_fill.int_Scalar",
+    "index_fill.int_Tensor",
+    "round.decimals",
+    "sort.stable",
+    "ldexp.Tensor",
+    "special_entr",
+    "special_log_ndtr",
+    "narrow_copy",
+    "_reshape_copy",
+    "_reshape_alias",
+    "select_backward",
+    "slice_backward",
+    "masked_scatter_backward",
+    "any.dims",
+    "all.dims",
+    "_is_all_true",
+    "_is_any_true",
+    "view.dtype",
+    "lift",
+    "lift_fresh",
+)
 
 
 def _t(x):
@@ -99,7 +123,10 @@ def test_where_self_broadcasts_and_promotes():
     check("where.self", aten.where.self, [np.array([True, False, True, False]), x, np.ones(4)], diff=())
 
 
-@pytest.mark.parametrize("shape,dims", [((2, 1, 3, 1), [1, -1]), ((1, 2, 1), [0, 1]), ((2, 3), []), ((), [0]), ((), [-1]), ((1, 0, 1), [0, 2])])
+@pytest.mark.parametrize(
+    "shape,dims",
+    [((2, 1, 3, 1), [1, -1]), ((1, 2, 1), [0, 1]), ((2, 3), []), ((), [0]), ((), [-1]), ((1, 0, 1), [0, 2])],
+)
 def test_squeeze_dims(shape, dims):
     x = np.random.default_rng(2).standard_normal(shape)
     check("squeeze.dims", aten.squeeze.dims, [x, dims])
@@ -111,7 +138,9 @@ def test_squeeze_dims_rejects_a_repeated_dim():
         REG.op("squeeze.dims")(jnp.ones((1, 2)), [0, -2])
 
 
-@pytest.mark.parametrize("shape,chunks,dim", [((5, 3), 3, 0), ((6, 2), 4, 0), ((2, 7), 3, -1), ((0, 3), 2, 0), ((2, 3), 5, 1)])
+@pytest.mark.parametrize(
+    "shape,chunks,dim", [((5, 3), 3, 0), ((6, 2), 4, 0), ((2, 7), 3, -1), ((0, 3), 2, 0), ((2, 3), 5, 1)]
+)
 def test_chunk_pieces_match_torch_and_its_backward_is_not_implemented(shape, chunks, dim):
     x = np.random.default_rng(3).standard_normal(shape)
     ours, theirs = REG.op("chunk")(jnp.asarray(x), chunks, dim), aten.chunk(_t(x), chunks, dim)
@@ -122,7 +151,9 @@ def test_chunk_pieces_match_torch_and_its_backward_is_not_implemented(shape, chu
         jax.grad(lambda a: REG.op("chunk")(a, chunks, dim)[0].sum())(jnp.asarray(x))
 
 
-@pytest.mark.parametrize("shape,offset,d1,d2", [((2, 3), 0, -2, -1), ((3,), 1, 0, 1), ((2, 3), -2, 2, 0), ((2, 2, 3), 1, 1, 3)])
+@pytest.mark.parametrize(
+    "shape,offset,d1,d2", [((2, 3), 0, -2, -1), ((3,), 1, 0, 1), ((2, 3), -2, 2, 0), ((2, 2, 3), 1, 1, 3)]
+)
 def test_diag_embed(shape, offset, d1, d2):
     check("diag_embed", aten.diag_embed, [np.random.default_rng(4).standard_normal(shape), offset, d1, d2])
 
@@ -143,9 +174,16 @@ def test_index_fill_repeated_index_counts_once_for_value():
     rng = np.random.default_rng(6)
     x, idx = rng.standard_normal((4, 3)), np.array([1, 3, 1])
     check("index_fill.int_Scalar", aten.index_fill.int_Scalar, [x, 0, idx, 0.5])
-    check("index_fill.int_Tensor", aten.index_fill.int_Tensor, [x, -1, np.array([2, 0, 2]), np.array(1.25)], diff=(0, 3))
+    check(
+        "index_fill.int_Tensor", aten.index_fill.int_Tensor, [x, -1, np.array([2, 0, 2]), np.array(1.25)], diff=(0, 3)
+    )
     check("index_fill.int_Scalar", aten.index_fill.int_Scalar, [np.arange(6).reshape(2, 3), 1, idx[:1], 7], diff=())
-    check("index_fill.int_Tensor", aten.index_fill.int_Tensor, [np.array(3.0), 0, np.array([0]), np.array(1.25)], diff=(0, 3))
+    check(
+        "index_fill.int_Tensor",
+        aten.index_fill.int_Tensor,
+        [np.array(3.0), 0, np.array([0]), np.array(1.25)],
+        diff=(0, 3),
+    )
 
 
 # -- rounding, sorting ----------------------------------------------------------------------------
@@ -165,12 +203,25 @@ def test_round_decimals_rejects_integers_like_aten():
         REG.op("round.decimals")(jnp.arange(3), decimals=1)
 
 
-@pytest.mark.parametrize("kwargs", [{"stable": True}, {"stable": None, "dim": 0, "descending": True}, {"stable": False, "dim": -1, "descending": True}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"stable": True},
+        {"stable": None, "dim": 0, "descending": True},
+        {"stable": False, "dim": -1, "descending": True},
+    ],
+)
 def test_sort_stable_ties_and_nan(kwargs):
     x = np.array([[2.0, 1.0, 2.0, np.nan, 1.0], [0.5, 0.5, -1.0, 3.0, 0.5]])
     check("sort.stable", aten.sort.stable, [x], kwargs=kwargs)
     check("sort.stable", aten.sort.stable, [np.array(1.5)], kwargs={"stable": True})
-    check("sort.stable", aten.sort.stable, [np.array([3, 1, 3, 2], np.int32)], diff=(), kwargs=kwargs if "dim" not in kwargs else {"stable": True})
+    check(
+        "sort.stable",
+        aten.sort.stable,
+        [np.array([3, 1, 3, 2], np.int32)],
+        diff=(),
+        kwargs=kwargs if "dim" not in kwargs else {"stable": True},
+    )
 
 
 # -- ldexp, entr, log_ndtr ------------------------------------------------------------------------
@@ -252,8 +303,19 @@ def test_is_all_true_is_any_true():
         REG.op("_is_all_true")(jnp.ones(2))
 
 
-@pytest.mark.parametrize("src,dst", [(np.float32, torch.int32), (np.float32, torch.float16), (np.float64, torch.complex128), (np.complex64, torch.float32),
-                                     (np.uint8, torch.bool), (np.bool_, torch.int16), (np.float32, torch.uint8), (np.int16, torch.int64)])
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (np.float32, torch.int32),
+        (np.float32, torch.float16),
+        (np.float64, torch.complex128),
+        (np.complex64, torch.float32),
+        (np.uint8, torch.bool),
+        (np.bool_, torch.int16),
+        (np.float32, torch.uint8),
+        (np.int16, torch.int64),
+    ],
+)
 def test_view_dtype_reads_the_bytes(src, dst):
     x = (np.random.default_rng(11).standard_normal((2, 4)) * 3).astype(src)
     ours = REG.op("view.dtype")(jnp.asarray(x), np.dtype(str(dst).removeprefix("torch.").replace("bool", "bool_")))
@@ -271,32 +333,44 @@ def test_wrong_formulas_differ_from_torch(write_spec):
     """A swapped where branch, ldexp without its ln 2, entr with a flipped sign: each differs."""
     rng = np.random.default_rng(12)
     cond, a, b = rng.random(5) < 0.5, rng.standard_normal(5), rng.standard_normal(5)
-    bad_where = _mutant(write_spec, """
+    bad_where = _mutant(
+        write_spec,
+        """
         - name: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
           condition: non_differentiable
           self: where(condition, 0, grad)
           other: where(condition, grad, 0)
-        """, "where.self")
+        """,
+        "where.self",
+    )
     g = jax.grad(lambda x: bad_where(jnp.asarray(cond), x, jnp.asarray(b)).sum())(jnp.asarray(a))
     ta = _t(a).requires_grad_()
     (tg,) = torch.autograd.grad(aten.where.self(_t(cond), ta, _t(b)).sum(), [ta])
     assert not np.allclose(g, _np(tg))
 
-    bad_ldexp = _mutant(write_spec, """
+    bad_ldexp = _mutant(
+        write_spec,
+        """
         - name: ldexp.Tensor(Tensor self, Tensor other) -> Tensor
           self: grad * at::pow(2, other).conj()
           other: grad * result.conj()
-        """, "ldexp.Tensor")
+        """,
+        "ldexp.Tensor",
+    )
     g = jax.grad(lambda y: bad_ldexp(jnp.asarray(a), y).sum())(jnp.asarray(b))
     tb = _t(b).requires_grad_()
     (tg,) = torch.autograd.grad(aten.ldexp.Tensor(_t(a), tb).sum(), [tb])
     assert not np.allclose(g, _np(tg))
 
     x = np.array([0.2, 0.7, 1.5])
-    bad_entr = _mutant(write_spec, """
+    bad_entr = _mutant(
+        write_spec,
+        """
         - name: special_entr(Tensor self) -> Tensor
           self: grad * (1 + self.log())
-        """, "special_entr")
+        """,
+        "special_entr",
+    )
     g = jax.grad(lambda v: bad_entr(v).sum())(jnp.asarray(x))
     tx = _t(x).requires_grad_()
     (tg,) = torch.autograd.grad(aten.special_entr(tx).sum(), [tx])

@@ -51,11 +51,13 @@ def test_jit_grad_jvp_vmap_hessian(small):
 
     xt = x.clone().requires_grad_()
     loss = m(xt)
-    gx_t, = torch.autograd.grad(loss, xt)
+    (gx_t,) = torch.autograd.grad(loss, xt)
     np.testing.assert_allclose(jax.jit(jax.grad(f, argnums=1))(model.params, xj), gx_t.numpy(), rtol=1e-12)
     # vmap over a batch of inputs equals the loop
     batch = jnp.stack([xj, 2 * xj])
-    np.testing.assert_allclose(jax.vmap(f, in_axes=(None, 0))(model.params, batch), [f(model.params, xj), f(model.params, 2 * xj)], rtol=1e-12)
+    np.testing.assert_allclose(
+        jax.vmap(f, in_axes=(None, 0))(model.params, batch), [f(model.params, xj), f(model.params, 2 * xj)], rtol=1e-12
+    )
     # jvp equals the directional derivative from the gradient
     t = jnp.ones_like(xj)
     _, tangent = jax.jvp(lambda x: f(model.params, x), (xj,), (t,))
@@ -67,8 +69,11 @@ def test_jit_grad_jvp_vmap_hessian(small):
 
 def test_gradient_follows_the_spec_text(tmp_path):
     """Edit abs's formula in a copy of torch's file: the imported model's gradient changes."""
-    registry = edited_torch_spec(tmp_path, "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
-                                 "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 3\n")
+    registry = edited_torch_spec(
+        tmp_path,
+        "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn()\n",
+        "- name: abs(Tensor self) -> Tensor\n  self: grad * self.sgn() * 3\n",
+    )
 
     class Abs(nn.Module):
         def forward(self, x):
@@ -84,8 +89,11 @@ def test_gradient_follows_the_spec_text(tmp_path):
 
 
 def test_compare_finds_the_first_diverging_gradient(tmp_path):
-    doubled_relu = edited_torch_spec(tmp_path, "  self: threshold_backward(grad, result, 0)\n  result: auto_element_wise\n",
-                                     "  self: threshold_backward(grad, result, 0) * 2\n  result: auto_element_wise\n")
+    doubled_relu = edited_torch_spec(
+        tmp_path,
+        "  self: threshold_backward(grad, result, 0)\n  result: auto_element_wise\n",
+        "  self: threshold_backward(grad, result, 0) * 2\n  result: auto_element_wise\n",
+    )
     torch.manual_seed(0)
     m = Small().double()
     x = torch.randn(5, 3, dtype=torch.float64)
@@ -112,7 +120,7 @@ def test_constructors_and_queries_carry_no_gradient():
     model = jt.from_module(WithConstructors(), x.detach())
     kinds = {s.op: s.kind for s in model.program.steps}
     assert kinds["aten::arange"] == "constant" and kinds["aten::argmax"] == "constant"
-    g_t, = torch.autograd.grad(WithConstructors()(x), x)
+    (g_t,) = torch.autograd.grad(WithConstructors()(x), x)
     out, grad = jax.value_and_grad(lambda x: model.apply({}, {}, x)[0])(jnp.asarray(x.detach().numpy()))
     np.testing.assert_allclose(out, WithConstructors()(x).item(), rtol=1e-14)
     np.testing.assert_allclose(grad, g_t.numpy(), rtol=1e-14)
@@ -200,9 +208,11 @@ def test_the_core_package_never_imports_torch():
     import subprocess
     import sys
 
-    code = ("import sys, jax.numpy as jnp, jaxderiv; jaxderiv.aten.abs.default(jnp.ones(2)); "
-            "jaxderiv.Registry(jaxderiv.load_spec(from_torch=True)).op('relu'); "
-            "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))")
+    code = (
+        "import sys, jax.numpy as jnp, jaxderiv; jaxderiv.aten.abs.default(jnp.ones(2)); "
+        "jaxderiv.Registry(jaxderiv.load_spec(from_torch=True)).op('relu'); "
+        "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

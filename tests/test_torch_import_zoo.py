@@ -93,7 +93,9 @@ def test_recurrent_classifier(cell):
 
 
 def test_transformer_encoder_layer():
-    m = _seeded(nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True)).train()
+    m = _seeded(
+        nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    ).train()
     x = torch.randn(2, 5, 8, dtype=torch.float64)
     _assert_close(against_torch(m, (x,)))
 
@@ -106,31 +108,81 @@ VOCAB = 50
 
 
 def _gpt2():
-    cfg = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=16, vocab_size=VOCAB, n_positions=16, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False)
+    cfg = transformers.GPT2Config(
+        n_layer=2,
+        n_head=2,
+        n_embd=16,
+        vocab_size=VOCAB,
+        n_positions=16,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        use_cache=False,
+    )
     return transformers.GPT2LMHeadModel(cfg), (torch.randint(0, VOCAB, (2, 6)),), {}
 
 
 def _bert():
-    cfg = transformers.BertConfig(num_hidden_layers=2, num_attention_heads=2, hidden_size=16, intermediate_size=32, vocab_size=VOCAB,
-                                  max_position_embeddings=16, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg = transformers.BertConfig(
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        hidden_size=16,
+        intermediate_size=32,
+        vocab_size=VOCAB,
+        max_position_embeddings=16,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     return transformers.BertForSequenceClassification(cfg), (torch.randint(0, VOCAB, (2, 6)),), {}
 
 
 def _vit():
-    cfg = transformers.ViTConfig(num_hidden_layers=2, num_attention_heads=2, hidden_size=16, intermediate_size=32, image_size=8, patch_size=4,
-                                 num_channels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)
+    cfg = transformers.ViTConfig(
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        hidden_size=16,
+        intermediate_size=32,
+        image_size=8,
+        patch_size=4,
+        num_channels=3,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        num_labels=3,
+    )
     return transformers.ViTForImageClassification(cfg), (torch.randn(2, 3, 8, 8, dtype=torch.float64),), {}
 
 
 def _llama():
-    cfg = transformers.LlamaConfig(num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, hidden_size=16, intermediate_size=32,
-                                   vocab_size=VOCAB, max_position_embeddings=16, use_cache=False)
+    cfg = transformers.LlamaConfig(
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        hidden_size=16,
+        intermediate_size=32,
+        vocab_size=VOCAB,
+        max_position_embeddings=16,
+        use_cache=False,
+    )
     return transformers.LlamaForCausalLM(cfg), (torch.randint(0, VOCAB, (2, 6)),), {}
 
 
 def _t5():
-    cfg = transformers.T5Config(num_layers=1, num_decoder_layers=1, num_heads=2, d_model=16, d_kv=8, d_ff=32, vocab_size=VOCAB, dropout_rate=0.0, use_cache=False)
-    return transformers.T5ForConditionalGeneration(cfg), (torch.randint(0, VOCAB, (2, 6)),), {"decoder_input_ids": torch.randint(0, VOCAB, (2, 4))}
+    cfg = transformers.T5Config(
+        num_layers=1,
+        num_decoder_layers=1,
+        num_heads=2,
+        d_model=16,
+        d_kv=8,
+        d_ff=32,
+        vocab_size=VOCAB,
+        dropout_rate=0.0,
+        use_cache=False,
+    )
+    return (
+        transformers.T5ForConditionalGeneration(cfg),
+        (torch.randint(0, VOCAB, (2, 6)),),
+        {"decoder_input_ids": torch.randint(0, VOCAB, (2, 4))},
+    )
 
 
 # Llama's RMSNorm and T5's layer norm and relative-position buckets compute in float32 inside a
@@ -138,7 +190,11 @@ def _t5():
 FLOAT32_INSIDE = 1e-5
 
 
-@pytest.mark.parametrize("make, rtol", [(_gpt2, RTOL), (_bert, RTOL), (_vit, RTOL), (_llama, FLOAT32_INSIDE), (_t5, FLOAT32_INSIDE)], ids=["gpt2", "bert", "vit", "llama", "t5"])
+@pytest.mark.parametrize(
+    "make, rtol",
+    [(_gpt2, RTOL), (_bert, RTOL), (_vit, RTOL), (_llama, FLOAT32_INSIDE), (_t5, FLOAT32_INSIDE)],
+    ids=["gpt2", "bert", "vit", "llama", "t5"],
+)
 def test_transformers_model(make, rtol):
     torch.manual_seed(0)
     module, inputs, kw = make()

@@ -98,11 +98,26 @@ CASES = [
     Case("special_ndtri", lambda rng: (np.array([0.5, 1e-6, 1 - 1e-6]),), label="tails"),
     Case("mish", _n(2, 3)),
     Case("mish", lambda rng: (np.array([0.0, -30.0, 25.0, 3.0]),), label="zero and saturation"),
-    *[Case("huber_loss", lambda rng, r=r, d=d: (*_huber(d)(rng), r, d), diff=(0, 1), label=f"reduction={r} delta={d}")
-      for r in (0, 1, 2) for d in (1.0, 0.4)],
+    *[
+        Case("huber_loss", lambda rng, r=r, d=d: (*_huber(d)(rng), r, d), diff=(0, 1), label=f"reduction={r} delta={d}")
+        for r in (0, 1, 2)
+        for d in (1.0, 0.4)
+    ],
     Case("huber_loss", lambda rng: (*_huber(0.5, [0.0, 0.5, -0.5])(rng), 0, 0.5), diff=(0, 1), label="kinks"),
-    Case("huber_loss_backward", lambda rng: (rng.normal(size=(2, 3)), *_huber(0.7)(rng), 0, 0.7), diff=(0, 1, 2), label="none", forward_ad=False),
-    Case("huber_loss_backward", lambda rng: (rng.normal(size=()), *_huber(0.7)(rng), 1, 0.7), diff=(0, 1, 2), label="mean", forward_ad=False),
+    Case(
+        "huber_loss_backward",
+        lambda rng: (rng.normal(size=(2, 3)), *_huber(0.7)(rng), 0, 0.7),
+        diff=(0, 1, 2),
+        label="none",
+        forward_ad=False,
+    ),
+    Case(
+        "huber_loss_backward",
+        lambda rng: (rng.normal(size=()), *_huber(0.7)(rng), 1, 0.7),
+        diff=(0, 1, 2),
+        label="mean",
+        forward_ad=False,
+    ),
     Case("aminmax", lambda rng: (_TIES,), label="ties, all"),
     Case("aminmax", lambda rng: (_TIES,), kwargs={"dim": 1}, label="ties, dim=1"),
     Case("aminmax", lambda rng: (_TIES,), kwargs={"dim": -2, "keepdim": True}, label="ties, dim=-2 keepdim"),
@@ -115,31 +130,119 @@ CASES = [
     Case("channel_shuffle", lambda rng: (rng.normal(size=(2, 6, 3)), 3)),
     Case("channel_shuffle", lambda rng: (rng.normal(size=(1, 8, 2, 2)), 2), label="4-d"),
     Case("masked_fill.Tensor", lambda rng: (rng.normal(size=(3, 4)), _MASK, np.array(0.7)), diff=(0, 2)),
-    Case("masked_fill.Tensor", lambda rng: (rng.normal(size=(3, 4)), _MASK[0], np.array(-1.5)), diff=(0, 2), label="broadcast mask"),
+    Case(
+        "masked_fill.Tensor",
+        lambda rng: (rng.normal(size=(3, 4)), _MASK[0], np.array(-1.5)),
+        diff=(0, 2),
+        label="broadcast mask",
+    ),
     Case("slice_scatter", lambda rng: (rng.normal(size=(4, 5)), rng.normal(size=(4, 2)), 1, 1, 4, 2), diff=(0, 1)),
-    Case("slice_scatter", lambda rng: (rng.normal(size=(4, 5)), rng.normal(size=(2, 5)), -2, -3, None, 2), diff=(0, 1), label="negative"),
+    Case(
+        "slice_scatter",
+        lambda rng: (rng.normal(size=(4, 5)), rng.normal(size=(2, 5)), -2, -3, None, 2),
+        diff=(0, 1),
+        label="negative",
+    ),
     Case("select_scatter", lambda rng: (rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4)), -2, -1), diff=(0, 1)),
     Case("select_scatter", lambda rng: (rng.normal(size=3), np.array(2.0), 0, 1), diff=(0, 1), label="0-d src"),
     Case("diagonal_scatter", lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=3), 1, 0, 1), diff=(0, 1)),
-    Case("diagonal_scatter", lambda rng: (rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 1)), -1, 0, -1), diff=(0, 1), label="negative"),
-    Case("as_strided_scatter", lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(2, 2)), (2, 2), (1, 4), 1), diff=(0, 1)),
-    *[Case("scatter_reduce.two", lambda rng, r=r, inc=inc: (_SELF, 1, _SCATTER, _SRC, r), diff=(0, 3), kwargs={"include_self": inc},
-           label=f"{r} include_self={inc}") for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)],
-    Case("scatter_reduce.two", lambda rng: (_SELF, -2, _SCATTER.T.copy() % 3, _SRC.T.copy(), "prod"), diff=(0, 3), label="prod, two zeros, dim=-2"),
-    *[Case("index_reduce", lambda rng, r=r, inc=inc: (_SELF, -1, _i(0, 2, 0, 3), _SOURCE, r), diff=(0, 3), kwargs={"include_self": inc},
-           label=f"{r} include_self={inc}", forward_ad=False) for r in ("prod", "mean", "amax", "amin") for inc in (True, False)],
-    *[Case("segment_reduce", lambda rng, r=r: (np.array([1.0, 2.0, 0.0, 2.0, -1.0, 3.0]), r), kwargs={"lengths": _i(2, 0, 4)}, label=f"{r}, ties and an empty segment",
-           forward_ad=False) for r in ("sum", "prod", "max", "min")],
-    Case("segment_reduce", lambda rng: (rng.normal(size=(2, 5, 3)), "mean"), kwargs={"offsets": _i([0, 2, 5], [0, 1, 5]), "axis": 1}, label="mean, offsets, axis=1",
-         forward_ad=False),
-    Case("segment_reduce", lambda rng: (rng.normal(size=5), "prod"), kwargs={"lengths": _i(4, 1), "initial": 1.5}, label="prod, initial", forward_ad=False),
+    Case(
+        "diagonal_scatter",
+        lambda rng: (rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 1)), -1, 0, -1),
+        diff=(0, 1),
+        label="negative",
+    ),
+    Case(
+        "as_strided_scatter",
+        lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(2, 2)), (2, 2), (1, 4), 1),
+        diff=(0, 1),
+    ),
+    *[
+        Case(
+            "scatter_reduce.two",
+            lambda rng, r=r, inc=inc: (_SELF, 1, _SCATTER, _SRC, r),
+            diff=(0, 3),
+            kwargs={"include_self": inc},
+            label=f"{r} include_self={inc}",
+        )
+        for r in ("sum", "prod", "mean", "amax", "amin")
+        for inc in (True, False)
+    ],
+    Case(
+        "scatter_reduce.two",
+        lambda rng: (_SELF, -2, _SCATTER.T.copy() % 3, _SRC.T.copy(), "prod"),
+        diff=(0, 3),
+        label="prod, two zeros, dim=-2",
+    ),
+    *[
+        Case(
+            "index_reduce",
+            lambda rng, r=r, inc=inc: (_SELF, -1, _i(0, 2, 0, 3), _SOURCE, r),
+            diff=(0, 3),
+            kwargs={"include_self": inc},
+            label=f"{r} include_self={inc}",
+            forward_ad=False,
+        )
+        for r in ("prod", "mean", "amax", "amin")
+        for inc in (True, False)
+    ],
+    *[
+        Case(
+            "segment_reduce",
+            lambda rng, r=r: (np.array([1.0, 2.0, 0.0, 2.0, -1.0, 3.0]), r),
+            kwargs={"lengths": _i(2, 0, 4)},
+            label=f"{r}, ties and an empty segment",
+            forward_ad=False,
+        )
+        for r in ("sum", "prod", "max", "min")
+    ],
+    Case(
+        "segment_reduce",
+        lambda rng: (rng.normal(size=(2, 5, 3)), "mean"),
+        kwargs={"offsets": _i([0, 2, 5], [0, 1, 5]), "axis": 1},
+        label="mean, offsets, axis=1",
+        forward_ad=False,
+    ),
+    Case(
+        "segment_reduce",
+        lambda rng: (rng.normal(size=5), "prod"),
+        kwargs={"lengths": _i(4, 1), "initial": 1.5},
+        label="prod, initial",
+        forward_ad=False,
+    ),
     Case("_unsafe_index.Tensor", lambda rng: (rng.normal(size=(3, 4, 5)), [None, _i(3, 1, 3), _i(0, -1, 0)])),
-    Case("_unsafe_index_put", lambda rng: (rng.normal(size=(3, 4)), [_i(2, 0, 2, 2)], rng.normal(size=(4, 4)), True), diff=(0, 2), label="accumulate"),
-    Case("_unsafe_index_put", lambda rng: (rng.normal(size=(3, 4)), [None, _i(3, 1)], rng.normal(size=(3, 2)), False), diff=(0, 2)),
-    Case("_unsafe_masked_index", lambda rng: (rng.normal(size=(3, 4)), _KEEP, [_i(0, 2, 5)], 0.5), label="index out of range where masked"),
-    Case("_unsafe_masked_index_put_accumulate", lambda rng: (rng.normal(size=(3, 4)), _KEEP, [_i(0, 2, 5)], rng.normal(size=(3, 4))), diff=(0, 3)),
-    Case("_unsafe_masked_index_put_accumulate", lambda rng: (rng.normal(size=(3, 4)), _MASK[:2], [None, _i([0, 3, 3, 1], [2, 2, 0, 1])], rng.normal(size=(3, 2, 4))),
-         diff=(0, 3), label="repeated indices"),
+    Case(
+        "_unsafe_index_put",
+        lambda rng: (rng.normal(size=(3, 4)), [_i(2, 0, 2, 2)], rng.normal(size=(4, 4)), True),
+        diff=(0, 2),
+        label="accumulate",
+    ),
+    Case(
+        "_unsafe_index_put",
+        lambda rng: (rng.normal(size=(3, 4)), [None, _i(3, 1)], rng.normal(size=(3, 2)), False),
+        diff=(0, 2),
+    ),
+    Case(
+        "_unsafe_masked_index",
+        lambda rng: (rng.normal(size=(3, 4)), _KEEP, [_i(0, 2, 5)], 0.5),
+        label="index out of range where masked",
+    ),
+    Case(
+        "_unsafe_masked_index_put_accumulate",
+        lambda rng: (rng.normal(size=(3, 4)), _KEEP, [_i(0, 2, 5)], rng.normal(size=(3, 4))),
+        diff=(0, 3),
+    ),
+    Case(
+        "_unsafe_masked_index_put_accumulate",
+        lambda rng: (
+            rng.normal(size=(3, 4)),
+            _MASK[:2],
+            [None, _i([0, 3, 3, 1], [2, 2, 0, 1])],
+            rng.normal(size=(3, 2, 4)),
+        ),
+        diff=(0, 3),
+        label="repeated indices",
+    ),
 ]
 
 
@@ -192,7 +295,11 @@ def test_vjp_matches_torch_autograd(registry, case):
     fn, xs = _ours(registry, case, args)
     out, vjp = jax.vjp(fn, *xs)
     cts = [random_like(rng, o) for o in _tuple(out)]
-    ours = vjp(tuple(jnp.asarray(c, o.dtype) for c, o in zip(cts, _tuple(out))) if isinstance(out, tuple) else jnp.asarray(cts[0], out.dtype))
+    ours = vjp(
+        tuple(jnp.asarray(c, o.dtype) for c, o in zip(cts, _tuple(out)))
+        if isinstance(out, tuple)
+        else jnp.asarray(cts[0], out.dtype)
+    )
     tfn, txs = _theirs(case, args)
     touts = _tuple(tfn(*txs))
     theirs = torch.autograd.grad(touts, txs, [_t(np.conj(c)).to(t.dtype) for c, t in zip(cts, touts)])
@@ -268,13 +375,16 @@ def _entry(name):
     return next(e for e in load_spec(from_torch=True) if e.name == name)
 
 
-@pytest.mark.parametrize("name, key, wrong", [
-    ("sinc", "self", "grad * self.cos()"),
-    ("mish", "self", "infinitely_differentiable_mish_backward(grad, self) * 2"),
-    ("huber_loss", "self", "huber_loss_backward(grad, self, target, reduction, 1.0)"),
-    ("pixel_shuffle", "self", "pixel_unshuffle(grad.flip({-1}), upscale_factor)"),
-    ("slice_scatter", "src", "grad.slice_symint(dim, start, end, step) * 2"),
-])
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("sinc", "self", "grad * self.cos()"),
+        ("mish", "self", "infinitely_differentiable_mish_backward(grad, self) * 2"),
+        ("huber_loss", "self", "huber_loss_backward(grad, self, target, reduction, 1.0)"),
+        ("pixel_shuffle", "self", "pixel_unshuffle(grad.flip({-1}), upscale_factor)"),
+        ("slice_scatter", "src", "grad.slice_symint(dim, start, end, step) * 2"),
+    ],
+)
 def test_a_wrong_formula_is_caught(write_spec, name, key, wrong):
     """The same entry with one formula changed: the checker fails it, where torch's passes."""
     entry = _entry(name)

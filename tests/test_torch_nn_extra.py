@@ -77,15 +77,21 @@ def _bn_inputs(shape, affine):
 def test_native_batch_norm_legit(ops, shape, affine, training):
     x, w, b, rm, rv = _bn_inputs(shape, affine)
     diff = (0, 1, 2) if affine else (0,)
-    theirs = lambda *a: aten._native_batch_norm_legit(*a[:3], a[3].clone(), a[4].clone(), *a[5:])  # torch updates the stats in place
+    theirs = lambda *a: aten._native_batch_norm_legit(
+        *a[:3], a[3].clone(), a[4].clone(), *a[5:]
+    )  # torch updates the stats in place
     _grads_match(ops.op("_native_batch_norm_legit"), theirs, (x, w, b, rm, rv, training, 0.1, 1e-5), diff)
 
 
 @pytest.mark.parametrize("affine", [True, False])
 def test_native_batch_norm_legit_no_training(ops, affine):
     x, w, b, rm, rv = _bn_inputs((4, 3, 2), affine)
-    _grads_match(ops.op("_native_batch_norm_legit_no_training"), aten._native_batch_norm_legit_no_training,
-                 (x, w, b, rm, rv, 0.1, 1e-3), (0, 1, 2) if affine else (0,))
+    _grads_match(
+        ops.op("_native_batch_norm_legit_no_training"),
+        aten._native_batch_norm_legit_no_training,
+        (x, w, b, rm, rv, 0.1, 1e-3),
+        (0, 1, 2) if affine else (0,),
+    )
 
 
 @pytest.mark.parametrize("affine", [True, False])
@@ -103,12 +109,16 @@ def test_native_batch_norm_legit_tangent_and_second_order(ops):
     tx, tw, tb = RNG.normal(size=x.shape), RNG.normal(size=3), RNG.normal(size=3)
     op = ops.op("_native_batch_norm_legit")
     f = lambda x, w, b: op(x, w, b, rm, rv, True, 0.1, 1e-5)[0]
-    _, got = jax.jvp(f, (jnp.asarray(x), jnp.asarray(w), jnp.asarray(b)), (jnp.asarray(tx), jnp.asarray(tw), jnp.asarray(tb)))
+    _, got = jax.jvp(
+        f, (jnp.asarray(x), jnp.asarray(w), jnp.asarray(b)), (jnp.asarray(tx), jnp.asarray(tw), jnp.asarray(tb))
+    )
     tf = lambda x, w, b: aten._native_batch_norm_legit(x, w, b, _t(rm).clone(), _t(rv).clone(), True, 0.1, 1e-5)[0]
     _, want = torch.func.jvp(tf, (_t(x), _t(w), _t(b)), (_t(tx), _t(tw), _t(tb)))
     _close(got, want)
     ct = RNG.normal(size=x.shape)
-    hx = jax.grad(lambda x, w: jnp.sum(jax.vjp(lambda x: f(x, w, b), x)[1](jnp.asarray(ct))[0] ** 2), argnums=(0, 1))(jnp.asarray(x), jnp.asarray(w))
+    hx = jax.grad(lambda x, w: jnp.sum(jax.vjp(lambda x: f(x, w, b), x)[1](jnp.asarray(ct))[0] ** 2), argnums=(0, 1))(
+        jnp.asarray(x), jnp.asarray(w)
+    )
     tx_, tw_ = _t(x).requires_grad_(), _t(w).requires_grad_()
     (gx,) = torch.autograd.grad(tf(tx_, tw_, _t(b)), tx_, _t(ct), create_graph=True)
     for g, t in zip(hx, torch.autograd.grad((gx**2).sum(), (tx_, tw_))):
@@ -166,7 +176,9 @@ def test_embedding_bag_backward(ops, mode, scale, padding_idx):
     w = _t(RNG.normal(size=(5, 3)))
     idx, offsets = torch.tensor([0, 2, 4, 2, 1, 3]), torch.tensor([0, 2, 2, 5])
     psw = _t(RNG.uniform(0.5, 1.5, size=6)) if mode == 0 else None
-    _, offset2bag, bag_size, max_indices = aten._embedding_bag(w, idx, offsets, scale, mode, False, psw, False, padding_idx)
+    _, offset2bag, bag_size, max_indices = aten._embedding_bag(
+        w, idx, offsets, scale, mode, False, psw, False, padding_idx
+    )
     g = _t(RNG.normal(size=(4, 3)))
     args = (g, idx, offsets, offset2bag, bag_size, max_indices, 5, scale, mode, False, psw, padding_idx)
     ours = ops.op("_embedding_bag_backward")(*[a.numpy() if isinstance(a, torch.Tensor) else a for a in args])
@@ -185,7 +197,14 @@ def test_embedding_bag_backward(ops, mode, scale, padding_idx):
 
 
 _X = np.array([[3.0, 1.0, 3.0], [3.0, 1.0, 3.0], [2.0, -1.0, 2.0], [3.0, 1.0, 3.0]])
-_INPUTS = [_X, _X.astype(np.int64), np.array([2, 2, 7, 2, -1, -1]), np.array(4.0), np.zeros((0,)), np.array([[True, False], [True, False]])]
+_INPUTS = [
+    _X,
+    _X.astype(np.int64),
+    np.array([2, 2, 7, 2, -1, -1]),
+    np.array(4.0),
+    np.zeros((0,)),
+    np.array([[True, False], [True, False]]),
+]
 
 
 def _same(ours, theirs):
@@ -244,20 +263,39 @@ def test_rrelu_with_noise_functional(ops, training, lower, upper):
 # -- the checker catches wrong formulas ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, key, wrong", [
-    ("_native_batch_norm_legit", "input, weight, bias", ("result1, result2, training", "result1, result2, false")),
-    ("_native_batch_norm_legit.no_stats", "input, weight, bias", ("grad, input, weight", "grad * 2, input, weight")),
-    ("rrelu_with_noise_functional", "self", ("rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)", "grad")),
-])
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("_native_batch_norm_legit", "input, weight, bias", ("result1, result2, training", "result1, result2, false")),
+        (
+            "_native_batch_norm_legit.no_stats",
+            "input, weight, bias",
+            ("grad, input, weight", "grad * 2, input, weight"),
+        ),
+        (
+            "rrelu_with_noise_functional",
+            "self",
+            ("rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)", "grad"),
+        ),
+    ],
+)
 def test_checker_catches_a_wrong_formula(write_spec, name, key, wrong):
     """torch's own formula passes; the same entry with the formula altered fails."""
     entry = _entry(name)
     formulas = {", ".join(f.names): f.text for f in entry.backward}
-    lines = [f"- name: {entry.schema}"] + [f'  {k}: "{v}"' for k, v in formulas.items()] + ["  noise: non_differentiable"] * (name.startswith("rrelu"))
+    lines = (
+        [f"- name: {entry.schema}"]
+        + [f'  {k}: "{v}"' for k, v in formulas.items()]
+        + ["  noise: non_differentiable"] * (name.startswith("rrelu"))
+    )
     good = check_all(write_spec("\n".join(lines) + "\n"), ops=[name], modes=("vjp",))
     assert {r.status for r in good} == {"passed"}, good.summary()
     formulas[key] = formulas[key].replace(*wrong)
     assert wrong[1] in formulas[key]
-    lines = [f"- name: {entry.schema}"] + [f'  {k}: "{v}"' for k, v in formulas.items()] + ["  noise: non_differentiable"] * (name.startswith("rrelu"))
+    lines = (
+        [f"- name: {entry.schema}"]
+        + [f'  {k}: "{v}"' for k, v in formulas.items()]
+        + ["  noise: non_differentiable"] * (name.startswith("rrelu"))
+    )
     bad = check_all(write_spec("\n".join(lines) + "\n"), ops=[name], modes=("vjp",))
     assert "failed" in {r.status for r in bad}, bad.summary()

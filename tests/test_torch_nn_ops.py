@@ -70,7 +70,9 @@ def test_linear_values_gradients_and_second_order(ops, shape, bias):
     # second order: the gradient of <vjp_x(ct), v> with respect to the weight
     ct, v = RNG.normal(size=shape[:-1] + (4,)), RNG.normal(size=shape)
     lin = ops.op("linear")
-    gg = jax.grad(lambda w: jnp.sum(jax.vjp(lambda x: lin(x, w, b), jnp.asarray(x))[1](jnp.asarray(ct))[0] * v))(jnp.asarray(w))
+    gg = jax.grad(lambda w: jnp.sum(jax.vjp(lambda x: lin(x, w, b), jnp.asarray(x))[1](jnp.asarray(ct))[0] * v))(
+        jnp.asarray(w)
+    )
     tx, tw = _t(x).requires_grad_(), _t(w).requires_grad_()
     (first,) = torch.autograd.grad(aten.linear(tx, tw, None if b is None else _t(b)), tx, _t(ct), create_graph=True)
     (want,) = torch.autograd.grad((first * _t(v)).sum(), tw)
@@ -85,7 +87,9 @@ def test_prelu_kernel_at_its_kink(ops):
     w = np.array([0.25, 0.5, 2.0])
     _grads_match(ops.op("_prelu_kernel"), aten._prelu_kernel, (x, w), (0, 1))
     tangents = (RNG.normal(size=x.shape), RNG.normal(size=w.shape))
-    _, jt = jax.jvp(lambda x, w: ops.op("_prelu_kernel")(x, w), (jnp.asarray(x), jnp.asarray(w)), tuple(map(jnp.asarray, tangents)))
+    _, jt = jax.jvp(
+        lambda x, w: ops.op("_prelu_kernel")(x, w), (jnp.asarray(x), jnp.asarray(w)), tuple(map(jnp.asarray, tangents))
+    )
     _, tt = torch.func.jvp(aten._prelu_kernel, (_t(x), _t(w)), tuple(map(_t, tangents)))
     _close(jt, tt)
 
@@ -101,7 +105,9 @@ def test_prelu_kernel_backward_and_its_gradients(ops, out):
 
 def test_native_dropout_backward(ops):
     g, mask = RNG.normal(size=(3, 4)), RNG.uniform(size=(3, 4)) < 0.6
-    _grads_match(ops.op("native_dropout_backward"), lambda g, m, s: aten.native_dropout_backward(g, m, s), (g, mask, 2.5), (0,))
+    _grads_match(
+        ops.op("native_dropout_backward"), lambda g, m, s: aten.native_dropout_backward(g, m, s), (g, mask, 2.5), (0,)
+    )
 
 
 @pytest.mark.parametrize("dim", [1, -1, 0])
@@ -134,12 +140,17 @@ def test_masked_softmax_matches_torch(ops, dim):
     x = RNG.normal(size=(3, 4))
     mask = RNG.uniform(size=(3, 4)) < 0.4
     mask[0, :] = mask[:, 0] = False  # every row and column keeps an element
-    _grads_match(lambda x, m: ops.op("_masked_softmax")(x, m, dim), lambda x, m: aten._masked_softmax(x, m, dim), (x, mask), (0,))
+    _grads_match(
+        lambda x, m: ops.op("_masked_softmax")(x, m, dim), lambda x, m: aten._masked_softmax(x, m, dim), (x, mask), (0,)
+    )
 
 
 def test_masked_softmax_fully_masked_row_is_nan_as_in_torch(ops):
     x, mask = RNG.normal(size=(2, 3)), np.array([[True, False, True], [True, True, True]])
-    np.testing.assert_array_equal(np.isnan(np.asarray(ops.op("_masked_softmax")(x, mask, 1))), torch.isnan(aten._masked_softmax(_t(x), _t(mask), 1)).numpy())
+    np.testing.assert_array_equal(
+        np.isnan(np.asarray(ops.op("_masked_softmax")(x, mask, 1))),
+        torch.isnan(aten._masked_softmax(_t(x), _t(mask), 1)).numpy(),
+    )
 
 
 # -- weight, batch and RMS norm -----------------------------------------------------------------------
@@ -149,7 +160,12 @@ def test_masked_softmax_fully_masked_row_is_nan_as_in_torch(ops):
 def test_weight_norm_interface(ops, dim):
     v = RNG.normal(size=(3, 4))
     g = RNG.uniform(0.5, 1.5, size=(3, 1) if dim == 0 else (1, 4))
-    _grads_match(lambda v, g: ops.op("_weight_norm_interface")(v, g, dim), lambda v, g: aten._weight_norm_interface(v, g, dim), (v, g), (0, 1))
+    _grads_match(
+        lambda v, g: ops.op("_weight_norm_interface")(v, g, dim),
+        lambda v, g: aten._weight_norm_interface(v, g, dim),
+        (v, g),
+        (0, 1),
+    )
 
 
 @pytest.mark.parametrize("update", [True, False])
@@ -180,9 +196,16 @@ def test_fused_rms_norm_values_gradients_and_tangents(ops, normalized, weight, e
 
 
 def test_fused_rms_norm_second_order(ops):
-    x, w, ct, v = RNG.normal(size=(2, 5)), RNG.uniform(0.5, 1.5, size=5), RNG.normal(size=(2, 5)), RNG.normal(size=(2, 5))
+    x, w, ct, v = (
+        RNG.normal(size=(2, 5)),
+        RNG.uniform(0.5, 1.5, size=5),
+        RNG.normal(size=(2, 5)),
+        RNG.normal(size=(2, 5)),
+    )
     op = ops.op("_fused_rms_norm")
-    gg = jax.grad(lambda x: jnp.sum(jax.vjp(lambda x: op(x, (5,), w, 1e-3)[0], x)[1](jnp.asarray(ct))[0] * v))(jnp.asarray(x))
+    gg = jax.grad(lambda x: jnp.sum(jax.vjp(lambda x: op(x, (5,), w, 1e-3)[0], x)[1](jnp.asarray(ct))[0] * v))(
+        jnp.asarray(x)
+    )
     tx = _t(x).requires_grad_()
     (first,) = torch.autograd.grad(aten._fused_rms_norm(tx, [5], _t(w), 1e-3)[0], tx, _t(ct), create_graph=True)
     (want,) = torch.autograd.grad((first * _t(v)).sum(), tx)
@@ -194,17 +217,31 @@ def test_fused_rms_norm_second_order(ops):
 
 def test_adaptive_avg_pool3d_and_its_backward(ops):
     x = RNG.normal(size=(1, 2, 4, 5, 3))
-    _grads_match(lambda x: ops.op("_adaptive_avg_pool3d")(x, (3, 2, 2)), lambda x: aten._adaptive_avg_pool3d(x, [3, 2, 2]), (x,), (0,))
+    _grads_match(
+        lambda x: ops.op("_adaptive_avg_pool3d")(x, (3, 2, 2)),
+        lambda x: aten._adaptive_avg_pool3d(x, [3, 2, 2]),
+        (x,),
+        (0,),
+    )
     g = RNG.normal(size=(1, 2, 3, 2, 2))
-    _grads_match(lambda g, x: ops.op("_adaptive_avg_pool3d_backward")(g, x), aten._adaptive_avg_pool3d_backward, (g, x), (0,))
+    _grads_match(
+        lambda g, x: ops.op("_adaptive_avg_pool3d_backward")(g, x), aten._adaptive_avg_pool3d_backward, (g, x), (0,)
+    )
 
 
 def test_max_pool2d_ties_and_padding(ops):
     """Tied maxima: torch's gradient goes to the first index of each window."""
     tied = np.kron(np.array([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None]
-    _grads_match(lambda x: ops.op("max_pool2d")(x, (2, 2), (2, 2)), lambda x: aten.max_pool2d(x, [2, 2], [2, 2]), (tied,), (0,))
+    _grads_match(
+        lambda x: ops.op("max_pool2d")(x, (2, 2), (2, 2)), lambda x: aten.max_pool2d(x, [2, 2], [2, 2]), (tied,), (0,)
+    )
     x = RNG.permutation(50).reshape(2, 1, 5, 5) * 0.1
-    _grads_match(lambda x: ops.op("max_pool2d")(x, (2, 3), (2, 1), (1, 1), (2, 1), True), lambda x: aten.max_pool2d(x, [2, 3], [2, 1], [1, 1], [2, 1], True), (x,), (0,))
+    _grads_match(
+        lambda x: ops.op("max_pool2d")(x, (2, 3), (2, 1), (1, 1), (2, 1), True),
+        lambda x: aten.max_pool2d(x, [2, 3], [2, 1], [1, 1], [2, 1], True),
+        (x,),
+        (0,),
+    )
 
 
 # -- convolution ------------------------------------------------------------------------------------
@@ -240,16 +277,24 @@ def test_convolution_backward_and_its_gradients(ops, case):
     bias_sizes = [ws[1] * g if tr else ws[0]]
     y = ops.op("convolution")(x, w, None, s, p, d, tr, op_, g)
     go = RNG.normal(size=y.shape)
-    ours = lambda go, x, w: ops.op("convolution_backward")(go, x, w, bias_sizes, s, p, d, tr, op_, g, (True, True, True))  # noqa: E731
-    theirs = lambda go, x, w: aten.convolution_backward(go, x, w, bias_sizes, list(s), list(p), list(d), tr, list(op_), g, [True, True, True])  # noqa: E731
+    ours = lambda go, x, w: ops.op("convolution_backward")(
+        go, x, w, bias_sizes, s, p, d, tr, op_, g, (True, True, True)
+    )  # noqa: E731
+    theirs = lambda go, x, w: aten.convolution_backward(
+        go, x, w, bias_sizes, list(s), list(p), list(d), tr, list(op_), g, [True, True, True]
+    )  # noqa: E731
     for out in (0, 1, 2):
         _grads_match(ours, theirs, (go, x, w), (0, 1, 2) if out < 2 else (0,), out=out)
 
 
 def test_slow_conv2d_forward(ops):
     x, w, b = RNG.normal(size=(1, 2, 5, 5)), RNG.normal(size=(3, 2, 2, 3)), RNG.normal(size=(3,))
-    _grads_match(lambda x, w, b: ops.op("_slow_conv2d_forward")(x, w, (2, 3), b, (2, 1), (1, 0)),
-                 lambda x, w, b: aten._slow_conv2d_forward(x, w, [2, 3], b, [2, 1], [1, 0]), (x, w, b), (0, 1, 2))
+    _grads_match(
+        lambda x, w, b: ops.op("_slow_conv2d_forward")(x, w, (2, 3), b, (2, 1), (1, 0)),
+        lambda x, w, b: aten._slow_conv2d_forward(x, w, [2, 3], b, [2, 1], [1, 0]),
+        (x, w, b),
+        (0, 1, 2),
+    )
 
 
 # -- a wrong formula is caught ------------------------------------------------------------------------
@@ -267,10 +312,17 @@ def test_a_wrong_formula_is_caught(tmp_path):
     right.write_text(entry_yaml(prelu) + entry_yaml(rms))
     result = next(f for f in prelu.forward if f.key == "result").text
     backward = next(f for f in rms.backward if f.key == "input, weight").text
-    wrong.write_text(entry_yaml(prelu, {"result": result.replace("weight_p * self_t", "2 * weight_p * self_t")})
-                     + entry_yaml(rms, {"input, weight": backward.replace("grads[1], input", "Tensor(), input")}))
-    assert {r.status for r in check_all(str(right), ops=["_prelu_kernel", "_fused_rms_norm"], modes=["vjp", "jvp"]).rows} == {"passed"}
-    statuses = {(r.op, r.mode): r.status for r in check_all(str(wrong), ops=["_prelu_kernel", "_fused_rms_norm"], modes=["vjp", "jvp"]).rows}
+    wrong.write_text(
+        entry_yaml(prelu, {"result": result.replace("weight_p * self_t", "2 * weight_p * self_t")})
+        + entry_yaml(rms, {"input, weight": backward.replace("grads[1], input", "Tensor(), input")})
+    )
+    assert {
+        r.status for r in check_all(str(right), ops=["_prelu_kernel", "_fused_rms_norm"], modes=["vjp", "jvp"]).rows
+    } == {"passed"}
+    statuses = {
+        (r.op, r.mode): r.status
+        for r in check_all(str(wrong), ops=["_prelu_kernel", "_fused_rms_norm"], modes=["vjp", "jvp"]).rows
+    }
     assert statuses[("_prelu_kernel", "jvp")] == "failed"
     assert statuses[("_fused_rms_norm", "vjp")] == "failed"
 
@@ -291,7 +343,13 @@ def test_linear_backward_values_and_its_double_backward(ops, shape):
     x, g, w = RNG.normal(size=shape), RNG.normal(size=shape[:-1] + (4,)), RNG.normal(size=(4, 3))
     op = ops.op("linear_backward")
     for out in (0, 1, 2):  # each output's cotangent, differentiated for every input
-        _grads_match(lambda x, g, w: op(x, g, w, (True, True, True)), lambda x, g, w: _linear_grads(x, g, w, (True,) * 3), (x, g, w), (0, 1, 2), out=out)
+        _grads_match(
+            lambda x, g, w: op(x, g, w, (True, True, True)),
+            lambda x, g, w: _linear_grads(x, g, w, (True,) * 3),
+            (x, g, w),
+            (0, 1, 2),
+            out=out,
+        )
     # an output the mask turns off is still computed (JAX has no undefined tensor), with torch's value
     _close(op(x, g, w, (False, True, False))[1], _linear_grads(_t(x), _t(g), _t(w), (True,) * 3)[1])
 
@@ -306,7 +364,9 @@ def test_linear_second_derivative_applies_linear_double_backward(ops):
     def first(x, w, ct):
         return jax.vjp(lambda x, w: lin(x, w, jnp.asarray(b)), x, w)[1](ct)
 
-    got = jax.grad(lambda x, w, ct: jnp.sum(first(x, w, ct)[0] * v) + jnp.sum(first(x, w, ct)[1] ** 2), argnums=(0, 1, 2))(*map(jnp.asarray, (x, w, ct)))
+    got = jax.grad(
+        lambda x, w, ct: jnp.sum(first(x, w, ct)[0] * v) + jnp.sum(first(x, w, ct)[1] ** 2), argnums=(0, 1, 2)
+    )(*map(jnp.asarray, (x, w, ct)))
     tx, tw, tct = (_t(a).requires_grad_() for a in (x, w, ct))
     gx, gw = torch.autograd.grad(aten.linear(tx, tw, _t(b)), (tx, tw), tct, create_graph=True)
     want = torch.autograd.grad((gx * _t(v)).sum() + (gw**2).sum(), (tx, tw, tct))
@@ -326,7 +386,10 @@ def test_max_pool2d_backward_values_and_derivatives(ops, case):
     from jaxderiv.errors import NotImplementedDerivative
 
     if case == "ties":
-        x, geometry = np.kron(np.array([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None], ((2, 2), (2, 2), (0, 0), (1, 1), False)
+        x, geometry = (
+            np.kron(np.array([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None],
+            ((2, 2), (2, 2), (0, 0), (1, 1), False),
+        )
     else:
         x, geometry = RNG.permutation(50).reshape(2, 1, 5, 5) * 0.1, ((2, 3), (2, 1), (1, 1), (2, 1), True)
     pool = ops.op("max_pool2d")
@@ -340,7 +403,9 @@ def test_max_pool2d_backward_values_and_derivatives(ops, case):
         jax.grad(lambda g: jnp.sum(op(g, jnp.asarray(x), *geometry) ** 2))(jnp.asarray(g))
     # max_pool2d's second derivative through its cotangent goes through that entry, and raises too
     with pytest.raises(NotImplementedDerivative):
-        jax.grad(lambda ct: jnp.sum(jax.vjp(lambda x: pool(x, *geometry), jnp.asarray(x))[1](ct)[0] ** 2))(jnp.asarray(g))
+        jax.grad(lambda ct: jnp.sum(jax.vjp(lambda x: pool(x, *geometry), jnp.asarray(x))[1](ct)[0] ** 2))(
+            jnp.asarray(g)
+        )
 
 
 LAYER_NORM = [  # input shape, normalized_shape, weight, bias
@@ -363,7 +428,9 @@ def test_native_layer_norm_backward_values_and_gradients(ops, case):
     mask = (True, weight, bias)  # torch's kernel rejects a mask that asks for an absent parameter's gradient
     op = ops.op("native_layer_norm_backward")
     ours = lambda g, x, w: op(g, x, normalized, mean.numpy(), rstd.numpy(), w, b, mask)  # noqa: E731
-    theirs = lambda g, x, w: aten.native_layer_norm_backward(g, x, list(normalized), mean, rstd, w, None if b is None else _t(b), list(mask))  # noqa: E731
+    theirs = lambda g, x, w: aten.native_layer_norm_backward(
+        g, x, list(normalized), mean, rstd, w, None if b is None else _t(b), list(mask)
+    )  # noqa: E731
     for out in [k for k, m in enumerate(mask) if m]:
         _grads_match(ours, theirs, (g, x, w), (0, 1, 2) if weight else (0, 1), out=out, rtol=1e-9)
 
@@ -384,7 +451,12 @@ def test_native_layer_norm_second_derivative(ops, case):
     tx, tct = _t(x).requires_grad_(), _t(ct).requires_grad_()
     tw = _t(w).requires_grad_() if weight else None
     leaves = [tx] + ([tw] if weight else [])
-    firsts = torch.autograd.grad(aten.native_layer_norm(tx, list(normalized), tw, None if b is None else _t(b), 1e-5)[0], leaves, tct, create_graph=True)
+    firsts = torch.autograd.grad(
+        aten.native_layer_norm(tx, list(normalized), tw, None if b is None else _t(b), 1e-5)[0],
+        leaves,
+        tct,
+        create_graph=True,
+    )
     total = (firsts[0] * _t(v)).sum() + (firsts[1].sum() if weight else 0)
     want = torch.autograd.grad(total, leaves + [tct])
     for a, e in zip(got, want):
@@ -405,8 +477,12 @@ def test_wrong_double_backward_formulas_are_caught(tmp_path):
     lb, lnb = spec["linear_backward"], spec["native_layer_norm_backward"]
     lb_text = next(f for f in lb.backward if f.key == "self, grad_output, weight").text
     lnb_text = next(f for f in lnb.backward if f.key == "input, weight, grad_out").text
-    wrong.write_text(entry_yaml(spec["linear"]) + entry_yaml(lb, {"self, grad_output, weight": lb_text.replace("self, grad_output", "self, 2 * grad_output")})
-                     + entry_yaml(spec["native_layer_norm"]) + entry_yaml(lnb, {"input, weight, grad_out": lnb_text.replace("grads[1]", "Tensor()")}))
+    wrong.write_text(
+        entry_yaml(spec["linear"])
+        + entry_yaml(lb, {"self, grad_output, weight": lb_text.replace("self, grad_output", "self, 2 * grad_output")})
+        + entry_yaml(spec["native_layer_norm"])
+        + entry_yaml(lnb, {"input, weight, grad_out": lnb_text.replace("grads[1]", "Tensor()")})
+    )
     ops = ["linear", "native_layer_norm"]
     assert {r.status for r in check_all(str(right), ops=ops, modes=["vjp_vjp"]).rows} == {"passed"}
     statuses = {r.op: r.status for r in check_all(str(wrong), ops=ops, modes=["vjp_vjp"]).rows}
@@ -431,10 +507,16 @@ def test_upsample_nearest_exact_and_its_backward(ops, case):
     n = len(size)
     x = RNG.normal(size=shape)
     name = f"_upsample_nearest_exact{n}d"
-    _grads_match(lambda x: ops.op(name)(x, size, *scales), lambda x: getattr(aten, name)(x, list(size), *scales), (x,), (0,))
+    _grads_match(
+        lambda x: ops.op(name)(x, size, *scales), lambda x: getattr(aten, name)(x, list(size), *scales), (x,), (0,)
+    )
     g = RNG.normal(size=shape[:2] + size)
-    _grads_match(lambda g: ops.op(name + "_backward")(g, size, shape, *scales),
-                 lambda g: getattr(aten, name + "_backward")(g, list(size), list(shape), *scales), (g,), (0,))
+    _grads_match(
+        lambda g: ops.op(name + "_backward")(g, size, shape, *scales),
+        lambda g: getattr(aten, name + "_backward")(g, list(size), list(shape), *scales),
+        (g,),
+        (0,),
+    )
 
 
 def test_upsample_nearest_exact_integer_input(ops):
@@ -462,9 +544,18 @@ def test_antialiased_upsample_and_its_backward(ops, mode, case):
     shape, size, corners, scales = ANTIALIASED[case]
     name = f"_upsample_{mode}2d_aa"
     x, g = RNG.normal(size=shape), RNG.normal(size=shape[:2] + size)
-    _grads_match(lambda x: ops.op(name)(x, size, corners, *scales), lambda x: getattr(aten, name)(x, list(size), corners, *scales), (x,), (0,))
-    _grads_match(lambda g: ops.op(name + "_backward")(g, size, shape, corners, *scales),
-                 lambda g: getattr(aten, name + "_backward")(g, list(size), list(shape), corners, *scales), (g,), (0,))
+    _grads_match(
+        lambda x: ops.op(name)(x, size, corners, *scales),
+        lambda x: getattr(aten, name)(x, list(size), corners, *scales),
+        (x,),
+        (0,),
+    )
+    _grads_match(
+        lambda g: ops.op(name + "_backward")(g, size, shape, corners, *scales),
+        lambda g: getattr(aten, name + "_backward")(g, list(size), list(shape), corners, *scales),
+        (g,),
+        (0,),
+    )
     t = RNG.normal(size=shape)
     _, jt = jax.jvp(lambda x: ops.op(name)(x, size, corners, *scales), (jnp.asarray(x),), (jnp.asarray(t),))
     _, tt = torch.func.jvp(lambda x: getattr(aten, name)(x, list(size), corners, *scales), (_t(x),), (_t(t),))

@@ -46,7 +46,9 @@ class Case:
     # compared with torch's double-backward jvp (its backward formula transposed), and
     # torch.func.jvp's disagreement is asserted, so that a fixed torch shows up here.
     forward_ad_differs: str = ""
-    tangents: Callable[[list], list] = lambda ts: ts  # restrict random tangents where the op reads only part of an input
+    tangents: Callable[[list], list] = lambda ts: (
+        ts
+    )  # restrict random tangents where the op reads only part of an input
 
     @property
     def id(self) -> str:
@@ -100,17 +102,39 @@ CASES = [
     # sgn_backward(self, grad, result): the argument order of later files
     Case("sgn", lambda rng: (rng.normal(size=5) + 1j * rng.normal(size=5),), label="complex"),
     # _to_copy_backward: back to self's dtype
-    Case("_to_copy", lambda rng: (rng.normal(size=4),), kwargs={"dtype": np.dtype(np.float32)}, label="to float32", jvp=False),
+    Case(
+        "_to_copy",
+        lambda rng: (rng.normal(size=4),),
+        kwargs={"dtype": np.dtype(np.float32)},
+        label="to float32",
+        jvp=False,
+    ),
     # elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
     Case("elu", lambda rng: (rng.uniform(-2, 2, 6), 1.3, 0.8, 1.7)),
     Case("celu", lambda rng: (rng.uniform(-2, 2, 6), 1.5)),
-    Case("elu_backward", lambda rng: (rng.normal(size=6), 1.3, 0.8, 1.7, False, rng.uniform(-2, 2, 6)), diff=(0, 5), label="from self"),
-    Case("elu_backward", lambda rng: (rng.normal(size=6), 1.3, 0.8, 1.7, True, rng.uniform(-1, 2, 6)), diff=(0, 5), label="from result"),
+    Case(
+        "elu_backward",
+        lambda rng: (rng.normal(size=6), 1.3, 0.8, 1.7, False, rng.uniform(-2, 2, 6)),
+        diff=(0, 5),
+        label="from self",
+    ),
+    Case(
+        "elu_backward",
+        lambda rng: (rng.normal(size=6), 1.3, 0.8, 1.7, True, rng.uniform(-1, 2, 6)),
+        diff=(0, 5),
+        label="from result",
+    ),
     # gelu(approximate) and gelu_backward(approximate), gelu_double_backward
     Case("gelu", lambda rng: (rng.uniform(-3, 3, 6),), label="none"),
     Case("gelu", lambda rng: (rng.uniform(-3, 3, 6),), kwargs={"approximate": "tanh"}, label="tanh"),
     Case("gelu_backward", lambda rng: (rng.normal(size=6), rng.uniform(-3, 3, 6)), diff=(0, 1), label="none"),
-    Case("gelu_backward", lambda rng: (rng.normal(size=6), rng.uniform(-3, 3, 6)), diff=(0, 1), kwargs={"approximate": "tanh"}, label="tanh"),
+    Case(
+        "gelu_backward",
+        lambda rng: (rng.normal(size=6), rng.uniform(-3, 3, 6)),
+        diff=(0, 1),
+        kwargs={"approximate": "tanh"},
+        label="tanh",
+    ),
     # softplus_backward(grad, self, beta, threshold): no output argument
     Case("softplus", lambda rng: (rng.uniform(-4, 4, 6), 2.0, 3.0)),
     Case("softplus_backward", lambda rng: (rng.normal(size=6), rng.uniform(-4, 4, 6), 2.0, 3.0), diff=(0, 1)),
@@ -120,18 +144,31 @@ CASES = [
     Case("amin", lambda rng: (-_ties(rng), [1], True), label="ties"),
     Case("logsumexp", lambda rng: (rng.normal(size=(3, 4)), [1], False)),
     Case("logcumsumexp", lambda rng: (rng.normal(size=(3, 4)), 1)),
-    Case("norm.Scalar", lambda rng: (rng.normal(size=(3, 4)), 3.0), label="p=3",
-         forward_ad_differs="torch 2.13's norm_jvp(self_p, self_t, p, result) sums with keepdim over all dims: a [1, 1] tangent for a 0-d result, which torch rejects"),
+    Case(
+        "norm.Scalar",
+        lambda rng: (rng.normal(size=(3, 4)), 3.0),
+        label="p=3",
+        forward_ad_differs="torch 2.13's norm_jvp(self_p, self_t, p, result) sums with keepdim over all dims: a [1, 1] tangent for a 0-d result, which torch rejects",
+    ),
     Case("norm.ScalarOpt_dim", lambda rng: (rng.normal(size=(3, 4)), 1.5, [1], False), label="p=1.5"),
     Case("norm.ScalarOpt_dim", lambda rng: (rng.normal(size=(3, 4)), float("inf"), [0], True), label="p=inf"),
     Case("dist", lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 2.0), diff=(0, 1)),
     # mm_mat1_backward(grad, mat2, sizes, strides, layout, alpha)
     Case("mm", lambda rng: (rng.normal(size=(2, 3)), rng.normal(size=(3, 4))), diff=(0, 1)),
-    Case("addmm", lambda rng: (rng.normal(size=(2, 4)), rng.normal(size=(2, 3)), rng.normal(size=(3, 4))), diff=(0, 1, 2), kwargs={"beta": 0.5, "alpha": 2.0}),
+    Case(
+        "addmm",
+        lambda rng: (rng.normal(size=(2, 4)), rng.normal(size=(2, 3)), rng.normal(size=(3, 4))),
+        diff=(0, 1, 2),
+        kwargs={"beta": 0.5, "alpha": 2.0},
+    ),
     # losses: apply_loss_reduction in the result formulas
     Case("mse_loss", lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 1), diff=(0, 1)),
     Case("smooth_l1_loss", lambda rng: (rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 2, 0.5), diff=(0, 1)),
-    Case("binary_cross_entropy_with_logits", lambda rng: (rng.normal(size=(3, 4)), rng.uniform(0, 1, (3, 4)), None, None, 1), diff=(0, 1)),
+    Case(
+        "binary_cross_entropy_with_logits",
+        lambda rng: (rng.normal(size=(3, 4)), rng.uniform(0, 1, (3, 4)), None, None, 1),
+        diff=(0, 1),
+    ),
     # softmax family: logsumexp_jvp with {dim}
     Case("_log_softmax", lambda rng: (rng.normal(size=(3, 4)), 1, False)),
     Case("_softmax", lambda rng: (rng.normal(size=(3, 4)), 1, False)),
@@ -142,25 +179,81 @@ CASES = [
     Case("slice.Tensor", lambda rng: (rng.normal(size=(4, 5)), 1, 1, 4, 2)),
     # linear algebra jvps
     Case("cholesky_solve", lambda rng: (rng.normal(size=(3, 2)), _spd_factor(rng)), diff=(0, 1), label="lower"),
-    Case("cholesky_inverse", lambda rng: (_spd_factor(rng, upper=True), True), label="upper",
-         forward_ad_differs="torch 2.13's cholesky_inverse_jvp disagrees with torch's own finite differences and backward; jaxderiv's helper is the derivative",
-         tangents=lambda ts: [np.triu(ts[0])]),  # the factor's triangle is all the op reads
+    Case(
+        "cholesky_inverse",
+        lambda rng: (_spd_factor(rng, upper=True), True),
+        label="upper",
+        forward_ad_differs="torch 2.13's cholesky_inverse_jvp disagrees with torch's own finite differences and backward; jaxderiv's helper is the derivative",
+        tangents=lambda ts: [np.triu(ts[0])],
+    ),  # the factor's triangle is all the op reads
     # batch_norm_jvp, in training
     # layer norm in torch's schema (normalized_shape): layer_norm_jvp, and its backward through the native_layer_norm_backward entry
     # layer norm in torch's schema (normalized_shape): layer_norm_jvp, native_layer_norm_backward_symint
-    Case("native_layer_norm", lambda rng: (rng.normal(size=(2, 3, 4)), [3, 4], rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 1e-5), diff=(0, 2, 3), output=0),
-    Case("native_group_norm", lambda rng: (rng.normal(size=(2, 4, 3)), rng.normal(size=4), rng.normal(size=4), 2, 4, 3, 2, 1e-5), diff=(0, 1, 2), output=0),
+    Case(
+        "native_layer_norm",
+        lambda rng: (rng.normal(size=(2, 3, 4)), [3, 4], rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), 1e-5),
+        diff=(0, 2, 3),
+        output=0,
+    ),
+    Case(
+        "native_group_norm",
+        lambda rng: (rng.normal(size=(2, 4, 3)), rng.normal(size=4), rng.normal(size=4), 2, 4, 3, 2, 1e-5),
+        diff=(0, 1, 2),
+        output=0,
+    ),
     # renorm_jvp, glu_backward_jvp, the binary cross entropy's target helpers, nansum's dims
     Case("renorm", lambda rng: (rng.normal(size=(3, 4)), 2.0, 0, 1.0)),
     Case("glu_backward", lambda rng: (rng.normal(size=(3, 2)), rng.normal(size=(3, 4)), 1), diff=(0, 1)),
-    Case("binary_cross_entropy", lambda rng: (rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4)), None, 1), diff=(0, 1)),
-    Case("binary_cross_entropy_backward", lambda rng: (rng.normal(size=()), rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4)), None, 1), diff=(0, 1, 2)),
+    Case(
+        "binary_cross_entropy",
+        lambda rng: (rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4)), None, 1),
+        diff=(0, 1),
+    ),
+    Case(
+        "binary_cross_entropy_backward",
+        lambda rng: (rng.normal(size=()), rng.uniform(0.1, 0.9, (3, 4)), rng.uniform(0, 1, (3, 4)), None, 1),
+        diff=(0, 1, 2),
+    ),
     Case("nansum", lambda rng: (np.where(rng.uniform(size=(3, 4)) < 0.3, np.nan, rng.normal(size=(3, 4))), [1], False)),
     # embedding_dense_double_backward_symint (with padding_idx), the bag's dense backward in torch's schema
-    Case("embedding_dense_backward", lambda rng: (rng.normal(size=(2, 3, 4)), np.array([[0, 2, 1], [2, 4, 1]]), 5, 1, False), label="padding_idx=1"),
-    Case("_embedding_bag_dense_backward", lambda rng: (rng.normal(size=(2, 3)), np.array([0, 2, 1, 3, 2]), np.array([0, 0, 1, 1, 1]), np.array([2, 3]), np.zeros(2, np.int64), 5, False, 1, None, -1), label="mean", vjp=False, jvp=False),
+    Case(
+        "embedding_dense_backward",
+        lambda rng: (rng.normal(size=(2, 3, 4)), np.array([[0, 2, 1], [2, 4, 1]]), 5, 1, False),
+        label="padding_idx=1",
+    ),
+    Case(
+        "_embedding_bag_dense_backward",
+        lambda rng: (
+            rng.normal(size=(2, 3)),
+            np.array([0, 2, 1, 3, 2]),
+            np.array([0, 0, 1, 1, 1]),
+            np.array([2, 3]),
+            np.zeros(2, np.int64),
+            5,
+            False,
+            1,
+            None,
+            -1,
+        ),
+        label="mean",
+        vjp=False,
+        jvp=False,
+    ),
     # the convolutions' convolution_backward_symint
-    Case("slow_conv_dilated2d", lambda rng: (rng.normal(size=(1, 2, 5, 5)), rng.normal(size=(3, 2, 2, 2)), [2, 2], rng.normal(size=3), [1, 1], [0, 0], [2, 2]), diff=(0, 1, 3), jvp=False),
+    Case(
+        "slow_conv_dilated2d",
+        lambda rng: (
+            rng.normal(size=(1, 2, 5, 5)),
+            rng.normal(size=(3, 2, 2, 2)),
+            [2, 2],
+            rng.normal(size=3),
+            [1, 1],
+            [0, 0],
+            [2, 2],
+        ),
+        diff=(0, 1, 3),
+        jvp=False,
+    ),
 ]
 
 
@@ -242,7 +335,9 @@ def test_jvp_matches_torch_forward_ad(registry, case):
         except RuntimeError:
             pass
         else:
-            assert not np.allclose(np.asarray(ours), to_numpy(forward_ad), rtol=1e-6, atol=1e-9), case.forward_ad_differs
+            assert not np.allclose(np.asarray(ours), to_numpy(forward_ad), rtol=1e-6, atol=1e-9), (
+                case.forward_ad_differs
+            )
     else:
         _, theirs = torch.func.jvp(tfn, primals, tangents)
     np.testing.assert_allclose(np.asarray(ours), to_numpy(theirs), rtol=1e-6, atol=1e-9)
@@ -261,7 +356,9 @@ def test_stack_from_torch_spec(registry):
     for o, t in zip(vjp(jnp.asarray(ct)), theirs, strict=True):
         np.testing.assert_allclose(np.asarray(o), to_numpy(t), rtol=1e-12)
     _, ours_t = jax.jvp(lambda *a: op(list(a), 1), tuple(map(jnp.asarray, xs)), tuple(map(jnp.asarray, ts)))
-    _, theirs_t = torch.func.jvp(lambda *a: aten.stack.default(list(a), 1), tuple(map(to_torch, xs)), tuple(map(to_torch, ts)))
+    _, theirs_t = torch.func.jvp(
+        lambda *a: aten.stack.default(list(a), 1), tuple(map(to_torch, xs)), tuple(map(to_torch, ts))
+    )
     np.testing.assert_allclose(np.asarray(ours_t), to_numpy(theirs_t), rtol=1e-12)
 
 

@@ -61,7 +61,9 @@ def test_integer_division_of_variables_truncates():
     assert ev("a % b", a=-9, b=4) == -1  # Python's -9 % 4 would be 3
 
 
-@pytest.mark.parametrize("text, expected", [("7.0 / 2", 3.5), ("7 / 2.0", 3.5), ("-7. / 2", -3.5), ("1e1 / 4", 2.5), ("0.5f * 3", 1.5)])
+@pytest.mark.parametrize(
+    "text, expected", [("7.0 / 2", 3.5), ("7 / 2.0", 3.5), ("-7. / 2", -3.5), ("1e1 / 4", 2.5), ("0.5f * 3", 1.5)]
+)
 def test_floating_division_is_true_division(text, expected):
     assert ev(text) == pytest.approx(expected)
 
@@ -252,7 +254,12 @@ def test_wrong_arity_names_the_callee_with_column(text, name, column):
 def test_errors_come_before_any_evaluation():
     # The faulty call sits in a branch that would never run; translation still refuses it,
     # and nothing is evaluated (no env is ever given).
-    for text in ("false ? no_such_helper(x) : x", "x.defined() ? x : x.no_such_method()", "true || no_such_var", "handle_r_to_c(x) * 0"):
+    for text in (
+        "false ? no_such_helper(x) : x",
+        "x.defined() ? x : x.no_such_method()",
+        "true || no_such_var",
+        "handle_r_to_c(x) * 0",
+    ):
         with pytest.raises(TranslationError):
             translate(parse_formula(text), ["x"])
 
@@ -281,9 +288,18 @@ def test_no_eval_exec_or_compile_in_the_package():
             f = node.func
             if isinstance(f, ast.Name) and f.id in ("eval", "exec", "compile", "__import__"):
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: {f.id}(")
-            if isinstance(f, ast.Attribute) and f.attr in ("eval", "exec") and isinstance(f.value, ast.Name) and f.value.id == "builtins":
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr in ("eval", "exec")
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "builtins"
+            ):
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: builtins.{f.attr}(")
-            if isinstance(f, ast.Name) and f.id == "getattr" and any(isinstance(a, ast.Constant) and a.value in ("eval", "exec", "compile") for a in node.args):
+            if (
+                isinstance(f, ast.Name)
+                and f.id == "getattr"
+                and any(isinstance(a, ast.Constant) and a.value in ("eval", "exec", "compile") for a in node.args)
+            ):
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: getattr(..., {f.id!r})")
     assert offenders == []
 

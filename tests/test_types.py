@@ -17,6 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_mypy_reports_no_error():
     # No file argument: `files` in pyproject.toml says what is checked.
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1200, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     assert proc.returncode == 0, f"mypy exited with {proc.returncode}:\n{proc.stdout}{proc.stderr}"

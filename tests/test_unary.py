@@ -23,6 +23,7 @@ from jaxderiv.op import RealOnlyDerivative
 
 torch = pytest.importorskip("torch")
 from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
 F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
@@ -64,12 +65,25 @@ def _x(kinks=(), lo=-2.0, hi=2.0, complex_kinks=(), n=6):
     return make
 
 
-def _unary(name, kinks=(), lo=-2.0, hi=2.0, dtypes=REAL, complex_kinks=(), complex_differs=(), why=PREDATES_COMPLEX, inplace=False, refused=False):
+def _unary(
+    name,
+    kinks=(),
+    lo=-2.0,
+    hi=2.0,
+    dtypes=REAL,
+    complex_kinks=(),
+    complex_differs=(),
+    why=PREDATES_COMPLEX,
+    inplace=False,
+    refused=False,
+):
     """op(x); an in-place op runs on a copy in torch, so that its input stays a leaf."""
     x = _x(kinks, lo, hi, complex_kinks)
     fn = _torch_op(name)
     torch_fn = (lambda t: fn(t.clone())) if inplace else fn
-    return Case(name, lambda rng, dt: (x(rng, dt),), torch_fn, dtypes, complex_differs=complex_differs, why=why, refused=refused)
+    return Case(
+        name, lambda rng, dt: (x(rng, dt),), torch_fn, dtypes, complex_differs=complex_differs, why=why, refused=refused
+    )
 
 
 def _polar_args(kink):
@@ -118,30 +132,59 @@ CASES = [
     _unary("sqrt", kinks=(0.0,), lo=0.1, hi=3.0, dtypes=BOTH, refused=True),
     _unary("tan", lo=-1.2, hi=1.2, dtypes=BOTH, refused=True),
     _unary("trunc", kinks=ROUNDING_KINKS),
-    _unary("angle", kinks=(0.0, -0.0, -1.0), dtypes=BOTH, complex_kinks=(0j,), complex_differs=("jvp",),
-           why="the 1.10 result formula angle_backward(self_t, self_p) lacks the .conj() of torch 2.13's"),
+    _unary(
+        "angle",
+        kinks=(0.0, -0.0, -1.0),
+        dtypes=BOTH,
+        complex_kinks=(0j,),
+        complex_differs=("jvp",),
+        why="the 1.10 result formula angle_backward(self_t, self_p) lacks the .conj() of torch 2.13's",
+    ),
     _unary("_conj", dtypes=(C128,)),  # ATen's _conj takes complex tensors only
     _unary("_conj_physical", dtypes=BOTH),
     _unary("conj_physical_", dtypes=BOTH, inplace=True),
     _unary("_neg_view", dtypes=BOTH),
     _unary("view_as_real", dtypes=(C128,)),
     Case("view_as_complex", lambda rng, dt: (rng.uniform(-2, 2, (3, 2)).astype(dt),), aten.view_as_complex.default),
-    Case("complex", lambda rng, dt: (rng.normal(size=(2, 3)), rng.normal(size=(3,))), aten.complex.default, diff=(0, 1)),
+    Case(
+        "complex", lambda rng, dt: (rng.normal(size=(2, 3)), rng.normal(size=(3,))), aten.complex.default, diff=(0, 1)
+    ),
     Case("polar", _polar_args(kink=False), aten.polar.default, diff=(0, 1)),
     # At abs == 0 the spec's polar_backward takes sgn(0) = 0: the gradient of abs is 0, as torch's.
     # The spec has no result formula, so forward mode transposes that choice, while torch 2.13's
     # own result formula gives e^(i angle) there: torch's two modes disagree at this kink.
     Case("polar", _polar_args(kink=True), aten.polar.default, diff=(0, 1), modes=("forward", "vjp")),
     _unary("nan_to_num", kinks=(math.nan, math.inf, -math.inf)),
-    Case("nan_to_num", lambda rng, dt: (_x((math.nan, math.inf, -math.inf))(rng, dt), 1.0, 3.0, -3.0), aten.nan_to_num.default),
+    Case(
+        "nan_to_num",
+        lambda rng, dt: (_x((math.nan, math.inf, -math.inf))(rng, dt), 1.0, 3.0, -3.0),
+        aten.nan_to_num.default,
+    ),
     Case("fill_.Scalar", lambda rng, dt: (_x()(rng, dt), 0.7), lambda x, v: aten.fill_.Scalar(x.clone(), v), BOTH),
-    Case("fill_.Tensor", lambda rng, dt: (_x()(rng, dt), _x(n=1)(rng, dt).reshape(())), lambda x, v: aten.fill_.Tensor(x.clone(), v), BOTH, diff=(0, 1)),
+    Case(
+        "fill_.Tensor",
+        lambda rng, dt: (_x()(rng, dt), _x(n=1)(rng, dt).reshape(())),
+        lambda x, v: aten.fill_.Tensor(x.clone(), v),
+        BOTH,
+        diff=(0, 1),
+    ),
     _unary("zero_", dtypes=BOTH, inplace=True),
     _unary("clone", dtypes=BOTH),
     _unary("alias", dtypes=BOTH),
     _unary("_to_copy", dtypes=BOTH),
-    Case("_to_copy", lambda rng, dt: (_x()(rng, dt),), lambda x: aten._to_copy.default(x, dtype=torch.complex128), kwargs={"dtype": C128}),
-    Case("_to_copy", lambda rng, dt: (_x()(rng, dt),), lambda x: aten._to_copy.default(x, dtype=torch.float64), (C128,), kwargs={"dtype": F64}),
+    Case(
+        "_to_copy",
+        lambda rng, dt: (_x()(rng, dt),),
+        lambda x: aten._to_copy.default(x, dtype=torch.complex128),
+        kwargs={"dtype": C128},
+    ),
+    Case(
+        "_to_copy",
+        lambda rng, dt: (_x()(rng, dt),),
+        lambda x: aten._to_copy.default(x, dtype=torch.float64),
+        (C128,),
+        kwargs={"dtype": F64},
+    ),
 ]
 
 
@@ -150,7 +193,11 @@ def _params(mode):
     out = []
     for i, c in enumerate(CASES):
         for dt in c.dtypes if mode in c.modes else ():
-            marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=c.why)] if dt == C128 and mode in c.complex_differs else []
+            marks = (
+                [pytest.mark.xfail(strict=True, raises=AssertionError, reason=c.why)]
+                if dt == C128 and mode in c.complex_differs
+                else []
+            )
             if c.refused and dt == C128 and mode in ("vjp", "jvp"):
                 marks = [pytest.mark.xfail(strict=True, raises=RealOnlyDerivative, reason=REFUSED)]
             out.append(pytest.param(c, dt, marks=marks, id=f"{c.name}-{i}-{dt}"))
@@ -158,8 +205,6 @@ def _params(mode):
 
 
 # -- running a case in both libraries -----------------------------------------------------------
-
-
 
 
 def _ours_of(case, args):
@@ -185,8 +230,6 @@ def _torch_of(case, args):
         return case.torch_fn(*full)
 
     return fn, [targs[i] for i in case.diff]
-
-
 
 
 # -- the tests ----------------------------------------------------------------------------------
@@ -272,7 +315,10 @@ def test_integer_and_bool_inputs_follow_aten(name, dtype):
     ours = jaxderiv.op(name)(x, *extra)
     assert_same(ours, theirs, rtol=1e-6, atol=1e-6)
     if np.issubdtype(np.asarray(ours).dtype, np.inexact):
-        assert jax.grad(lambda x: jnp.sum(jaxderiv.op(name)(x)).real, allow_int=True)(jnp.asarray(x)).dtype == jax.dtypes.float0
+        assert (
+            jax.grad(lambda x: jnp.sum(jaxderiv.op(name)(x)).real, allow_int=True)(jnp.asarray(x)).dtype
+            == jax.dtypes.float0
+        )
 
 
 def test_isnan_is_not_differentiable():

@@ -14,9 +14,21 @@ torch = pytest.importorskip("torch")
 aten = torch.ops.aten
 
 SHAPES = {1: (2, 2, 5), 2: (1, 2, 4, 5), 3: (1, 2, 3, 3, 4)}
-MODES = [("nearest1d", 1, False), ("linear1d", 1, True), ("nearest2d", 2, False), ("bilinear2d", 2, True), ("bicubic2d", 2, True), ("nearest3d", 3, False), ("trilinear3d", 3, True)]
+MODES = [
+    ("nearest1d", 1, False),
+    ("linear1d", 1, True),
+    ("nearest2d", 2, False),
+    ("bilinear2d", 2, True),
+    ("bicubic2d", 2, True),
+    ("nearest3d", 3, False),
+    ("trilinear3d", 3, True),
+]
 # integer factors (x3, x2, x1, /2) as well as fractional ones: nearest has a path for each
-SIZES = {1: [(8,), (3,), (10,), (15,)], 2: [(7, 9), (3, 2), (8, 10), (12, 5), (2, 15)], 3: [(5, 4, 6), (2, 2, 3), (6, 3, 8)]}
+SIZES = {
+    1: [(8,), (3,), (10,), (15,)],
+    2: [(7, 9), (3, 2), (8, 10), (12, 5), (2, 15)],
+    3: [(5, 4, 6), (2, 2, 3), (6, 3, 8)],
+}
 
 
 def _cases():

@@ -87,12 +87,14 @@ def against_torch(module: torch.nn.Module, inputs: tuple, *, seed: int = 0, jvp:
         o, new_buffers = model.apply(params, model.buffers, *full, **kws)
         return jnp.sum(_leaf(o) * ct), new_buffers
 
-    (loss_j, new_buffers), (g_params, g_inputs) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))(model.params, [xs[i] for i in floats])
+    (loss_j, new_buffers), (g_params, g_inputs) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))(
+        model.params, [xs[i] for i in floats]
+    )
     errors = Errors(abs(float(loss_j) - float(loss_t)) / max(abs(float(loss_t)), 1e-300), {}, [], {}, 0.0, model)
     for n, g in zip(names, grads_t[: len(names)]):
         g = np.zeros(tuple(params_t[n].shape)) if g is None else g.numpy()
         errors.params[n] = rel(g_params[model.aliases.get(n, n)], g) if n not in model.aliases else 0.0
-    for k, (i, g) in enumerate(zip(floats, grads_t[len(names):])):
+    for k, (i, g) in enumerate(zip(floats, grads_t[len(names) :])):
         errors.inputs.append(rel(g_inputs[k], np.zeros(tuple(inputs[i].shape)) if g is None else g.numpy()))
     for k, v in buffers_t.items():
         errors.buffers[k] = rel(new_buffers[k], v.numpy())
@@ -117,7 +119,9 @@ def _jvp_error(module, model, inputs, kwinputs, seed) -> float:
             full[i] = x
         state = {k: v.detach().clone() for k, v in buffers.items()}
         tied = {a: ps[names.index(c)] for a, c in model.aliases.items()}
-        return _leaf(torch.func.functional_call(module, {**dict(zip(names, ps)), **tied, **state}, tuple(full), kwinputs))
+        return _leaf(
+            torch.func.functional_call(module, {**dict(zip(names, ps)), **tied, **state}, tuple(full), kwinputs)
+        )
 
     # torch's fused attention kernels have no forward AD; its math backend is the same function.
     with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.MATH]):
@@ -135,5 +139,9 @@ def _jvp_error(module, model, inputs, kwinputs, seed) -> float:
             full[i] = x
         return _leaf(model.apply(ps, model.buffers, *full, **kws)[0])
 
-    _, j_out = jax.jvp(f_jax, (model.params, [xs[i] for i in floats]), ({k: jnp.asarray(v) for k, v in tp.items()}, [jnp.asarray(tx[i]) for i in floats]))
+    _, j_out = jax.jvp(
+        f_jax,
+        (model.params, [xs[i] for i in floats]),
+        ({k: jnp.asarray(v) for k, v in tp.items()}, [jnp.asarray(tx[i]) for i in floats]),
+    )
     return rel(j_out, t_out.detach().numpy())

@@ -37,4 +37,3 @@ def assert_same(ours, theirs, rtol=1e-10, atol=1e-12):
     assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
     assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
-

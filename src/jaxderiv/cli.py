@@ -30,8 +30,10 @@ def _spec_arg(value, torch_version=None):
     return load_spec(_spec_path(value), torch_version=torch_version)
 
 
-_VERSION_HELP = ("the PyTorch release of the --spec file, e.g. 1.7 or 2.14.1 (default: detected from the file's content; "
-                 "the newest meanings are assumed when it cannot be)")
+_VERSION_HELP = (
+    "the PyTorch release of the --spec file, e.g. 1.7 or 2.14.1 (default: detected from the file's content; "
+    "the newest meanings are assumed when it cannot be)"
+)
 
 
 def _transforms(value: str) -> tuple[str, ...]:
@@ -41,7 +43,9 @@ def _transforms(value: str) -> tuple[str, ...]:
     names = tuple(t.strip() for t in value.split(",") if t.strip())
     unknown = [t for t in names if t not in TRANSFORMS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown transform(s) {', '.join(unknown)}; choose from {', '.join(TRANSFORMS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown transform(s) {', '.join(unknown)}; choose from {', '.join(TRANSFORMS)}"
+        )
     return names
 
 
@@ -62,17 +66,33 @@ def _check(args) -> int:
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     modes = tuple(m.strip() for m in args.modes.split(","))
     start = time.perf_counter()
-    columns = (TextColumn("[bold]checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
+    columns = (
+        TextColumn("[bold]checking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    )
     with Progress(*columns, disable=args.quiet or not sys.stderr.isatty(), transient=True) as bar:
         task = bar.add_task("", total=len(names))
         report = check_all(
-            spec, ops=ops, modes=modes, seed=args.seed, sample=args.sample, per_element=args.per_element, thorough=args.thorough,
-            transforms=args.transforms, jobs=jobs, compilation_cache=cache,
+            spec,
+            ops=ops,
+            modes=modes,
+            seed=args.seed,
+            sample=args.sample,
+            per_element=args.per_element,
+            thorough=args.thorough,
+            transforms=args.transforms,
+            jobs=jobs,
+            compilation_cache=cache,
             progress=lambda n: bar.update(task, advance=1, description=n),
         )
     elapsed = time.perf_counter() - start
     print(report.summary())
-    print(f"{len(names)} entries, {len(report)} checks in {elapsed:.1f} s: {'OK' if report else f'{len(report.failures)} FAILED'}")
+    print(
+        f"{len(names)} entries, {len(report)} checks in {elapsed:.1f} s: {'OK' if report else f'{len(report.failures)} FAILED'}"
+    )
     if args.json:
         report.write_json(args.json)
     if args.markdown:
@@ -101,7 +121,9 @@ def _write_html(report, spec, args, elapsed) -> None:
     from .spec import load_spec, shipped_spec_files
 
     specs = [spec] if spec is not None else [load_spec(p) for p in shipped_spec_files()]
-    title = f"jaxderiv check: {args.spec or 'shipped spec files'}"  # each file's release is in the report (Report.versions)
+    title = (
+        f"jaxderiv check: {args.spec or 'shipped spec files'}"  # each file's release is in the report (Report.versions)
+    )
     with open(args.html, "w", encoding="utf-8") as f:
         f.write(to_html(report, title=title, entries=entries_of(specs), elapsed=elapsed))
 
@@ -135,7 +157,9 @@ def _parity(args) -> int:
     torch_version = version("torch")
     # the known differences of the op records: the default spec's, torch's own file's, none for another file
     torch_spec = True if args.spec == "torch" else False if args.spec is None else None
-    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}" + (f", {spec.version}." if spec is not None else ".")
+    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}" + (
+        f", {spec.version}." if spec is not None else "."
+    )
     text = to_markdown(rows, title, torch_spec)
     print(text)
     if args.json:
@@ -167,8 +191,16 @@ def _diff(args) -> int:
     if args.numeric and (result.changed or result.added or result.removed):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        columns = (TextColumn("[bold]comparing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
-        with Progress(*columns, disable=args.quiet or len(result.changed) < 10 or not sys.stderr.isatty(), transient=True) as bar:
+        columns = (
+            TextColumn("[bold]comparing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+        )
+        with Progress(
+            *columns, disable=args.quiet or len(result.changed) < 10 or not sys.stderr.isatty(), transient=True
+        ) as bar:
             task = bar.add_task("", total=len(result.changed))
             result.numeric(progress=lambda n: bar.update(task, advance=1, description=n), seed=args.seed)
     print(result.to_text())
@@ -190,38 +222,69 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxderiv", description="PyTorch's derivatives.yaml as JAX rules.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="verify every rule against JAX autodiff and finite differences")
-    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
+    p.add_argument(
+        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)"
+    )
     p.add_argument("--ops", help="comma-separated op names, e.g. add.Tensor,abs")
-    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="comma-separated: vjp, jvp, vjp_vjp (default), jvp_vjp (forward-over-reverse), vjp_jvp (reverse-over-forward: the gradient of the result: formula), float32, bfloat16 (elementwise and reduction rules against the float64 rule)")
+    p.add_argument(
+        "--modes",
+        default="vjp,jvp,vjp_vjp",
+        help="comma-separated: vjp, jvp, vjp_vjp (default), jvp_vjp (forward-over-reverse), vjp_jvp (reverse-over-forward: the gradient of the result: formula), float32, bfloat16 (elementwise and reduction rules against the float64 rule)",
+    )
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the rows as a Markdown table to this file")
     p.add_argument("--html", help="write a self-contained HTML report to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--sample", type=int, default=None, help="check only the sample of this index (the random directions of the full run)")
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        help="check only the sample of this index (the random directions of the full run)",
+    )
     p.add_argument("--per-element", action="store_true", help="also compare full Jacobians element by element (slow)")
-    p.add_argument("--thorough", action="store_true", help="also differentiate each output alone (vjp) and hold each input fixed (jvp)")
+    p.add_argument(
+        "--thorough",
+        action="store_true",
+        help="also differentiate each output alone (vjp) and hold each input fixed (jvp)",
+    )
     p.add_argument("--transforms", type=_transforms, default="jit", help="comma-separated: jit (always), nojit, vmap")
     p.add_argument("--seed", type=int, default=0, help="seed of the samples and random directions")
     p.add_argument("--torch-version", help=_VERSION_HELP)
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: one per core from 24 entries on, else 1)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        help="worker processes (default: one per core from 24 entries on, else 1)",
+    )
     p.add_argument("--cache-dir", help="JAX's persistent compilation cache (default: $XDG_CACHE_HOME/jaxderiv/xla)")
     p.add_argument("--no-cache", action="store_true", help="compile everything afresh, keeping nothing")
-    p.add_argument("--changed", metavar="OLD", help="check only the entries of --spec that differ from (or are not in) this file")
+    p.add_argument(
+        "--changed", metavar="OLD", help="check only the entries of --spec that differ from (or are not in) this file"
+    )
     p.set_defaults(run=_check)
     p = sub.add_parser("op", help="what jaxderiv knows about an op: its spec entries, forward and op record")
     p.add_argument("names", nargs="+", help="entry names, e.g. clamp.Tensor abs")
-    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
+    p.add_argument(
+        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)"
+    )
     p.add_argument("--torch-version", help=_VERSION_HELP)
     p.set_defaults(run=_op)
     p = sub.add_parser("coverage", help="per spec file: entries parsed, translated, implemented, verified")
-    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)")
+    p.add_argument(
+        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: each shipped file)"
+    )
     p.add_argument("--json", help="write the figures as JSON to this file")
     p.add_argument("--torch-version", help=_VERSION_HELP)
     p.set_defaults(run=_coverage)
     p = sub.add_parser("parity", help="compare values, vjp, jvp, kinks and complex with the installed torch")
-    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)")
+    p.add_argument(
+        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)"
+    )
     p.add_argument("--ops", help="comma-separated op names (default: every implemented entry)")
-    p.add_argument("--samples", type=int, default=None, help="compare on the first N checker samples of each op (default: all)")
+    p.add_argument(
+        "--samples", type=int, default=None, help="compare on the first N checker samples of each op (default: all)"
+    )
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the table as Markdown to this file")
     p.add_argument("--torch-version", help=_VERSION_HELP)
@@ -231,14 +294,24 @@ def main(argv=None) -> int:
     p.add_argument("new", help="a derivatives.yaml, or 'torch' for the installed torch's")
     p.add_argument("--no-check", dest="check", action="store_false", help="do not check the changed entries")
     p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="modes to check the changed entries in")
-    p.add_argument("--numeric", action=argparse.BooleanOptionalAction, default=True,
-                   help="evaluate both files' vjp and jvp of each changed entry on the checker's samples and kink inputs: "
-                        "same gradient, gradient changes, schema changed or not comparable (default: on; --no-numeric: text only)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the numeric comparison's samples, cotangents and tangents")
+    p.add_argument(
+        "--numeric",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="evaluate both files' vjp and jvp of each changed entry on the checker's samples and kink inputs: "
+        "same gradient, gradient changes, schema changed or not comparable (default: on; --no-numeric: text only)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the numeric comparison's samples, cotangents and tangents"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", help="write the diff as JSON to this file")
-    p.add_argument("--old-torch-version", help="the PyTorch release of the old file (default: detected from its content)")
-    p.add_argument("--new-torch-version", help="the PyTorch release of the new file (default: detected from its content)")
+    p.add_argument(
+        "--old-torch-version", help="the PyTorch release of the old file (default: detected from its content)"
+    )
+    p.add_argument(
+        "--new-torch-version", help="the PyTorch release of the new file (default: detected from its content)"
+    )
     p.set_defaults(run=_diff)
     args = parser.parse_args(argv)
     from .errors import JaxderivError

@@ -35,7 +35,9 @@ def _check_operands(op: str, *values):
     """C++ arithmetic takes numbers and tensors; Python's would repeat or join a tensor list."""
     for v in values:
         if isinstance(v, (list, tuple)):
-            raise TypeError(f"operator {op!r} applied to a list of {len(v)} values (a TensorList or tuple), not a number or a Tensor")
+            raise TypeError(
+                f"operator {op!r} applied to a list of {len(v)} values (a TensorList or tuple), not a number or a Tensor"
+            )
 
 
 def _arith(py_op, jnp_op, symbol):
@@ -85,7 +87,9 @@ def truth(v) -> bool:
         try:
             return bool(v)
         except jax.errors.ConcretizationTypeError:
-            raise ValueError("a traced Tensor was used as a C++ condition; the formula needs a concrete value there") from None
+            raise ValueError(
+                "a traced Tensor was used as a C++ condition; the formula needs a concrete value there"
+            ) from None
     return bool(v)
 
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["Location", "JaxderivError", "SpecError", "FormulaError", "SchemaError", "TranslationError", "NotImplementedDerivative"]
+__all__ = [
+    "Location",
+    "JaxderivError",
+    "SpecError",
+    "FormulaError",
+    "SchemaError",
+    "TranslationError",
+    "NotImplementedDerivative",
+]
 
 import dataclasses
 

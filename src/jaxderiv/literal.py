@@ -75,7 +75,10 @@ def _make(op: Op, kind: str):
             call, xs = op._prepare(*_as_call(op, merge(rest[: len(static)], tensors)))
             cts = list(ct) if isinstance(ct, (tuple, list)) else [ct]
             cts = [c for c, d in zip(cts, call.flags) if d]
-            wanted = tuple(s.arg in op.differentiable_inputs and jnp.issubdtype(x.dtype, jnp.inexact) for s, x in zip(call.slots, xs))
+            wanted = tuple(
+                s.arg in op.differentiable_inputs and jnp.issubdtype(x.dtype, jnp.inexact)
+                for s, x in zip(call.slots, xs)
+            )
             gs = call.cotangent_map(xs, ys, cts, wanted)
             # as in rules.py: summed back over broadcast dimensions, in the input's dtype
             return _scatter(op, call, [None if g is None else _like(g, x) for g, x in zip(gs, xs)])

@@ -11,8 +11,21 @@ import inspect
 import math
 from typing import Any, Callable
 
-__all__ = ["HELPERS", "METHODS", "CONSTANTS", "TEMPLATES", "REVISIONS", "Overloads", "helper", "method", "constant", "template", "lookup_helper",
-           "plain", "CMATH_CONSTANTS"]
+__all__ = [
+    "HELPERS",
+    "METHODS",
+    "CONSTANTS",
+    "TEMPLATES",
+    "REVISIONS",
+    "Overloads",
+    "helper",
+    "method",
+    "constant",
+    "template",
+    "lookup_helper",
+    "plain",
+    "CMATH_CONSTANTS",
+]
 
 HELPERS: dict[str, Callable] = {}  # free functions: FunctionsManual helpers, at:: functions, types
 METHODS: dict[str, Callable] = {}  # `obj.name(args)`: called as fn(obj, *args)
@@ -23,7 +36,14 @@ TEMPLATES: dict[str, Callable] = {}  # `base<args>`: fn(*template_args) -> calla
 REVISIONS: dict[str, list[tuple[tuple[int, ...], Callable]]] = {}
 
 # Qualifiers that do not change meaning here: `at::where` is `where`.
-_NAMESPACES = ("at::native::", "at::", "std::", "c10::", "torch::autograd::generated::details::", "torch::autograd::generated::")
+_NAMESPACES = (
+    "at::native::",
+    "at::",
+    "std::",
+    "c10::",
+    "torch::autograd::generated::details::",
+    "torch::autograd::generated::",
+)
 
 
 class Overloads:
@@ -95,16 +115,28 @@ def template(*names: str):
 def constant(name: str, value: Any) -> None:
     """Register a value; the same name again is an error unless it is the same value (the
     <cmath> constants below are registered here and may also be registered by a family)."""
-    if name in CONSTANTS and not (CONSTANTS[name] is value or (type(CONSTANTS[name]) is type(value) and CONSTANTS[name] == value)):
+    if name in CONSTANTS and not (
+        CONSTANTS[name] is value or (type(CONSTANTS[name]) is type(value) and CONSTANTS[name] == value)
+    ):
         raise ValueError(f"{name!r} is registered twice")
     CONSTANTS[name] = value
 
 
 # <cmath>'s POSIX constants, which newer files write instead of literals (2.14's erf: `M_2_SQRTPI`).
 CMATH_CONSTANTS = {
-    "M_E": math.e, "M_LOG2E": 1 / math.log(2), "M_LOG10E": 1 / math.log(10), "M_LN2": math.log(2), "M_LN10": math.log(10),
-    "M_PI": math.pi, "M_PI_2": math.pi / 2, "M_PI_4": math.pi / 4, "M_1_PI": 1 / math.pi, "M_2_PI": 2 / math.pi,
-    "M_2_SQRTPI": 2 / math.sqrt(math.pi), "M_SQRT2": math.sqrt(2), "M_SQRT1_2": math.sqrt(0.5),
+    "M_E": math.e,
+    "M_LOG2E": 1 / math.log(2),
+    "M_LOG10E": 1 / math.log(10),
+    "M_LN2": math.log(2),
+    "M_LN10": math.log(10),
+    "M_PI": math.pi,
+    "M_PI_2": math.pi / 2,
+    "M_PI_4": math.pi / 4,
+    "M_1_PI": 1 / math.pi,
+    "M_2_PI": 2 / math.pi,
+    "M_2_SQRTPI": 2 / math.sqrt(math.pi),
+    "M_SQRT2": math.sqrt(2),
+    "M_SQRT1_2": math.sqrt(0.5),
 }
 for _name, _value in CMATH_CONSTANTS.items():
     constant(_name, _value)
@@ -113,7 +145,7 @@ for _name, _value in CMATH_CONSTANTS.items():
 def unqualified(name: str) -> str:
     for ns in _NAMESPACES:
         if name.startswith(ns):
-            return name[len(ns):]
+            return name[len(ns) :]
     return name.lstrip(":")
 
 

@@ -37,7 +37,11 @@ class Kind(enum.Enum):
 
 
 # The marker a tree that is one bare name states.
-_MARKERS = {"auto_element_wise": Kind.AUTO_ELEMENT_WISE, "auto_linear": Kind.AUTO_LINEAR, "non_differentiable": Kind.NON_DIFFERENTIABLE}
+_MARKERS = {
+    "auto_element_wise": Kind.AUTO_ELEMENT_WISE,
+    "auto_linear": Kind.AUTO_LINEAR,
+    "non_differentiable": Kind.NON_DIFFERENTIABLE,
+}
 # The calls that state a derivative is not implemented (the second for formulas of several inputs).
 _REFUSALS = frozenset({"not_implemented", "not_implemented_list"})
 
@@ -136,7 +140,9 @@ def normalize(entry: Entry) -> Derivatives:
     if any(d.kind is Kind.AUTO_ELEMENT_WISE for d in forward):
         terms = _element_wise_terms(entry, backward)
         tree = _sum(tuple(t.tree for t in terms))
-        forward = tuple(dataclasses.replace(d, tree=tree, terms=terms) if d.kind is Kind.AUTO_ELEMENT_WISE else d for d in forward)
+        forward = tuple(
+            dataclasses.replace(d, tree=tree, terms=terms) if d.kind is Kind.AUTO_ELEMENT_WISE else d for d in forward
+        )
     return Derivatives(entry, backward, forward)
 
 
@@ -158,7 +164,9 @@ def _element_wise_terms(entry: Entry, backward: tuple[Derivative, ...]) -> tuple
     """One term per Tensor input keyed by a backward formula, in the formulas' order."""
     tensors = {a.name for a in entry.schema.arguments if a.is_tensor or a.is_tensor_list}
     # torchgen's args_with_derivatives: the inputs a formula is given for, read as primals `x_p`.
-    primals = {n: Name(f"{n}_p") for d in backward for n in d.names if n in tensors and n not in entry.non_differentiable}
+    primals = {
+        n: Name(f"{n}_p") for d in backward for n in d.names if n in tensors and n not in entry.non_differentiable
+    }
     terms = []
     for d in backward:
         if d.parsed is None:
@@ -168,7 +176,11 @@ def _element_wise_terms(entry: Entry, backward: tuple[Derivative, ...]) -> tuple
                 continue
             grad = Call(Attr(Name(f"{name}_t"), "conj"), ())
             # What the backward formula reads of the gradient, for this input alone.
-            given: dict[str, Node] = {"grad": grad, "grads": BraceList((grad,)), "grad_input_mask": BraceList(tuple(Bool(n == name) for n in d.names))}
+            given: dict[str, Node] = {
+                "grad": grad,
+                "grads": BraceList((grad,)),
+                "grad_input_mask": BraceList(tuple(Bool(n == name) for n in d.names)),
+            }
             body = _substitute(d.parsed, {**primals, **given})
             if len(d.names) > 1:
                 body = Index(body, Num(str(k), k))  # this input's gradient of the formula's tuple
@@ -212,5 +224,7 @@ def _substitute(node: Node, values: dict[str, Node]) -> Node:
             return dataclasses.replace(node, items=tuple(map(sub, node.items)))
         case Lambda():
             hidden = {name for _, name in node.params}
-            return dataclasses.replace(node, body=_substitute(node.body, {k: v for k, v in values.items() if k not in hidden}))
+            return dataclasses.replace(
+                node, body=_substitute(node.body, {k: v for k, v in values.items() if k not in hidden})
+            )
     return node  # literals and templates hold no variables

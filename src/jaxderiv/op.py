@@ -31,8 +31,13 @@ def _is_complex(v) -> bool:
     return isinstance(v, complex) or (hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.complexfloating))
 
 
-def compile_formula(formula: Derivative | Formula | str, variables: Sequence[str], location: Location | None = None, calls=None,
-                    version: tuple[int, ...] | None = None) -> Compiled:
+def compile_formula(
+    formula: Derivative | Formula | str,
+    variables: Sequence[str],
+    location: Location | None = None,
+    calls=None,
+    version: tuple[int, ...] | None = None,
+) -> Compiled:
     """Translate one formula, with errors located at its file, line, entry and key: a record's
     tree (normalize.py; a spec Formula is normalized alone), or text, parsed first.
     `calls`, `version`: see `translate`."""
@@ -57,8 +62,15 @@ def _translate_at(tree, variables: Sequence[str], location: Location | None, cal
 def _check_grads_indices(d: Derivative, n_out: int) -> None:
     """Reject `grads[i]` past the last output when the op is built, not when a gradient is asked."""
     for node in iter_nodes(d.require_parsed()):
-        if isinstance(node, Index) and node.obj == Name("grads") and isinstance(node.index, Num) and not 0 <= node.index.value < n_out:
-            raise TranslationError(f"grads[{node.index.text}] names no output: the op has {n_out} output(s)", d.location, column=node.col)
+        if (
+            isinstance(node, Index)
+            and node.obj == Name("grads")
+            and isinstance(node.index, Num)
+            and not 0 <= node.index.value < n_out
+        ):
+            raise TranslationError(
+                f"grads[{node.index.text}] names no output: the op has {n_out} output(s)", d.location, column=node.col
+            )
 
 
 def _reads_any(d: Derivative, names: set[str]) -> bool:
@@ -100,7 +112,9 @@ class Op:
         self.schema: FunctionSchema = entry.schema
         self.name = entry.name
         self.impl = impl
-        self.__doc__ = f"aten::{self.name}: {self.schema}\n\nDerivatives from {entry.location.file}:{entry.location.line}."
+        self.__doc__ = (
+            f"aten::{self.name}: {self.schema}\n\nDerivatives from {entry.location.file}:{entry.location.line}."
+        )
         args = [a.name for a in self.schema.arguments]
         outs = self._output_names()
         n_out = len(self.schema.returns)
@@ -111,9 +125,21 @@ class Op:
         # (`grads[i]`, `self[i]`), and in result formulas `self_p`/`self_t` are element i's.
         self.foreach = self.schema.name.startswith("_foreach_")
         loop = ["i"] if self.foreach else []
-        self._bwd_vars = args + outs + results + grad_names + ["grad", "grads", "grad_input_mask", "retain_variables"] + loop
+        self._bwd_vars = (
+            args + outs + results + grad_names + ["grad", "grads", "grad_input_mask", "retain_variables"] + loop
+        )
         tensors = [a.name for a in self.schema.arguments if _is_tensor_arg(a)]
-        self._fwd_vars = args + outs + results + [f"{t}_p" for t in tensors] + [f"{t}_t" for t in tensors] + [f"{t}_t_raw" for t in tensors] + [f"original_{t}_p" for t in tensors] + [f"original_{t}_t" for t in tensors] + loop
+        self._fwd_vars = (
+            args
+            + outs
+            + results
+            + [f"{t}_p" for t in tensors]
+            + [f"{t}_t" for t in tensors]
+            + [f"{t}_t_raw" for t in tensors]
+            + [f"original_{t}_p" for t in tensors]
+            + [f"original_{t}_t" for t in tensors]
+            + loop
+        )
         self.non_differentiable = set(entry.non_differentiable)
         # (why, variables whose complex value the formulas get wrong), for a pre-complex release's entry
         self.real_only = real_only_inputs(entry)
@@ -129,27 +155,35 @@ class Op:
         for d in forward:
             fn: tuple[tuple[str, Compiled], ...] | Compiled | None
             if d.kind is Kind.AUTO_ELEMENT_WISE:
-                fn = tuple((t.input, _translate_at(t.tree, self._fwd_vars, t.source.location, calls, release)) for t in d.terms)
+                fn = tuple(
+                    (t.input, _translate_at(t.tree, self._fwd_vars, t.source.location, calls, release)) for t in d.terms
+                )
             elif d.kind is Kind.AUTO_LINEAR:
                 fn = None
             else:
                 fn = compile_formula(d, self._fwd_vars, calls=calls, version=release)
             self._forward[d.names] = (d, fn)
         self._out_conditions = [
-            compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability")) if isinstance(c, str) else c
+            compile_formula(c, args, dataclasses.replace(entry.location, key="output_differentiability"))
+            if isinstance(c, str)
+            else c
             for c in (entry.output_differentiability or ())
         ]
         # PyTorch: a multi-output entry whose formulas use only `grad` differentiates output 0
         # only; `grads` or a later output's `grad_<name>` (linalg_qr's grad_R) reads the others.
         others = {"grads"} | {f"grad_{r.name}" for r in self.schema.returns[1:] if r.name}
-        self._grad_only = n_out > 1 and entry.output_differentiability is None and not any(_reads_any(d, others) for d in backward)
+        self._grad_only = (
+            n_out > 1 and entry.output_differentiability is None and not any(_reads_any(d, others) for d in backward)
+        )
         # An entry with result formulas but no backward formula at all gets reverse mode by
         # transposing them: every Tensor input is then differentiable (an unused tangent is zero).
         transposed = not entry.backward and bool(entry.forward)
         self.differentiable_inputs = tuple(
             a.name
             for a in self.schema.arguments
-            if _is_tensor_arg(a) and a.name not in self.non_differentiable and (transposed or entry.formula_for(a.name) is not None)
+            if _is_tensor_arg(a)
+            and a.name not in self.non_differentiable
+            and (transposed or entry.formula_for(a.name) is not None)
         )
 
     # -- description -----------------------------------------------------------------------
@@ -195,7 +229,9 @@ class Op:
         if self.real_only is None:
             return None
         why, names = self.real_only
-        outputs_complex = any(_is_complex(y) for y in ys) if ys is not None else any(_is_complex(v) for v in bound.values())
+        outputs_complex = (
+            any(_is_complex(y) for y in ys) if ys is not None else any(_is_complex(v) for v in bound.values())
+        )
         bad = sorted(n for n in names if (_is_complex(bound[n]) if n in bound else outputs_complex))
         if not bad:
             return None
@@ -211,7 +247,9 @@ class Op:
         params = self.schema.arguments
         positional = [a for a in params if not a.kwarg_only]
         if len(args) > len(positional):
-            raise TypeError(f"aten::{self.name}() takes {len(positional)} positional arguments but {len(args)} were given; schema: {self.schema}")
+            raise TypeError(
+                f"aten::{self.name}() takes {len(positional)} positional arguments but {len(args)} were given; schema: {self.schema}"
+            )
         bound = {a.name: v for a, v in zip(positional, args)}
         for k, v in kwargs.items():
             if k not in {a.name for a in params}:
@@ -401,7 +439,10 @@ class _Call:
                 values[f.names[0]] = result
             else:
                 if not isinstance(result, (tuple, list)) or len(result) != len(f.names):
-                    raise TranslationError(f"formula for {f.key!r} must give {len(f.names)} gradients, gave {type(result).__name__}", f.location)
+                    raise TranslationError(
+                        f"formula for {f.key!r} must give {len(f.names)} gradients, gave {type(result).__name__}",
+                        f.location,
+                    )
                 values.update(zip(f.names, result))
         out = []
         for s, w in zip(self.slots, wanted):
@@ -409,7 +450,9 @@ class _Call:
                 out.append(None)
                 continue
             if s.arg in op.non_differentiable or op.entry.formula_for(s.arg) is None:
-                raise NotImplementedDerivative(f"the derivative of aten::{op.name} for input {s.arg!r} is not given by the spec", op.entry.location)
+                raise NotImplementedDerivative(
+                    f"the derivative of aten::{op.name} for input {s.arg!r} is not given by the spec", op.entry.location
+                )
             g = values.get(s.arg)
             if s.index is not None and g is not None:
                 g = g[s.index]
@@ -439,7 +482,10 @@ class _Call:
                 result = self._auto_element_wise(env, ts, fn)
             elif d.kind is Kind.AUTO_LINEAR:
                 # PyTorch's auto_linear: the op itself on the tangents of its differentiable inputs.
-                linear = [(t if t is not None else _zeros_like(x)) if s.arg in op.differentiable_inputs else x for s, t, x in zip(self.slots, ts, xs)]
+                linear = [
+                    (t if t is not None else _zeros_like(x)) if s.arg in op.differentiable_inputs else x
+                    for s, t, x in zip(self.slots, ts, xs)
+                ]
                 result = self.primal(*linear)
                 result = result if len(idx) > 1 else result[idx[0]]
             elif op.foreach:  # one tangent per element, from that element's primals and tangents
@@ -470,7 +516,13 @@ class _Call:
         out = {**env, "i": i}
         for a in self.op.schema.arguments:
             if a.is_tensor_list:
-                for v in (f"{a.name}_p", f"original_{a.name}_p", f"{a.name}_t", f"{a.name}_t_raw", f"original_{a.name}_t"):
+                for v in (
+                    f"{a.name}_p",
+                    f"original_{a.name}_p",
+                    f"{a.name}_t",
+                    f"{a.name}_t_raw",
+                    f"original_{a.name}_t",
+                ):
                     out[v] = env[v][i]
         return out
 
@@ -509,7 +561,9 @@ class _Call:
             gs = self.cotangent_map(xs, ys, list(cts), wanted)
             return [_like(g, x) for g, x, w in zip(gs, xs, wanted) if w]  # as the engine: summed to x's shape
 
-        transposed = jax.linear_transpose(vjp, *[jax.ShapeDtypeStruct(jnp.shape(y), jnp.result_type(y)) for y in diff_ys])
+        transposed = jax.linear_transpose(
+            vjp, *[jax.ShapeDtypeStruct(jnp.shape(y), jnp.result_type(y)) for y in diff_ys]
+        )
         return list(transposed([t for t in ts if t is not None]))
 
     def _transpose_tangent_map(self, xs, ys, cts, wanted):
@@ -524,6 +578,8 @@ class _Call:
 
         diff_ys = [y for y, d in zip(ys, self.flags) if d]
         cts = [c if c is not None else _zeros_like(y) for c, y in zip(cts, diff_ys)]
-        transposed = jax.linear_transpose(jvp, *[jax.ShapeDtypeStruct(jnp.shape(xs[i]), jnp.result_type(xs[i])) for i in idx])
+        transposed = jax.linear_transpose(
+            jvp, *[jax.ShapeDtypeStruct(jnp.shape(xs[i]), jnp.result_type(xs[i])) for i in idx]
+        )
         grads = iter(transposed(cts))
         return [next(grads) if w else None for w in wanted]

@@ -61,8 +61,8 @@ def _split(operands, rule: LinearRule, has_tangent: tuple[bool, ...]):
     n_t = sum(has_tangent)
     given = iter(operands[:n_t])
     ts = [next(given) if h else None for h in has_tangent]
-    xs = list(operands[n_t:n_t + rule.n_inputs])
-    ys = list(operands[n_t + rule.n_inputs:])
+    xs = list(operands[n_t : n_t + rule.n_inputs])
+    ys = list(operands[n_t + rule.n_inputs :])
     return ts, xs, ys
 
 
@@ -102,7 +102,9 @@ def sum_to(value, shape: tuple[int, ...]):
     lead = jnp.ndim(value) - len(shape)
     if lead < 0:
         return value
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and jnp.shape(value)[lead + i] != 1)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and jnp.shape(value)[lead + i] != 1
+    )
     if axes:
         value = jnp.sum(value, axis=axes, keepdims=False)
         # put back the size-1 dimensions that were summed inside `shape`
@@ -153,7 +155,10 @@ def _transpose(cts, *operands, rule: LinearRule, has_tangent, nbatch: int):
 
 def _batch(args, dims, *, rule: LinearRule, has_tangent, nbatch: int):
     size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-    moved = [jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *jnp.shape(a))) for a, d in zip(args, dims)]
+    moved = [
+        jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *jnp.shape(a)))
+        for a, d in zip(args, dims)
+    ]
     out = linear_p.bind(*moved, rule=rule, has_tangent=has_tangent, nbatch=nbatch + 1)
     return out, [0] * len(out)
 
@@ -185,7 +190,9 @@ def _zero_tangent(y):
     return np.zeros(jnp.shape(y), jax.dtypes.float0)
 
 
-def differentiable_call(rule: LinearRule | Callable[[Sequence], LinearRule], primal_fn: Callable[..., Sequence], xs: Sequence) -> list:
+def differentiable_call(
+    rule: LinearRule | Callable[[Sequence], LinearRule], primal_fn: Callable[..., Sequence], xs: Sequence
+) -> list:
     """Apply `primal_fn(*xs) -> ys` with derivatives given by `rule`'s two linear maps.
 
     `rule` may be a function of the outputs `ys` giving the LinearRule: it is then built only

@@ -31,10 +31,30 @@ from .errors import Location, SchemaError
 # that older spec files still use (Dimname, ConstQuantizerPtr, Any; 1.0's TensorOptions).
 BASE_TYPES = frozenset(
     {
-        "Tensor", "Scalar", "int", "SymInt", "float", "bool", "str", "complex",
-        "ScalarType", "Layout", "Device", "DeviceIndex", "MemoryFormat", "QScheme",
-        "Generator", "Dimname", "Storage", "Stream", "SymBool", "DimVector",
-        "GraphModule", "ConstQuantizerPtr", "Any", "TensorOptions",
+        "Tensor",
+        "Scalar",
+        "int",
+        "SymInt",
+        "float",
+        "bool",
+        "str",
+        "complex",
+        "ScalarType",
+        "Layout",
+        "Device",
+        "DeviceIndex",
+        "MemoryFormat",
+        "QScheme",
+        "Generator",
+        "Dimname",
+        "Storage",
+        "Stream",
+        "SymBool",
+        "DimVector",
+        "GraphModule",
+        "ConstQuantizerPtr",
+        "Any",
+        "TensorOptions",
     }
 )
 
@@ -242,7 +262,7 @@ def _modern_types(text: str) -> str:
     open_ = text.find("(")
     if open_ < 0:
         return text
-    head, body = text[: open_ + 1], text[open_ + 1:]
+    head, body = text[: open_ + 1], text[open_ + 1 :]
 
     def one(m: re.Match) -> str:
         lead, word, star = m.group(1), m.group(2), m.group(3)

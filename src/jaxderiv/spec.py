@@ -14,12 +14,25 @@ import yaml
 from .errors import JaxderivError, Location, SchemaError, SpecError
 from .schema import FunctionSchema, Return, Type
 
-__all__ = ["Formula", "Entry", "Spec", "Version", "SpecWarning", "load_spec", "read_spec_text", "detect_version", "parse_version",
-           "shipped_spec_files", "newest_spec_file", "torch_spec_file"]
+__all__ = [
+    "Formula",
+    "Entry",
+    "Spec",
+    "Version",
+    "SpecWarning",
+    "load_spec",
+    "read_spec_text",
+    "detect_version",
+    "parse_version",
+    "shipped_spec_files",
+    "newest_spec_file",
+    "torch_spec_file",
+]
 
 
 class SpecWarning(UserWarning):
     """Something in a spec file was ignored (an unknown key); the message names file:line."""
+
 
 # libyaml's parser when PyYAML has it (same nodes and marks, several times faster), else PyYAML's own.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -106,8 +119,13 @@ class Spec:
 
     def union(self, newer: "Spec") -> "Spec":
         """This spec with `newer`'s entries added, replacing those of the same name."""
-        return Spec({**self.entries, **newer.entries}, self.files + newer.files, self.versions + newer.versions,
-                    self.warnings + newer.warnings, self.rejected + newer.rejected)
+        return Spec(
+            {**self.entries, **newer.entries},
+            self.files + newer.files,
+            self.versions + newer.versions,
+            self.warnings + newer.warnings,
+            self.rejected + newer.rejected,
+        )
 
 
 def _formulas_dir() -> Path:
@@ -227,11 +245,15 @@ def torch_spec_file() -> Path:
     found = importlib.util.find_spec("torchgen")
     path = Path(found.origin).parent / "packaged" / "autograd" / "derivatives.yaml" if found and found.origin else None
     if path is None or not path.is_file():
-        raise SpecError("loading torch's spec needs PyTorch installed (torchgen/packaged/autograd/derivatives.yaml not found)")
+        raise SpecError(
+            "loading torch's spec needs PyTorch installed (torchgen/packaged/autograd/derivatives.yaml not found)"
+        )
     return path
 
 
-def load_spec(path: str | os.PathLike | None = None, *, from_torch: bool = False, torch_version=None, strict: bool = True) -> Spec:
+def load_spec(
+    path: str | os.PathLike | None = None, *, from_torch: bool = False, torch_version=None, strict: bool = True
+) -> Spec:
     """Load one spec file, the installed torch's (`from_torch=True`), or with no path the union
     of the default shipped files (newest wins). `torch_version` ("1.7") states the release
     instead of detecting it from the content (for a file with no fingerprint, or to override).
@@ -309,7 +331,7 @@ def _drop_title_line(lines: list[str]) -> list[str]:
         if not s or s.startswith("#"):
             continue
         if re.fullmatch(r"[\w.\-/]+", s):
-            return lines[:i] + [""] + lines[i + 1:]
+            return lines[:i] + [""] + lines[i + 1 :]
         break
     return lines
 
@@ -334,7 +356,10 @@ def read_spec_text(text: str, file: str | None = None, torch_version=None, stric
     if root is None:
         return Spec({}, (file or "<text>",), (given or Version(None, UNDETERMINABLE),))
     if not isinstance(root, yaml.SequenceNode):
-        raise SpecError("a spec file must be a YAML list of entries ('- name: ...')", Location(file=file, line=root.start_mark.line + 1))
+        raise SpecError(
+            "a spec file must be a YAML list of entries ('- name: ...')",
+            Location(file=file, line=root.start_mark.line + 1),
+        )
     reported: list[str] = []
     rejected: list[JaxderivError] = []
 
@@ -416,7 +441,9 @@ def _name_unnamed_overloads(read: list[Entry], reported: list[str]) -> list[Entr
             continue
         unique: list[Entry] = []
         for e in group:
-            if all(tuple(map(_arg_key, e.schema.arguments)) != tuple(map(_arg_key, u.schema.arguments)) for u in unique):
+            if all(
+                tuple(map(_arg_key, e.schema.arguments)) != tuple(map(_arg_key, u.schema.arguments)) for u in unique
+            ):
                 unique.append(e)
         for e, overload in zip(unique, _overload_names([u.schema for u in unique])):
             if not overload:
@@ -431,11 +458,17 @@ def _name_unnamed_overloads(read: list[Entry], reported: list[str]) -> list[Entr
                 return dataclasses.replace(f, location=dataclasses.replace(f.location, entry=full))
 
             renamed[id(e)] = dataclasses.replace(
-                e, schema=schema, location=dataclasses.replace(e.location, entry=full),
-                backward=tuple(map(relocate, e.backward)), forward=tuple(map(relocate, e.forward)),
-                ignored=tuple(map(relocate, e.ignored)))
-            reported.append(f"{e.location.file or '<text>'}:{e.location.line}: '{name}' is one of {len(unique)} "
-                            f"overloads written without an overload name; read as {full!r}")
+                e,
+                schema=schema,
+                location=dataclasses.replace(e.location, entry=full),
+                backward=tuple(map(relocate, e.backward)),
+                forward=tuple(map(relocate, e.forward)),
+                ignored=tuple(map(relocate, e.ignored)),
+            )
+            reported.append(
+                f"{e.location.file or '<text>'}:{e.location.line}: '{name}' is one of {len(unique)} "
+                f"overloads written without an overload name; read as {full!r}"
+            )
     return [renamed.get(id(e), e) for e in read]
 
 
@@ -449,9 +482,26 @@ _OUTPUT_USE = re.compile(r"(?<![\w.])(?:result(\d+)|grads\s*\[\s*(\d+)\s*\])")
 # svd (res1, res2, res3), later (U, S, V); slogdet (sign, logabsdet); solve (solution, LU);
 # symeig (eigenvalues, eigenvectors_return).
 LEGACY_OUTPUT_NAMES: dict[str, int] = {
-    "output": 0, "indices": 1, "max_indices": 1, "min_indices": 1, "total_weight": 1, "is_target": 1,
-    "buffer": 1, "finput": 1, "fgrad_input": 2, "res1": 0, "res2": 1, "res3": 2,
-    "U": 0, "S": 1, "V": 2, "sign": 0, "logabsdet": 1, "solution": 0, "eigenvalues": 0, "eigenvectors_return": 1,
+    "output": 0,
+    "indices": 1,
+    "max_indices": 1,
+    "min_indices": 1,
+    "total_weight": 1,
+    "is_target": 1,
+    "buffer": 1,
+    "finput": 1,
+    "fgrad_input": 2,
+    "res1": 0,
+    "res2": 1,
+    "res3": 2,
+    "U": 0,
+    "S": 1,
+    "V": 2,
+    "sign": 0,
+    "logabsdet": 1,
+    "solution": 0,
+    "eigenvalues": 0,
+    "eigenvectors_return": 1,
 }
 _BARE_NAME = re.compile(r"(?<![\w.:>])([A-Za-z_]\w*)(?![\w(])")
 
@@ -526,7 +576,10 @@ def _read_entry(node, file: str | None, reported: list[str]) -> Entry:
         if dispatch is not None:
             sub = chosen[dispatch]
             if not isinstance(sub, yaml.MappingNode):
-                raise SpecError(f"'dispatch: {dispatch}:' must map keys to formulas", dataclasses.replace(where, line=sub.start_mark.line + 1))
+                raise SpecError(
+                    f"'dispatch: {dispatch}:' must map keys to formulas",
+                    dataclasses.replace(where, line=sub.start_mark.line + 1),
+                )
             for k, v in sub.value:
                 formula_pairs[_scalar(k, where)] = (v, k.start_mark.line + 1)
 
@@ -573,7 +626,9 @@ def _read_entry(node, file: str | None, reported: list[str]) -> Entry:
         items = [_scalar(v, loc) for v in value.value]
         out_diff = tuple({"True": True, "true": True, "False": False, "false": False}.get(i, i) for i in items)
         if len(out_diff) > len(schema.returns):
-            raise SpecError(f"'output_differentiability' has {len(out_diff)} items but the op returns {len(schema.returns)}", loc)
+            raise SpecError(
+                f"'output_differentiability' has {len(out_diff)} items but the op returns {len(schema.returns)}", loc
+            )
         # Older files list only the leading outputs (linalg_lstsq in 1.10): the rest are not differentiable.
         out_diff += (False,) * (len(schema.returns) - len(out_diff))
 

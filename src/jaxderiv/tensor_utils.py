@@ -28,7 +28,9 @@ def mH(x, *, xp=jnp):
     return xp.conj(xp.swapaxes(x, -1, -2))
 
 
-def solve_triangular_right(B, A, *, lower: bool, adjoint: bool = False, unit_diagonal: bool = False, through: str = "mH"):
+def solve_triangular_right(
+    B, A, *, lower: bool, adjoint: bool = False, unit_diagonal: bool = False, through: str = "mH"
+):
     """X = B A⁻¹ (X A = B), or B A⁻ᴴ (X Aᴴ = B) with `adjoint`, for a triangular A that is `lower`
     or upper; a `unit_diagonal` A's diagonal is read as ones.
 
@@ -37,7 +39,9 @@ def solve_triangular_right(B, A, *, lower: bool, adjoint: bool = False, unit_dia
       - "mT", plain transposes: X = (A⁻ᵀ Bᵀ)ᵀ (no `adjoint`).
     """
     if through == "mH":
-        return mH(jsl.solve_triangular(A, mH(B), lower=lower, trans="N" if adjoint else "C", unit_diagonal=unit_diagonal))
+        return mH(
+            jsl.solve_triangular(A, mH(B), lower=lower, trans="N" if adjoint else "C", unit_diagonal=unit_diagonal)
+        )
     if through == "mT" and not adjoint:
         return mT(jsl.solve_triangular(A, mT(B), lower=lower, trans="T", unit_diagonal=unit_diagonal))
     raise ValueError(f"solve_triangular_right: through={through!r}, adjoint={adjoint!r} is not supported")

@@ -29,8 +29,13 @@ _Located = Callable[Concatenate[Mapping[str, Any], ...], Any]
 OpCalls = Callable[[str], "Callable | None"]
 
 
-def translate(tree: E.Node, variables: Iterable[str], location: Location | None = None, calls: OpCalls | None = None,
-              version: tuple[int, ...] | None = None) -> Compiled:
+def translate(
+    tree: E.Node,
+    variables: Iterable[str],
+    location: Location | None = None,
+    calls: OpCalls | None = None,
+    version: tuple[int, ...] | None = None,
+) -> Compiled:
     """Compile `tree` into `fn(env)`; `variables` are the names `env` will provide.
 
     `version` is the release the formula's file comes from (`Spec.version.release`): it picks
@@ -70,12 +75,20 @@ def _arity_error(fn: Callable, n: int) -> str | None:
         required = sum(p.default is p.empty for p in params)
         if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
             return f"takes at least {required} arguments"
-        return f"takes {required} arguments" if required == len(params) else f"takes {required} to {len(params)} arguments"
+        return (
+            f"takes {required} arguments" if required == len(params) else f"takes {required} to {len(params)} arguments"
+        )
     return None
 
 
 class _Translator:
-    def __init__(self, variables: frozenset[str], location: Location, calls: OpCalls | None = None, version: tuple[int, ...] | None = None):
+    def __init__(
+        self,
+        variables: frozenset[str],
+        location: Location,
+        calls: OpCalls | None = None,
+        version: tuple[int, ...] | None = None,
+    ):
         self.variables = variables
         self.location = location
         self.calls = calls
@@ -199,7 +212,9 @@ class _Translator:
             if fn is None:  # `at::sin(x)`: the ATen op, as the spec's op or its forward implementation
                 fn = self._entry_op(func.name) or _forward_named(func.name)
             if fn is None:
-                raise self.error(func, f"unknown helper {func.name!r}: no function of that name is registered in jaxderiv.helpers")
+                raise self.error(
+                    func, f"unknown helper {func.name!r}: no function of that name is registered in jaxderiv.helpers"
+                )
             what = f"helper {func.name!r}"
         elif isinstance(func, E.Template):
             builder = lookup_helper(TEMPLATES, func.base.name)
@@ -230,10 +245,15 @@ class _Translator:
             obj = self.compile(node.func.obj)
             fn = _method(node.func.name, self._entry_op)
             if fn is None:
-                raise self.error(node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered")
+                raise self.error(
+                    node.func, f"unknown method '.{node.func.name}()': no tensor method of that name is registered"
+                )
             problem = _arity_error(fn, len(args) + 1)
             if problem:
-                raise self.error(node.func, f"method '.{node.func.name}()' {problem} including the object, but the formula passes {len(args) + 1}")
+                raise self.error(
+                    node.func,
+                    f"method '.{node.func.name}()' {problem} including the object, but the formula passes {len(args) + 1}",
+                )
             run = self._located(node, fn, f"method '.{node.func.name}()'")
             return lambda env: run(env, obj(env), *(a(env) for a in args))
         name = node.func.name if isinstance(node.func, E.Name) else None
@@ -297,9 +317,30 @@ def unresolved_names(tree: E.Node) -> set[str]:
 # Methods that read only a tensor's metadata, and calls that read only the shape and dtype of
 # their tensor arguments: a complex value there changes nothing in the formula's math (check/mutate.py
 # skips such reads too: detaching them changes nothing).
-METADATA_METHODS = frozenset({"sizes", "sym_sizes", "size", "sym_size", "dim", "numel", "sym_numel", "strides", "sym_strides",
-                               "stride", "scalar_type", "options", "dtype", "device", "layout", "is_contiguous", "suggest_memory_format",
-                               "defined", "is_complex", "is_floating_point"})
+METADATA_METHODS = frozenset(
+    {
+        "sizes",
+        "sym_sizes",
+        "size",
+        "sym_size",
+        "dim",
+        "numel",
+        "sym_numel",
+        "strides",
+        "sym_strides",
+        "stride",
+        "scalar_type",
+        "options",
+        "dtype",
+        "device",
+        "layout",
+        "is_contiguous",
+        "suggest_memory_format",
+        "defined",
+        "is_complex",
+        "is_floating_point",
+    }
+)
 SHAPE_ONLY_METHODS = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})
 SHAPE_ONLY_CALLS = frozenset({"zeros_like", "ones_like", "empty_like"})
 
@@ -348,8 +389,11 @@ def _value_reads(node, exempt_helpers: bool = True) -> set[str]:
 
 
 def _writes_conj(tree) -> bool:
-    return any(isinstance(n, (E.Attr, E.Name)) and plain(unqualified(getattr(n, "name", ""))) in ("conj", "conj_physical", "_conj")
-               for n in E.iter_nodes(tree))
+    return any(
+        isinstance(n, (E.Attr, E.Name))
+        and plain(unqualified(getattr(n, "name", ""))) in ("conj", "conj_physical", "_conj")
+        for n in E.iter_nodes(tree)
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -383,7 +427,11 @@ def real_only_inputs(entry) -> tuple[str, frozenset[str]] | None:
     if version is None or version.complex_autograd:
         return None
     schema = entry.schema
-    capable = {a.name for a in schema.arguments if entry.formula_for(a.name) is not None and a.name not in entry.non_differentiable}
+    capable = {
+        a.name
+        for a in schema.arguments
+        if entry.formula_for(a.name) is not None and a.name not in entry.non_differentiable
+    }
     capable |= {a.name for a in schema.arguments if a.type.base == "Scalar"}
     capable |= {"result"} | {f"result{i}" for i in range(len(schema.returns))}
     capable |= {r.name for r in schema.returns if r.name} | {r.name + "_return" for r in schema.returns if r.name}
@@ -404,13 +452,19 @@ def real_only_inputs(entry) -> tuple[str, frozenset[str]] | None:
         inline = _value_reads(tree) & capable
         if fixed:
             assert later is not None  # fixed is empty without a newer formula
-            reasons.append(f"its formula for {d.key!r} ({d.text}) has no .conj(), which PyTorch's newer formula adds ({later.text})")
+            reasons.append(
+                f"its formula for {d.key!r} ({d.text}) has no .conj(), which PyTorch's newer formula adds ({later.text})"
+            )
         elif inline:
             reasons.append(f"its formula for {d.key!r} ({d.text}) reads {', '.join(sorted(inline))} without .conj()")
         names |= fixed | inline
     if not names:
         return None
-    return f"{entry.name!r} is from PyTorch {version.text}, written for real tensors (before complex autograd): " + "; ".join(reasons), frozenset(names)
+    return (
+        f"{entry.name!r} is from PyTorch {version.text}, written for real tensors (before complex autograd): "
+        + "; ".join(reasons),
+        frozenset(names),
+    )
 
 
 def _conjugated(tree) -> set[str]:
@@ -419,6 +473,10 @@ def _conjugated(tree) -> set[str]:
     for n in E.iter_nodes(tree):
         if isinstance(n, E.Call) and isinstance(n.func, E.Attr) and n.func.name in ("conj", "conj_physical"):
             out |= {m.name for m in E.iter_nodes(n.func.obj) if isinstance(m, E.Name)}
-        elif isinstance(n, E.Call) and isinstance(n.func, E.Name) and plain(unqualified(n.func.name)) in ("conj", "conj_physical"):
+        elif (
+            isinstance(n, E.Call)
+            and isinstance(n.func, E.Name)
+            and plain(unqualified(n.func.name)) in ("conj", "conj_physical")
+        ):
             out |= {m.name for a in n.args for m in E.iter_nodes(a) if isinstance(m, E.Name)}
     return out

@@ -97,7 +97,10 @@ class _Problem:
             elif a.is_tensor_list:
                 self.paths.extend((i, j) for j, e in enumerate(v) if e is not None and _inexact(e))
         self.xs = [self._get(p) for p in self.paths]
-        self.out_mask = op.output_differentiable(*[v for a, v in zip(op.schema.arguments, self.values) if not a.kwarg_only], **{a.name: v for a, v in zip(op.schema.arguments, self.values) if a.kwarg_only})
+        self.out_mask = op.output_differentiable(
+            *[v for a, v in zip(op.schema.arguments, self.values) if not a.kwarg_only],
+            **{a.name: v for a, v in zip(op.schema.arguments, self.values) if a.kwarg_only},
+        )
 
     def input_name(self, k: int) -> str:
         """The schema argument differentiable input k is, e.g. `self` or `tensors[1]`."""
@@ -174,8 +177,18 @@ def _directions(mode: str, p, rng) -> dict:
     return {"vs": vs, "cts": cts, "ws": ws}
 
 
-def _check_sample(mode: str, p, rng, acc: _Accumulator, tol=Tolerance, *, thorough: bool = False, transforms: Sequence[str] = ("jit",), rng2=None,
-                  values: dict | None = None):
+def _check_sample(
+    mode: str,
+    p,
+    rng,
+    acc: _Accumulator,
+    tol=Tolerance,
+    *,
+    thorough: bool = False,
+    transforms: Sequence[str] = ("jit",),
+    rng2=None,
+    values: dict | None = None,
+):
     """Compare one sample's rule with the references in `mode`; raise _Mismatch on the first disagreement.
 
     thorough: also with each output's cotangent alone (vjp) and each input's tangent left out (jvp).
@@ -231,8 +244,15 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
                 acc.compare(f"vjp{variant}", _input(p, k), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
         lhs = _pair(ours, v["vs"])
         rhs = _pair(v["cts"], _differences(v["plus"], v["minus"], tol.fd_step))
-        acc.compare(f"vjp{variant}", "<vjp(ct), v> summed over every input", "<ct, finite-difference jvp(v)>, " + fd_name,
-                    np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
+        acc.compare(
+            f"vjp{variant}",
+            "<vjp(ct), v> summed over every input",
+            "<ct, finite-difference jvp(v)>, " + fd_name,
+            np.array(lhs),
+            np.array(rhs),
+            tol.fd_rtol,
+            tol.fd_atol * max(1.0, abs(rhs)),
+        )
         return
     if mode == "jvp_vjp":
         check = "jvp_vjp (forward-mode derivative of the vjp)"
@@ -241,18 +261,34 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
                 acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
         fd = p.project(_differences(v["plus"], v["minus"], tol.fd_step * 10))
         for k, (o, f) in enumerate(zip(ours, fd)):
-            acc.compare(check, _input(p, k), f"central finite differences of vjp(ct), step {tol.fd_step * 10:g}", o, f, tol.fd_rtol * 10, tol.fd_atol * 10)
+            acc.compare(
+                check,
+                _input(p, k),
+                f"central finite differences of vjp(ct), step {tol.fd_step * 10:g}",
+                o,
+                f,
+                tol.fd_rtol * 10,
+                tol.fd_atol * 10,
+            )
         return
-    check, scalar = {"vjp_vjp": ("vjp_vjp (second-order gradient)", "<vjp(ct), w>"),
-                     "vjp_jvp": ("vjp_jvp (gradient of the jvp)", "<ct, jvp(w)>")}[mode]
+    check, scalar = {
+        "vjp_vjp": ("vjp_vjp (second-order gradient)", "<vjp(ct), w>"),
+        "vjp_jvp": ("vjp_jvp (gradient of the jvp)", "<ct, jvp(w)>"),
+    }[mode]
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
             acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
     fd = (np.asarray(v["plus"]) - np.asarray(v["minus"])) / (2 * tol.fd_step * 10)
     lhs = _pair(ours, v["vs"])
-    acc.compare(check, "<second-order gradient, v> summed over every input",
-                f"central finite differences of {scalar}, step {tol.fd_step * 10:g}",
-                np.array(lhs), np.asarray(fd), tol.fd_rtol * 10, tol.fd_atol * max(1.0, abs(float(fd))))
+    acc.compare(
+        check,
+        "<second-order gradient, v> summed over every input",
+        f"central finite differences of {scalar}, step {tol.fd_step * 10:g}",
+        np.array(lhs),
+        np.asarray(fd),
+        tol.fd_rtol * 10,
+        tol.fd_atol * max(1.0, abs(float(fd))),
+    )
 
 
 def _compare_dtypes(mode: str, p, v: dict, variant: str = ""):
@@ -266,8 +302,12 @@ def _compare_dtypes(mode: str, p, v: dict, variant: str = ""):
     for side, ours, primal in pairs:
         got, want = np.asarray(ours).dtype, np.asarray(primal).dtype
         if got != want:
-            raise _Mismatch(f"{mode}{variant}, {side}: the spec's rule gives a {got} derivative of a {want} value "
-                            "(a derivative has its primal's dtype)", float("nan"), float("nan"))
+            raise _Mismatch(
+                f"{mode}{variant}, {side}: the spec's rule gives a {got} derivative of a {want} value "
+                "(a derivative has its primal's dtype)",
+                float("nan"),
+                float("nan"),
+            )
 
 
 def _differences(plus, minus, h):
@@ -340,9 +380,17 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
 
         def jvp_program(xs, vs):
             plus, minus = _shifted(xs, vs, step)
-            out = {"ours": jax.jvp(p.rule_fn, xs, vs)[1], "ref": jax.jvp(p.native_fn, xs, vs)[1], "plus": p.fd_fn(*plus), "minus": p.fd_fn(*minus)}
+            out = {
+                "ours": jax.jvp(p.rule_fn, xs, vs)[1],
+                "ref": jax.jvp(p.native_fn, xs, vs)[1],
+                "plus": p.fd_fn(*plus),
+                "minus": p.fd_fn(*minus),
+            }
             if thorough:
-                out["p_ours"], out["p_ref"] = _partials(mode, p.rule_fn, xs, vs, None), _partials(mode, p.native_fn, xs, vs, None)
+                out["p_ours"], out["p_ref"] = (
+                    _partials(mode, p.rule_fn, xs, vs, None),
+                    _partials(mode, p.native_fn, xs, vs, None),
+                )
                 out["p_plus"], out["p_minus"] = _partial_shifts(p.fd_fn, xs, vs, step)
             return out
 
@@ -351,9 +399,17 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
 
         def vjp_program(xs, vs, cts):
             plus, minus = _shifted(xs, vs, step)
-            out = {"ours": jax.vjp(p.rule_fn, *xs)[1](cts), "ref": jax.vjp(p.native_fn, *xs)[1](cts), "plus": p.fd_fn(*plus), "minus": p.fd_fn(*minus)}
+            out = {
+                "ours": jax.vjp(p.rule_fn, *xs)[1](cts),
+                "ref": jax.vjp(p.native_fn, *xs)[1](cts),
+                "plus": p.fd_fn(*plus),
+                "minus": p.fd_fn(*minus),
+            }
             if thorough:
-                out["p_ours"], out["p_ref"] = _partials(mode, p.rule_fn, xs, vs, cts), _partials(mode, p.native_fn, xs, vs, cts)
+                out["p_ours"], out["p_ref"] = (
+                    _partials(mode, p.rule_fn, xs, vs, cts),
+                    _partials(mode, p.native_fn, xs, vs, cts),
+                )
             return out
 
         return vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
@@ -362,7 +418,12 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
         def jvp_vjp_program(xs, vs, cts):
             plus, minus = _shifted(xs, vs, step)
             ours, ref = (jax.jvp(_backward(fn, cts), tuple(xs), tuple(vs))[1] for fn in (p.rule_fn, p.native_fn))
-            return {"ours": ours, "ref": ref, "plus": _backward(p.rule_fn, cts)(*plus), "minus": _backward(p.rule_fn, cts)(*minus)}
+            return {
+                "ours": ours,
+                "ref": ref,
+                "plus": _backward(p.rule_fn, cts)(*plus),
+                "minus": _backward(p.rule_fn, cts)(*minus),
+            }
 
         return jvp_vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
     argnums = tuple(range(len(xs)))
@@ -399,7 +460,10 @@ def _evaluate_all(work: Sequence[tuple], tol, thorough: bool) -> dict:
         outs = _jit(lambda args: [fn(*a) for (fn, _, _), a in zip(built, args)])([a for _, a, _ in built])
     except Exception:  # noqa: BLE001 - each sample is evaluated by itself, which raises what it raises
         return {}
-    return {(mode, index): dict(values(out), jitted=True) for (mode, index, _), (_, _, values), out in zip(work, built, outs)}
+    return {
+        (mode, index): dict(values(out), jitted=True)
+        for (mode, index, _), (_, _, values), out in zip(work, built, outs)
+    }
 
 
 def _or_none(fn: Callable, *args):
@@ -461,8 +525,15 @@ def _compare_partials(mode: str, p, v: dict, acc: _Accumulator, tol):
                 for i, (o, r) in enumerate(zip(ours, p.project(v["p_ref"][k]))):
                     acc.compare(check, _input(p, i), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
             lhs, rhs = _pair(ours, v["vs"]), _pair([v["cts"][k]], [fd[k]])
-            acc.compare(check, "<vjp(ct), v> summed over every input", f"<ct, finite-difference jvp(v)> of output {k}",
-                        np.array(lhs), np.array(rhs), tol.fd_rtol, tol.fd_atol * max(1.0, abs(rhs)))
+            acc.compare(
+                check,
+                "<vjp(ct), v> summed over every input",
+                f"<ct, finite-difference jvp(v)> of output {k}",
+                np.array(lhs),
+                np.array(rhs),
+                tol.fd_rtol,
+                tol.fd_atol * max(1.0, abs(rhs)),
+            )
     elif mode == "jvp":
         for i, ours in enumerate(v.get("p_ours") or []):
             check = f"jvp with {_input(p, i)} held fixed (its tangent undefined, the others' random)"
@@ -470,7 +541,15 @@ def _compare_partials(mode: str, p, v: dict, acc: _Accumulator, tol):
                 for k, (o, r) in enumerate(zip(ours, v["p_ref"][i])):
                     acc.compare(check, f"output {k}", AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
             for k, (o, f) in enumerate(zip(ours, _differences(v["p_plus"][i], v["p_minus"][i], tol.fd_step))):
-                acc.compare(check, f"output {k}", f"central finite differences, step {tol.fd_step:g}", o, f, tol.fd_rtol, tol.fd_atol)
+                acc.compare(
+                    check,
+                    f"output {k}",
+                    f"central finite differences, step {tol.fd_step:g}",
+                    o,
+                    f,
+                    tol.fd_rtol,
+                    tol.fd_atol,
+                )
 
 
 def _precision_not_applicable(mode: str, op: Op) -> str | None:
@@ -504,21 +583,34 @@ def _check_op(
 ) -> list[Row]:
     rows = []
     formulas = op.formulas
-    label = {"vjp": formulas["vjp"], "jvp": formulas["jvp"], "vjp_vjp": "derivative of " + formulas["vjp"],
-             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"], "vjp_jvp": "derivative of " + formulas["jvp"], **{m: f"{formulas['vjp']} and {formulas['jvp']}, in {m}" for m in PRECISION_MODES}}
+    label = {
+        "vjp": formulas["vjp"],
+        "jvp": formulas["jvp"],
+        "vjp_vjp": "derivative of " + formulas["vjp"],
+        "jvp_vjp": "forward-mode derivative of " + formulas["vjp"],
+        "vjp_jvp": "derivative of " + formulas["jvp"],
+        **{m: f"{formulas['vjp']} and {formulas['jvp']}, in {m}" for m in PRECISION_MODES},
+    }
     if op.impl is None:
         return [Row(op.name, m, "no_forward", reason="no forward implementation yet", formula=label[m]) for m in modes]
     if not op.differentiable_inputs or _all_not_implemented(op):
         if not op.differentiable_inputs:
             why = "no differentiable input: the spec gives no formula for any Tensor input"
         else:
-            why = "the spec states no derivative (" + "; ".join(f"{f.key}: {f.text}" for f in op.entry.backward + op.entry.forward) + ")"
+            why = (
+                "the spec states no derivative ("
+                + "; ".join(f"{f.key}: {f.text}" for f in op.entry.backward + op.entry.forward)
+                + ")"
+            )
         rows = [Row(op.name, m, "not_applicable", reason=why[:300], formula=label[m]) for m in modes]
         return [_refusals(op, seed, None, r) if r.mode == "vjp" else r for r in rows]
     # First every mode's samples, problems and random directions, drawn as a mode-by-mode run
     # draws them; then all of them evaluated in one program; then each mode's comparisons.
     prepared, seconds = {}, {}
-    why_not = {mode: not_applicable_reason(op.name, _declared(mode), op) or _precision_not_applicable(mode, op) for mode in modes}
+    why_not = {
+        mode: not_applicable_reason(op.name, _declared(mode), op) or _precision_not_applicable(mode, op)
+        for mode in modes
+    }
     for mode in modes:
         start = time.perf_counter()
         if why_not[mode] is None:
@@ -542,9 +634,22 @@ def _check_op(
             row.reason = prep.reason
             checked = 0
             for index, problem in prep.items:
-                _check_sample(mode, problem, None, acc, tol, thorough=thorough, transforms=transforms, rng2=np.random.default_rng([seed, index]),
-                              values=values.get((mode, index)))
-                if per_element and mode not in PRECISION_MODES and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries):
+                _check_sample(
+                    mode,
+                    problem,
+                    None,
+                    acc,
+                    tol,
+                    thorough=thorough,
+                    transforms=transforms,
+                    rng2=np.random.default_rng([seed, index]),
+                    values=values.get((mode, index)),
+                )
+                if (
+                    per_element
+                    and mode not in PRECISION_MODES
+                    and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries)
+                ):
                     too_large.append(index)
                 checked += 1
                 row.complex_samples += cases[index][1]
@@ -552,7 +657,10 @@ def _check_op(
                 index, problem = prep.error_index, prep.error_problem
                 raise prep.error
             if checked == 0 and mode in PRECISION_MODES:
-                row.status, row.reason = "not_applicable", f"no sample's inputs and outputs have a {mode} counterpart ({mode} has no complex dtype)"
+                row.status, row.reason = (
+                    "not_applicable",
+                    f"no sample's inputs and outputs have a {mode} counterpart ({mode} has no complex dtype)",
+                )
                 index = None
             elif checked == 0:
                 row.status, row.reason = "not_applicable", "no sample has a differentiable input and output"
@@ -562,7 +670,10 @@ def _check_op(
         except _Mismatch as m:
             assert index is not None  # a mismatch is raised only by comparing a sample
             s, is_complex = cases[index]
-            row.status, row.reason = "failed", f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}"
+            row.status, row.reason = (
+                "failed",
+                f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}",
+            )
             if "per-element Jacobian" not in str(m) and mode not in PRECISION_MODES:
                 row.reason += _rerun(mode, problem, tol, per_element)
         except NotImplementedDerivative as e:
@@ -578,8 +689,11 @@ def _check_op(
         if row.status in ("failed", "error") and repro is not None:
             row.repro = repro(mode, index)
         # the gradient of a wrong jvp is wrong too: vjp_jvp inherits jvp's declared failures
-        known = (known_failure_reason(op.name, mode) or known_failure_reason(op.name, _declared(mode))
-                 or (known_failure_reason(op.name, "jvp") if mode == "vjp_jvp" else None))
+        known = (
+            known_failure_reason(op.name, mode)
+            or known_failure_reason(op.name, _declared(mode))
+            or (known_failure_reason(op.name, "jvp") if mode == "vjp_jvp" else None)
+        )
         if known is not None and row.status in ("failed", "error"):
             row.status, row.reason = "known_failure", f"known failure: {known} [{row.reason}]"
         row.seconds = seconds[mode] + time.perf_counter() - start
@@ -608,14 +722,22 @@ class _Prepared:
         held = frozenset(refused_inputs(op)) if not (op.entry.forward and mode in ("jvp", "vjp_jvp")) else frozenset()
         try:
             self.cases = [(s, False) for s in samples_for(op, rng)]
-            if complex_ and checks_complex(op.name, _declared(mode)) and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1]):
+            if (
+                complex_
+                and checks_complex(op.name, _declared(mode))
+                and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1])
+            ):
                 self.cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
                 if op.real_only is not None:  # samples_for left out the complex values it refuses
-                    self.reason = f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
+                    self.reason = (
+                        f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
+                    )
             elif complex_ and (real_only := real_only_reason(op.name, _declared(mode))):
                 self.reason = f"real inputs only in this mode: {real_only}"
             if sample is not None and not 0 <= sample < len(self.cases):
-                raise ValueError(f"sample {sample} out of range: {op.name} has {len(self.cases)} samples, 0 to {len(self.cases) - 1}")
+                raise ValueError(
+                    f"sample {sample} out of range: {op.name} has {len(self.cases)} samples, 0 to {len(self.cases) - 1}"
+                )
             for index, (s, is_complex) in enumerate(self.cases):
                 if sample is not None and index > sample:
                     break
@@ -637,14 +759,22 @@ class _Prepared:
             self.error, self.error_index, self.error_problem = e, index, problem
 
 
-def _repro_command(spec_file: str | None, name: str, seed: int, thorough: bool, transforms: Sequence[str],
-                   torch_version: str | None = None) -> Callable[[str, int | None], str]:
+def _repro_command(
+    spec_file: str | None,
+    name: str,
+    seed: int,
+    thorough: bool,
+    transforms: Sequence[str],
+    torch_version: str | None = None,
+) -> Callable[[str, int | None], str]:
     """The command line that checks exactly one (op, mode, sample) again, element by element."""
 
     def command(mode: str, index: int | None) -> str:
         parts = ["python", "-m", "jaxderiv", "check"]
         parts += ["--spec", spec_file] if spec_file else []
-        parts += ["--torch-version", torch_version] if spec_file and torch_version else []  # a given release is not in the file
+        parts += (
+            ["--torch-version", torch_version] if spec_file and torch_version else []
+        )  # a given release is not in the file
         parts += ["--ops", name, "--modes", mode]
         parts += ["--sample", str(index)] if index is not None else []
         parts.append("--per-element")
@@ -680,11 +810,22 @@ def check(
     transforms: Sequence[str] = ("jit",),
 ) -> Report:
     """Check one op's rules in each mode; see `check_all`."""
-    return check_all(spec, ops=[name], modes=modes, registry=registry, seed=seed,
-                     sample=sample, per_element=per_element, thorough=thorough, transforms=transforms)
+    return check_all(
+        spec,
+        ops=[name],
+        modes=modes,
+        registry=registry,
+        seed=seed,
+        sample=sample,
+        per_element=per_element,
+        thorough=thorough,
+        transforms=transforms,
+    )
 
 
-def plan(spec=None, ops: Iterable[str] | None = None, registry: Registry | None = None) -> list[tuple[Registry, str, bool]]:
+def plan(
+    spec=None, ops: Iterable[str] | None = None, registry: Registry | None = None
+) -> list[tuple[Registry, str, bool]]:
     """The (registry, op name, complex checked) triples a check covers.
 
     With no spec and no registry: every entry of the default spec (the shipped files' union),
@@ -702,8 +843,11 @@ def plan(spec=None, ops: Iterable[str] | None = None, registry: Registry | None 
     for path in shipped_spec_files()[:-1]:
         older = load_spec(path)
         replaced = [
-            e.name for e in older
-            if e.name in union.spec and union.spec[e.name].location.file != e.location.file and _texts(union.spec[e.name]) != _texts(e)
+            e.name
+            for e in older
+            if e.name in union.spec
+            and union.spec[e.name].location.file != e.location.file
+            and _texts(union.spec[e.name]) != _texts(e)
         ]
         reg = Registry(older)
         pairs += [(reg, n, False) for n in replaced if names is None or n in names]
@@ -725,7 +869,10 @@ def _refusals(op: Op, seed: int, cases: list | None, row: Row) -> Row:
     except Exception:  # noqa: BLE001 - no sample to ask with: nothing asked
         return row
     if problems:
-        row.status, row.reason = "failed", f"{op.name} [vjp] sample 0: a derivative the spec does not give was not refused: " + "; ".join(problems)
+        row.status, row.reason = (
+            "failed",
+            f"{op.name} [vjp] sample 0: a derivative the spec does not give was not refused: " + "; ".join(problems),
+        )
     return row
 
 
@@ -806,7 +953,13 @@ def check_all(
 
 
 def _check_named(
-    registry: Registry, name: str, modes: Sequence[str], seed: int, complex_: bool, default_spec: bool = False, options: dict | None = None
+    registry: Registry,
+    name: str,
+    modes: Sequence[str],
+    seed: int,
+    complex_: bool,
+    default_spec: bool = False,
+    options: dict | None = None,
 ) -> list[Row]:
     options = options or {}
     try:
@@ -816,7 +969,9 @@ def _check_named(
     source = os.path.basename(entry.location.file or "")
     spec_file = None if default_spec else (os.path.abspath(entry.location.file) if entry.location.file else "SPEC_FILE")
     given = entry.version.text if entry.version is not None and entry.version.how == "given" else None
-    repro = _repro_command(spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)), given)
+    repro = _repro_command(
+        spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)), given
+    )
     why_not = not_applicable_reason(name)
     if why_not is not None:
         rows = [Row(name, m, "not_applicable", reason=why_not) for m in modes]

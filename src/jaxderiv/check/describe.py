@@ -29,7 +29,9 @@ def _show(key: str, value) -> str:
     if callable(value) and hasattr(value, "__name__"):
         return f"{value.__name__} ({_where(value)})"
     if isinstance(value, Difference):
-        files = " and ".join(w for w, on in (("the default spec", value.default_spec), ("torch's own file", value.torch_spec)) if on)
+        files = " and ".join(
+            w for w, on in (("the default spec", value.default_spec), ("torch's own file", value.torch_spec)) if on
+        )
         return f"{', '.join(value.columns)} differ ({files}): {value.reason}"
     if key in ("kinks", "parity_samples"):  # argument tuples of arrays: how many, not the arrays
         return f"{len(value)} input(s)"
@@ -61,6 +63,10 @@ def describe(name: str, spec: Spec | None = None) -> str:
     r = record(name)
     declared = r.declared()
     family = declared.pop("family", "")
-    lines.append(f"  record: check/families/{family}.py" if family else "  record: none declared (schema-default samples on [-2, 2], real inputs, every mode)")
+    lines.append(
+        f"  record: check/families/{family}.py"
+        if family
+        else "  record: none declared (schema-default samples on [-2, 2], real inputs, every mode)"
+    )
     lines.extend(f"    {k}: {_show(k, v)}" for k, v in declared.items())
     return "\n".join(lines)

@@ -24,7 +24,10 @@ class _Coordinates:
         self.size = sum(self.sizes)
 
     def flatten(self, arrays):
-        parts = [jnp.stack([jnp.real(a), jnp.imag(a)], -1).ravel() if c else jnp.ravel(a).astype(jnp.float64) for a, c in zip(arrays, self.complex)]
+        parts = [
+            jnp.stack([jnp.real(a), jnp.imag(a)], -1).ravel() if c else jnp.ravel(a).astype(jnp.float64)
+            for a, c in zip(arrays, self.complex)
+        ]
         return jnp.concatenate(parts) if parts else jnp.zeros((0,))
 
     def unflatten(self, d):
@@ -104,11 +107,24 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
         fd = np.asarray(_Compiled(jax.vmap(column))(step * jnp.eye(inputs.size))).T
     except Exception:  # noqa: BLE001 - not batchable: one column at a time
         one = _Compiled(column)
-        fd = np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1) if inputs.size else np.zeros((outputs.size, 0))
+        fd = (
+            np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1)
+            if inputs.size
+            else np.zeros((outputs.size, 0))
+        )
     value_scale = max(1.0, float(np.max(np.abs(np.asarray(f(zero))), initial=0.0)))
     how = f"jax.{jac.__name__} of the rule's {'backward' if mode in ('vjp_vjp', 'jvp_vjp') else 'jvp' if mode == 'vjp_jvp' else mode}"
-    comparisons = [] if ref is None else [(ref, f"jax.{jac.__name__} of {AUTODIFF}", tol.ref_rtol * scale, tol.ref_atol * scale)]
-    comparisons.append((fd, f"central finite differences per input coordinate, step {step:g}", tol.fd_rtol * scale, tol.fd_atol * scale * value_scale))
+    comparisons = (
+        [] if ref is None else [(ref, f"jax.{jac.__name__} of {AUTODIFF}", tol.ref_rtol * scale, tol.ref_atol * scale)]
+    )
+    comparisons.append(
+        (
+            fd,
+            f"central finite differences per input coordinate, step {step:g}",
+            tol.fd_rtol * scale,
+            tol.fd_atol * scale * value_scale,
+        )
+    )
 
     def entry(j, i):
         ko, wo, po = outputs.locate(j)

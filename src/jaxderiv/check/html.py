@@ -13,7 +13,14 @@ from .report import STATUSES, Report, Row
 
 __all__ = ["entries_of", "family_of", "to_html"]
 
-_COLORS = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "known_failure": "#9a6700", "no_forward": "#9a6700", "not_applicable": "#57606a"}
+_COLORS = {
+    "passed": "#1a7f37",
+    "failed": "#cf222e",
+    "error": "#cf222e",
+    "known_failure": "#9a6700",
+    "no_forward": "#9a6700",
+    "not_applicable": "#57606a",
+}
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1f2328; }
@@ -81,7 +88,7 @@ def _counts_table(groups: Mapping[str, list[Row]], first: str) -> str:
     for key, members in groups.items():
         c = Counter(r.status for r in members)
         cells = "".join(f'<td class="num">{c.get(s, 0) or ""}</td>' for s in STATUSES)
-        rows.append(f"<tr><td>{escape(key)}</td>{cells}<td class=\"num\">{sum(r.seconds for r in members):.1f}</td></tr>")
+        rows.append(f'<tr><td>{escape(key)}</td>{cells}<td class="num">{sum(r.seconds for r in members):.1f}</td></tr>')
     return f"<table><tr><th>{escape(first)}</th>{head}<th>seconds</th></tr>{''.join(rows)}</table>"
 
 
@@ -119,19 +126,29 @@ def to_html(
     by_family: dict[str, list[Row]] = defaultdict(list)
     for r in report:
         by_family[family[r.op]].append(r)
-    parts += ['<section id="families"><h2>Per family</h2>', _counts_table(dict(sorted(by_family.items())), "family"), "</section>"]
+    parts += [
+        '<section id="families"><h2>Per family</h2>',
+        _counts_table(dict(sorted(by_family.items())), "family"),
+        "</section>",
+    ]
 
     failures = report.failures
     if failures:
-        parts.append('<section id="failures"><h2>Failures</h2><table><tr><th>op</th><th>entry</th><th>mode</th><th>status</th><th>reason</th>'
-                     "<th>reproduce</th></tr>")
+        parts.append(
+            '<section id="failures"><h2>Failures</h2><table><tr><th>op</th><th>entry</th><th>mode</th><th>status</th><th>reason</th>'
+            "<th>reproduce</th></tr>"
+        )
         for r in failures:
             where = _where(entries.get((r.op, r.spec)), r)
-            parts.append(f"<tr><td><code>{escape(r.op)}</code></td><td>{escape(where)}</td><td>{escape(r.mode)}</td><td>{_status(r.status)}</td><td><code>{escape(r.reason)}</code></td><td><code>{escape(r.repro)}</code></td></tr>")
+            parts.append(
+                f"<tr><td><code>{escape(r.op)}</code></td><td>{escape(where)}</td><td>{escape(r.mode)}</td><td>{_status(r.status)}</td><td><code>{escape(r.reason)}</code></td><td><code>{escape(r.repro)}</code></td></tr>"
+            )
         parts.append("</table></section>")
 
-    parts.append('<section id="rows"><h2>Every check</h2><table><tr><th>op</th><th>family</th><th>entry (file:line)</th><th>mode</th>'
-                 "<th>status</th><th>max abs err</th><th>max rel err</th><th>s</th><th>formula used</th><th>reason</th></tr>")
+    parts.append(
+        '<section id="rows"><h2>Every check</h2><table><tr><th>op</th><th>family</th><th>entry (file:line)</th><th>mode</th>'
+        "<th>status</th><th>max abs err</th><th>max rel err</th><th>s</th><th>formula used</th><th>reason</th></tr>"
+    )
     for r in report:
         entry = entries.get((r.op, r.spec))
         parts.append(

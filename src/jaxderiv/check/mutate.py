@@ -23,7 +23,22 @@ from multiprocessing import get_context
 
 import yaml
 
-from ..expr import Attr, Binary, BraceList, Call, Index, Lambda, Name, Node, Num, Template, Ternary, Unary, children, to_source
+from ..expr import (
+    Attr,
+    Binary,
+    BraceList,
+    Call,
+    Index,
+    Lambda,
+    Name,
+    Node,
+    Num,
+    Template,
+    Ternary,
+    Unary,
+    children,
+    to_source,
+)
 from ..normalize import Kind, derivative
 from ..translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS
 from ..spec import Entry, Formula, load_spec, shipped_spec_files
@@ -41,9 +56,9 @@ KINDS = {
     "result_to_input": "one `result` replaced by the op's first tensor input",
     # Wrong only where the float64 first-order modes cannot look:
     "detach": "one value read of an input or `result` made `.detach()`: first derivatives unchanged, "
-              "the formula's own derivative (second order) loses that term",
+    "the formula's own derivative (second order) loses that term",
     "cancel": "one value read of an input `x` made `10000 - (10000 - x)`: exact in reals, about 1e-12 "
-              "off in float64 and 1e-3 in float32 (made only for the families the float32 mode checks)",
+    "off in float64 and 1e-3 in float32 (made only for the families the float32 mode checks)",
 }
 
 
@@ -64,7 +79,9 @@ def _rebuild(node: Node, kids: list[Node]) -> Node:
     """`node` with its direct sub-nodes (in `expr.children` order) replaced by `kids`."""
     match node:
         case Template():
-            return dataclasses.replace(node, base=cast(Name, kids[0]), args=tuple(kids[1:]))  # its base: the Name it had
+            return dataclasses.replace(
+                node, base=cast(Name, kids[0]), args=tuple(kids[1:])
+            )  # its base: the Name it had
         case Attr():
             return dataclasses.replace(node, obj=kids[0])
         case Call():
@@ -94,7 +111,7 @@ def _rewrites(node: Node, site) -> Iterator[Node]:
         kids = list(children(n))
         for i, kid in enumerate(kids):
             for new in walk(kid, n):
-                yield _rebuild(n, kids[:i] + [new] + kids[i + 1:])
+                yield _rebuild(n, kids[:i] + [new] + kids[i + 1 :])
 
     yield from walk(node, None)
 
@@ -188,8 +205,15 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
             yield Binary("-", big, Binary("-", big, n))  # XLA folds (x + c) - c back to x, not this
 
     candidates: list[tuple[str, Node]] = [("factor2", Binary("*", Num("2", 2), tree)), ("sign", Unary("-", tree))]
-    sites = [("drop_conj", conj), ("sign", sign_term), ("swap", swap), ("half_grad", half), ("arg_shift", arg_shift),
-             ("result_to_input", result), ("detach", detach)]
+    sites = [
+        ("drop_conj", conj),
+        ("sign", sign_term),
+        ("swap", swap),
+        ("half_grad", half),
+        ("arg_shift", arg_shift),
+        ("result_to_input", result),
+        ("detach", detach),
+    ]
     if low_precision:
         sites.append(("cancel", cancel))
     for kind, site in sites:
@@ -231,7 +255,9 @@ def _modes(entry: Entry, key: str | None = None, family: str = "") -> list[str]:
     """Modes in the order most likely to kill a mutant of formula `key` first: the float64
     first-order ones, then the second-order ones, then float32 for the families it runs on."""
     forward = any(f.key == key for f in entry.forward)
-    modes = ["jvp", "vjp", "vjp_jvp", "vjp_vjp", "jvp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp", "jvp_vjp", "vjp_jvp"]
+    modes = (
+        ["jvp", "vjp", "vjp_jvp", "vjp_vjp", "jvp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp", "jvp_vjp", "vjp_jvp"]
+    )
     return modes + (["float32"] if family in _low_precision_families() else [])
 
 
@@ -278,7 +304,9 @@ def _baseline_ok(entry: Entry) -> bool:
         path = os.path.join(tmp, "baseline.yaml")
         with open(path, "w") as fh:
             fh.write(entry_yaml(entry))
-        rows = check_all(_copy_spec(path, entry), ops=[entry.name], modes=_modes(entry, family=family_of(entry.name))).rows
+        rows = check_all(
+            _copy_spec(path, entry), ops=[entry.name], modes=_modes(entry, family=family_of(entry.name))
+        ).rows
     return any(r.status == "passed" for r in rows) and not any(_failing(r) for r in rows)
 
 
@@ -289,8 +317,9 @@ def _work(args) -> dict | list[Mutant]:
     return run_mutant(args[1], args[2])
 
 
-def select(spec_path, families: list[str] | None, ops: list[str] | None, per_op: int,
-           kinds: list[str] | None = None) -> list[tuple[Entry, list[Mutant]]]:
+def select(
+    spec_path, families: list[str] | None, ops: list[str] | None, per_op: int, kinds: list[str] | None = None
+) -> list[tuple[Entry, list[Mutant]]]:
     """For each implemented entry in the chosen families, up to `per_op` mutants spread over
     `kinds` (default all)."""
     unknown = sorted(set(kinds or ()) - set(KINDS))
@@ -301,7 +330,12 @@ def select(spec_path, families: list[str] | None, ops: list[str] | None, per_op:
         family = family_of(entry.name)
         if not family or (families and family not in families) or (ops and entry.name not in ops):
             continue
-        every = [m for f in entry.backward + entry.forward if derivative(f).kind is Kind.WRITTEN for m in mutants_of(entry, f, family)]
+        every = [
+            m
+            for f in entry.backward + entry.forward
+            if derivative(f).kind is Kind.WRITTEN
+            for m in mutants_of(entry, f, family)
+        ]
         by_kind = defaultdict(list)
         for m in every:
             if not kinds or m.kind in kinds:
@@ -332,7 +366,12 @@ def summarize(verdicts: list[dict]) -> dict:
         return {"mutants": n, "killed": k, "kill_rate": round(k / n, 4) if n else None}
 
     by = lambda key: {g: rate([v for v in verdicts if v[key] == g]) for g in sorted({v[key] for v in verdicts})}  # noqa: E731
-    return {"overall": rate(verdicts), "per_family": by("family"), "per_kind": by("kind"), "survivors": [v for v in verdicts if not v["killed"]]}
+    return {
+        "overall": rate(verdicts),
+        "per_family": by("family"),
+        "per_kind": by("kind"),
+        "survivors": [v for v in verdicts if not v["killed"]],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -359,7 +398,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{mark} {v['op']} [{v['key']}] {v['kind']}: {v['mutated'][:100]}", flush=True)
     summary = summarize(verdicts) | {"baseline_not_passing": skipped, "seconds": round(time.perf_counter() - start, 1)}
     o = summary["overall"]
-    print(f"\n{o['killed']}/{o['mutants']} mutants killed ({100 * (o['kill_rate'] or 0):.1f}%) in {summary['seconds']} s")
+    print(
+        f"\n{o['killed']}/{o['mutants']} mutants killed ({100 * (o['kill_rate'] or 0):.1f}%) in {summary['seconds']} s"
+    )
     for group in ("per_family", "per_kind"):
         print(group + ": " + ", ".join(f"{g} {r['killed']}/{r['mutants']}" for g, r in summary[group].items()))
     if skipped:

@@ -31,9 +31,28 @@ if TYPE_CHECKING:
     from ..op import Op
     from .samples import Sample
 
-__all__ = ["OpRecord", "NotApplicable", "Equivalent", "Difference", "database", "record", "replaced", "samples", "domain", "complex_ok",
-           "real_only", "known_failure", "not_applicable", "kinks", "torch_equivalent", "parity_in_float32", "not_compared",
-           "parity_differs", "parity_samples", "FIRST_ORDER_MODES"]
+__all__ = [
+    "OpRecord",
+    "NotApplicable",
+    "Equivalent",
+    "Difference",
+    "database",
+    "record",
+    "replaced",
+    "samples",
+    "domain",
+    "complex_ok",
+    "real_only",
+    "known_failure",
+    "not_applicable",
+    "kinks",
+    "torch_equivalent",
+    "parity_in_float32",
+    "not_compared",
+    "parity_differs",
+    "parity_samples",
+    "FIRST_ORDER_MODES",
+]
 
 # The modes a declaration holds for unless it names others.
 FIRST_ORDER_MODES = ("vjp", "jvp", "vjp_vjp")
@@ -89,10 +108,16 @@ class OpRecord:
     samples: SampleFn | None = None  # its sample inputs; None: the schema default (samples.default_samples)
     domain: tuple[float, float] | None = None  # the interval tensor inputs are drawn from; None: [-2, 2]
     complex: bool = False  # also checked on complex128 inputs
-    real_only: Mapping[str, str] = dataclasses.field(default_factory=dict)  # mode -> why that mode is checked on real inputs only
-    known_failures: Mapping[str, str] = dataclasses.field(default_factory=dict)  # mode -> why its check is known to fail (still run; a failure is reported `known_failure`)
+    real_only: Mapping[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # mode -> why that mode is checked on real inputs only
+    known_failures: Mapping[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # mode -> why its check is known to fail (still run; a failure is reported `known_failure`)
     not_applicable: str | None = None  # why the entry has no meaning in JAX (reported, not run)
-    not_applicable_modes: Mapping[str, NotApplicable] = dataclasses.field(default_factory=dict)  # mode -> why that mode has no meaning
+    not_applicable_modes: Mapping[str, NotApplicable] = dataclasses.field(
+        default_factory=dict
+    )  # mode -> why that mode has no meaning
     # --- the parity run against torch ---
     kinks: tuple[tuple, ...] = ()  # hand-picked argument tuples where finite differences cannot judge
     torch_equivalent: Equivalent | None = None  # the torch call to compare with, where torch cannot run the op
@@ -121,7 +146,11 @@ class OpRecord:
     def declared(self) -> dict[str, Any]:
         """The fields declared for the entry (those that differ from the empty record), for reading."""
         empty = OpRecord(self.name)
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name" and getattr(self, f.name) != getattr(empty, f.name)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "name" and getattr(self, f.name) != getattr(empty, f.name)
+        }
 
 
 _MAPPINGS = {"real_only", "known_failures", "not_applicable_modes"}
@@ -148,7 +177,9 @@ def _declare(name: str, **fields: Any) -> None:
     draft = _drafts.setdefault(name, {})
     family = _family()
     if draft.get("family", family) != family and family:
-        raise ValueError(f"{name}: declared in check/families/{draft['family']}.py and {family}.py; an entry's record lives in one family")
+        raise ValueError(
+            f"{name}: declared in check/families/{draft['family']}.py and {family}.py; an entry's record lives in one family"
+        )
     draft.setdefault("family", family)
     for key, value in fields.items():
         if key in _MAPPINGS:
@@ -239,7 +270,9 @@ def known_failure(reason: str, *names: str, modes: tuple[str, ...] = FIRST_ORDER
         _declare(n, known_failures={m: reason for m in modes})
 
 
-def not_applicable(reason: str, *names: str, modes: tuple[str, ...] | None = None, when: Callable[["Op"], bool] | None = None) -> None:
+def not_applicable(
+    reason: str, *names: str, modes: tuple[str, ...] | None = None, when: Callable[["Op"], bool] | None = None
+) -> None:
     """Declare that these entries have no JAX meaning (or, with `modes`, that those modes have
     none: a second derivative the spec does not define, for the entries `when(op)` selects):
     the report lists them as `not_applicable` with the reason instead of checking them."""
@@ -279,7 +312,9 @@ def not_compared(reason: str, *names: str) -> None:
         _declare(n, not_compared=reason)
 
 
-def parity_differs(columns: tuple[str, ...], reason: str, *names: str, torch_spec: bool = False, default_spec: bool = True) -> None:
+def parity_differs(
+    columns: tuple[str, ...], reason: str, *names: str, torch_spec: bool = False, default_spec: bool = True
+) -> None:
     """These entries' parity `columns` differ from torch for the stated reason (`torch_spec`: with
     torch's own file's formulas too; `default_spec=False`: with torch's own file's only)."""
     for n in names:

@@ -32,8 +32,24 @@ from .checker import _random_like
 from .opdb import Difference, Equivalent, database, record
 from .samples import Sample, checks_complex, samples_for
 
-__all__ = ["RTOL", "ATOL", "RTOL32", "ATOL32", "ParityRow", "applies", "compare", "compare_op", "implemented", "known_difference",
-           "known_differences", "parity", "to_markdown", "torch_has", "write_json", "unexplained"]
+__all__ = [
+    "RTOL",
+    "ATOL",
+    "RTOL32",
+    "ATOL32",
+    "ParityRow",
+    "applies",
+    "compare",
+    "compare_op",
+    "implemented",
+    "known_difference",
+    "known_differences",
+    "parity",
+    "to_markdown",
+    "torch_has",
+    "write_json",
+    "unexplained",
+]
 
 # Tolerances for every comparison: float64 and complex128; the ops declared `parity_in_float32` in float32.
 RTOL, ATOL = 1e-6, 1e-9
@@ -81,7 +97,11 @@ class _Tally:
         if finite.any():
             self.row.max_err = max(self.row.max_err, float(np.max(np.abs(a[finite] - b[finite]))))
         if not np.allclose(a, b, rtol=self.rtol, atol=self.atol, equal_nan=True):
-            i = np.unravel_index(int(np.argmax(~np.isclose(a, b, self.rtol, self.atol, equal_nan=True))), a.shape) if a.ndim else ()
+            i = (
+                np.unravel_index(int(np.argmax(~np.isclose(a, b, self.rtol, self.atol, equal_nan=True))), a.shape)
+                if a.ndim
+                else ()
+            )
             return self._differs(f"{what}: {a[i]!r} vs torch {b[i]!r} at {tuple(map(int, i))}")
         return True
 
@@ -115,7 +135,9 @@ def applies(equivalent: Equivalent, op: Op) -> bool:
         theirs = _torch_op(op.name)._schema
     except (AttributeError, RuntimeError):
         return True
-    return [a.name for a in op.schema.arguments] != [a.name for a in theirs.arguments] or len(op.schema.returns) != len(theirs.returns)
+    return [a.name for a in op.schema.arguments] != [a.name for a in theirs.arguments] or len(op.schema.returns) != len(
+        theirs.returns
+    )
 
 
 def _equivalent(op: Op) -> Equivalent | None:
@@ -162,7 +184,10 @@ class _Call:
         bound = op.bind(tuple(args), dict(kwargs))
         self.arguments = op.schema.arguments
         # A 0-d NumPy scalar given for a Tensor argument is a 0-d tensor on both sides.
-        self.values = [np.asarray(v) if a.is_tensor and isinstance(v, np.generic) else v for a, v in zip(op.schema.arguments, bound.values())]
+        self.values = [
+            np.asarray(v) if a.is_tensor and isinstance(v, np.generic) else v
+            for a, v in zip(op.schema.arguments, bound.values())
+        ]
         if float32:
             self.values = [_narrow(v, np.float32) for v in self.values]
         # (argument, element of a Tensor[] or None) of every differentiable inexact input
@@ -265,8 +290,10 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
     if not xs or not outs:
         return verdict
     undifferentiated = [k for k in inexact if not differentiable[k]]
-    compares = {"vjp": lambda: _compare_vjp(call, xs, outs, ours, rng, tally, undifferentiated),
-                "jvp": lambda: _compare_jvp(call, xs, outs, ours, rng, tally)}
+    compares = {
+        "vjp": lambda: _compare_vjp(call, xs, outs, ours, rng, tally, undifferentiated),
+        "jvp": lambda: _compare_jvp(call, xs, outs, ours, rng, tally),
+    }
     for column, compare_ in compares.items():
         if column == "jvp" and not with_jvp:
             continue
@@ -277,7 +304,9 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
         except _DrawDependent:
             tally.note(f"{column}: torch's derivative depends on the draw: not compared")
         except Exception as e:  # noqa: BLE001 - a crash in one mode is that mode's difference, reported
-            verdict[column] = tally._differs(f"{column}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+            verdict[column] = tally._differs(
+                f"{column}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            )
     return verdict
 
 
@@ -290,7 +319,10 @@ def _stable(call: _Call, fn):
     first = _seeded(0, fn)
     if call.random:
         second = _seeded(1, fn)
-        if any((a is None) != (b is None) or a is not None and not np.allclose(_np(a), _np(b), equal_nan=True) for a, b in zip(first, second)):
+        if any(
+            (a is None) != (b is None) or a is not None and not np.allclose(_np(a), _np(b), equal_nan=True)
+            for a, b in zip(first, second)
+        ):
             raise _DrawDependent
     return first
 
@@ -306,10 +338,14 @@ def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally, undifferentiat
     torch = _torch()
     leaves = [_to_torch(x).requires_grad_() for x in xs]
     t_outs = _seeded(0, lambda: call.torch(*leaves))
-    dropped = [k for k in undifferentiated if t_outs[k].requires_grad and _has_gradient(leaves, t_outs[k], rng, tally.atol)]
+    dropped = [
+        k for k in undifferentiated if t_outs[k].requires_grad and _has_gradient(leaves, t_outs[k], rng, tally.atol)
+    ]
     if dropped:
         return tally._differs(f"vjp: torch differentiates output(s) {dropped}, jaxderiv does not")
-    outs = [k for k in outs if t_outs[k].requires_grad]  # torch's non-differentiable outputs (pivots, indices) carry no gradient
+    outs = [
+        k for k in outs if t_outs[k].requires_grad
+    ]  # torch's non-differentiable outputs (pivots, indices) carry no gradient
     if not outs:
         return None
     ours_g = call.gauge([ours[k] for k in outs])
@@ -340,9 +376,19 @@ def _has_gradient(leaves, out, rng, atol) -> bool:
 
 def _compare_jvp(call: _Call, xs, outs, ours, rng, tally: _Tally) -> bool:
     ts = call.project([np.asarray(_random_like(rng, x)) for x in xs])
-    _, our_t = jax.jvp(lambda *a: call.gauge(_pick(call.jax(*a), outs)), tuple(jnp.asarray(x) for x in xs), tuple(jnp.asarray(t) for t in ts))
-    their_t = _stable(call, lambda: _torch().func.jvp(lambda *a: tuple(call.gauge(_pick(call.torch(*a), outs))),
-                                                     tuple(_to_torch(x) for x in xs), tuple(_to_torch(t) for t in ts))[1])
+    _, our_t = jax.jvp(
+        lambda *a: call.gauge(_pick(call.jax(*a), outs)),
+        tuple(jnp.asarray(x) for x in xs),
+        tuple(jnp.asarray(t) for t in ts),
+    )
+    their_t = _stable(
+        call,
+        lambda: _torch().func.jvp(
+            lambda *a: tuple(call.gauge(_pick(call.torch(*a), outs))),
+            tuple(_to_torch(x) for x in xs),
+            tuple(_to_torch(t) for t in ts),
+        )[1],
+    )
     return all([tally.close(f"jvp output {k}", o, _np(t)) for k, (o, t) in enumerate(zip(our_t, their_t))])
 
 
@@ -350,23 +396,40 @@ def _merge(old, new):
     return new if old is None else old if new is None else old and new
 
 
-def compare_op(op: Op, samples: list[Sample], kinks: list[tuple], complex_samples: list[Sample], seed: int = 0) -> ParityRow:
+def compare_op(
+    op: Op, samples: list[Sample], kinks: list[tuple], complex_samples: list[Sample], seed: int = 0
+) -> ParityRow:
     """Compare one op with torch on its samples (forward, vjp, jvp), kink inputs and complex ones."""
     row = ParityRow(op.name, os.path.basename(op.entry.location.file or ""))
     float32, equivalent = record(op.name).parity_float32, _equivalent(op)
     tally, rng = _Tally(row, *((RTOL32, ATOL32) if float32 else (RTOL, ATOL))), np.random.default_rng(seed)
-    row.how = "; ".join(x for x in (equivalent.reason if equivalent is not None else "", f"float32: {float32}" if float32 else "",
-                                    "random: shapes and dtypes compared, derivatives where torch's do not depend on the draw"
-                                    if any(a.type.base == "Generator" for a in op.schema.arguments) else "") if x)
+    row.how = "; ".join(
+        x
+        for x in (
+            equivalent.reason if equivalent is not None else "",
+            f"float32: {float32}" if float32 else "",
+            "random: shapes and dtypes compared, derivatives where torch's do not depend on the draw"
+            if any(a.type.base == "Generator" for a in op.schema.arguments)
+            else "",
+        )
+        if x
+    )
     with_jvp = bool(op.entry.forward)
-    groups: tuple[tuple[str, list[tuple[Any, dict, Sample | None]]], ...] = (("plain", [(s.args, s.kwargs, s) for s in samples]), ("kinks", [(k, {}, None) for k in kinks]),
-              ("complex", [(s.args, s.kwargs, s) for s in complex_samples]))
+    groups: tuple[tuple[str, list[tuple[Any, dict, Sample | None]]], ...] = (
+        ("plain", [(s.args, s.kwargs, s) for s in samples]),
+        ("kinks", [(k, {}, None) for k in kinks]),
+        ("complex", [(s.args, s.kwargs, s) for s in complex_samples]),
+    )
     for group, cases in groups:
         for args, kwargs, sample in cases:
             try:
                 verdict = _compare_sample(_Call(op, args, kwargs, sample, float32 is not None), rng, tally, with_jvp)
             except Exception as e:  # noqa: BLE001 - a crash on either side is a difference, reported
-                verdict = {"forward": tally._differs(f"{group}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")}
+                verdict = {
+                    "forward": tally._differs(
+                        f"{group}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+                    )
+                }
             if group == "plain":
                 for column in ("forward", "vjp", "jvp"):
                     setattr(row, column, _merge(getattr(row, column), verdict.get(column)))
@@ -423,8 +486,12 @@ def compare(registry: Registry, name: str, seed: int = 0, max_samples: int | Non
 
 def _size(sample: Sample) -> tuple[int, int]:
     """How many arrays a sample holds and how many elements: what a comparison's cost grows with."""
-    arrays = [v for v in list(sample.args) + list(sample.kwargs.values()) for v in (v if isinstance(v, (list, tuple)) else [v])
-              if isinstance(v, np.ndarray)]
+    arrays = [
+        v
+        for v in list(sample.args) + list(sample.kwargs.values())
+        for v in (v if isinstance(v, (list, tuple)) else [v])
+        if isinstance(v, np.ndarray)
+    ]
     return len(arrays), sum(v.size for v in arrays)
 
 
@@ -446,7 +513,9 @@ def _accepted(op: Op, samples: list[Sample], n: int | None) -> list[Sample]:
     return ok or sorted(samples, key=_size)[:n]
 
 
-def parity(registry: Registry, ops: list[str] | None = None, seed: int = 0, max_samples: int | None = None) -> list[ParityRow]:
+def parity(
+    registry: Registry, ops: list[str] | None = None, seed: int = 0, max_samples: int | None = None
+) -> list[ParityRow]:
     """Parity rows of the named ops, or of every implemented entry of the registry's spec."""
     return [compare(registry, n, seed, max_samples) for n in (ops if ops is not None else implemented(registry.spec))]
 
@@ -484,7 +553,10 @@ def _mark(v: bool | None) -> str:
 
 def counts(rows: list[ParityRow]) -> str:
     """Agreeing rows per column, of those where the column applies."""
-    return ", ".join(f"{c} {sum(getattr(r, c) is True for r in rows)}/{sum(getattr(r, c) is not None for r in rows)}" for c in COLUMNS)
+    return ", ".join(
+        f"{c} {sum(getattr(r, c) is True for r in rows)}/{sum(getattr(r, c) is not None for r in rows)}"
+        for c in COLUMNS
+    )
 
 
 METHOD = f"""Each op is called on its first checker sample (`jaxderiv.check.samples_for`; real, and complex where the
@@ -524,8 +596,10 @@ def _table(title: str, head: str, items) -> list[str]:
 
 
 # The heading of the known differences, per `torch_spec` (None: another spec file, none listed).
-_LISTED = {False: "default spec; declared with `parity_differs` in the op records of jaxderiv/check/families",
-           True: "torch's own spec; declared with `parity_differs(..., torch_spec=True)` in the op records of jaxderiv/check/families"}
+_LISTED = {
+    False: "default spec; declared with `parity_differs` in the op records of jaxderiv/check/families",
+    True: "torch's own spec; declared with `parity_differs(..., torch_spec=True)` in the op records of jaxderiv/check/families",
+}
 
 
 def to_markdown(rows: list[ParityRow], title: str, torch_spec: bool | None = False) -> str:
@@ -534,15 +608,29 @@ def to_markdown(rows: list[ParityRow], title: str, torch_spec: bool | None = Fal
     records = [record(n) for n in dict.fromkeys(r.op for r in rows)]
     lines = [title, "", METHOD]
     if torch_spec is not None:
-        lines += _table(f"Known differences ({_LISTED[torch_spec]})", "| op | columns: reason |",
-                        [(r.name, f"{', '.join(d.columns)}: {d.reason}") for r in records if (d := known_difference(r.name, torch_spec)) is not None])
-    lines += _table("Compared through an equivalent torch call (`torch_equivalent`) or in float32 (`parity_in_float32`)", "| op | why |",
-                    [(r.name, r.torch_equivalent.reason) for r in records if r.torch_equivalent is not None]
-                    + [(r.name, f"float32: {r.parity_float32}") for r in records if r.parity_float32 is not None])
+        lines += _table(
+            f"Known differences ({_LISTED[torch_spec]})",
+            "| op | columns: reason |",
+            [
+                (r.name, f"{', '.join(d.columns)}: {d.reason}")
+                for r in records
+                if (d := known_difference(r.name, torch_spec)) is not None
+            ],
+        )
+    lines += _table(
+        "Compared through an equivalent torch call (`torch_equivalent`) or in float32 (`parity_in_float32`)",
+        "| op | why |",
+        [(r.name, r.torch_equivalent.reason) for r in records if r.torch_equivalent is not None]
+        + [(r.name, f"float32: {r.parity_float32}") for r in records if r.parity_float32 is not None],
+    )
     lines += ["", "| op | spec | " + " | ".join(COLUMNS) + " | max error | note |", "|---" * (len(COLUMNS) + 4) + "|"]
     for r in rows:
         note = "; ".join(x for x in (r.note, r.how) if x).replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.op} | {r.spec} | " + " | ".join(_mark(getattr(r, c)) for c in COLUMNS) + f" | {r.max_err:.1e} | {note} |")
+        lines.append(
+            f"| {r.op} | {r.spec} | "
+            + " | ".join(_mark(getattr(r, c)) for c in COLUMNS)
+            + f" | {r.max_err:.1e} | {note} |"
+        )
     compared = [r for r in rows if any(getattr(r, c) is not None for c in COLUMNS)]
     lines += ["", f"{len(rows)} ops, {len(compared)} compared; agreeing per column (of applicable): {counts(rows)}."]
     return "\n".join(lines) + "\n"
@@ -550,5 +638,15 @@ def to_markdown(rows: list[ParityRow], title: str, torch_spec: bool | None = Fal
 
 def write_json(rows: list[ParityRow], path: str, torch_version: str) -> None:
     with open(path, "w") as f:
-        json.dump({"torch": torch_version, "rtol": RTOL, "atol": ATOL, "rtol32": RTOL32, "atol32": ATOL32,
-                   "rows": [dataclasses.asdict(r) for r in rows]}, f, indent=1)
+        json.dump(
+            {
+                "torch": torch_version,
+                "rtol": RTOL,
+                "atol": ATOL,
+                "rtol32": RTOL32,
+                "atol32": ATOL32,
+                "rows": [dataclasses.asdict(r) for r in rows],
+            },
+            f,
+            indent=1,
+        )

@@ -37,7 +37,11 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-_CACHE_SETTINGS = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs", "jax_persistent_cache_min_entry_size_bytes")
+_CACHE_SETTINGS = (
+    "jax_compilation_cache_dir",
+    "jax_persistent_cache_min_compile_time_secs",
+    "jax_persistent_cache_min_entry_size_bytes",
+)
 
 
 def use_compilation_cache(path: str | os.PathLike) -> None:
@@ -109,14 +113,18 @@ def check_in_workers(
     for registry, *_ in tasks:
         if not any(registry is r for r in registries):
             if type(registry) is not Registry:
-                raise ValueError(f"jobs > 1 needs plain Registry objects, rebuilt from their Spec in each worker; got {type(registry).__name__}")
+                raise ValueError(
+                    f"jobs > 1 needs plain Registry objects, rebuilt from their Spec in each worker; got {type(registry).__name__}"
+                )
             registries.append(registry)
     which = [next(i for i, r in enumerate(registries) if r is registry) for registry, *_ in tasks]
     specs = [None if r is default_registry() else r.spec for r in registries]
     results: list = [None] * len(tasks)
     context = multiprocessing.get_context("spawn")
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start, initargs=(specs, cache_dir)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=context, initializer=_start, initargs=(specs, cache_dir)
+        ) as pool:
             futures = {
                 pool.submit(_run, (which[i], name, tuple(modes), seed, complex_, default_spec, options)): i
                 for i, (_, name, complex_, default_spec) in enumerate(tasks)

@@ -98,10 +98,17 @@ def _derivatives(fn, xs, vs, cts, forward: bool) -> dict:
 def program(mode: str, p, d: dict):
     """(function, arguments, values): the rule and JAX autodiff in the low dtype, the rule in float64."""
     low, high = _problems(mode, p)
-    args = [(low.xs, _cast(mode, d["vs"]), _low_cts(mode, low, d)), (high.xs, _cast(mode, d["vs"], True), _cast(mode, d["cts"], True))]
+    args = [
+        (low.xs, _cast(mode, d["vs"]), _low_cts(mode, low, d)),
+        (high.xs, _cast(mode, d["vs"], True), _cast(mode, d["cts"], True)),
+    ]
 
     def run(lo, hi):
-        return {"ours": _derivatives(low.rule_fn, *lo, True), "ref": _derivatives(low.native_fn, *lo, True), "exact": _derivatives(high.rule_fn, *hi, True)}
+        return {
+            "ours": _derivatives(low.rule_fn, *lo, True),
+            "ref": _derivatives(low.native_fn, *lo, True),
+            "exact": _derivatives(high.rule_fn, *hi, True),
+        }
 
     return run, tuple(args), lambda out: dict(out, xs=low.xs)
 
@@ -144,17 +151,27 @@ def compare(mode: str, p, v: dict, acc, tol=Precision):
         got = ours[kind][k]
         want_dtype = np.asarray(v["xs"][k]).dtype if kind == "vjp" else np.asarray(ours["out"][k]).dtype
         if np.asarray(got).dtype != want_dtype:
-            raise _Mismatch(f"{mode} {kind}, {side}: the spec's rule gives a {np.asarray(got).dtype} derivative of a {want_dtype} value "
-                            "(a derivative has its primal's dtype)", float("nan"), float("nan"))
+            raise _Mismatch(
+                f"{mode} {kind}, {side}: the spec's rule gives a {np.asarray(got).dtype} derivative of a {want_dtype} value "
+                "(a derivative has its primal's dtype)",
+                float("nan"),
+                float("nan"),
+            )
         err, scale = _normwise(got, exact[kind][k])
         ref_err = _normwise(ref[kind][k], exact[kind][k])[0] if ref is not None else 0.0
         allowed = max(tol.eps_units * eps * scale, tol.autodiff_slack * ref_err)
         rel = err / scale if scale else err
         acc.abs_err, acc.rel_err = max(acc.abs_err, err), max(acc.rel_err, min(rel, err))
         if not err <= allowed:
-            ref_text = f"{ref_err:.3e} ({ref_err / scale if scale else ref_err:.1f} relative)" if ref is not None else "not available"
+            ref_text = (
+                f"{ref_err:.3e} ({ref_err / scale if scale else ref_err:.1f} relative)"
+                if ref is not None
+                else "not available"
+            )
             raise _Mismatch(
                 f"{mode} {kind}, {side}: the spec's rule in {mode} differs from the same rule in float64 by {err:.3e} "
                 f"({rel / eps:.1f} {mode} epsilons of max |derivative| = {scale:.3e}); allowed {allowed:.3e}: the larger of "
                 f"{tol.eps_units:g} epsilons and {tol.autodiff_slack:g} x the error of {AUTODIFF} in {mode}, {ref_text}",
-                err, rel)
+                err,
+                rel,
+            )

@@ -15,7 +15,17 @@ from typing import Any, Callable
 
 import sympy as sp
 
-__all__ = ["DEFINITIONS", "Definition", "METHODS", "FUNCTIONS", "CONSTANTS", "OPAQUE", "WITHOUT_MEANING", "as_number", "as_condition"]
+__all__ = [
+    "DEFINITIONS",
+    "Definition",
+    "METHODS",
+    "FUNCTIONS",
+    "CONSTANTS",
+    "OPAQUE",
+    "WITHOUT_MEANING",
+    "as_number",
+    "as_condition",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,10 +38,14 @@ class Definition:
     ranges: tuple[tuple[str, float, float], ...] = ()  # other sampling ranges, by symbol name
     fixed: tuple[tuple[str, Any], ...] = ()  # values of arguments left unmodelled (`int p` = 3)
     booleans: tuple[str, ...] = ()  # Tensor inputs that are masks: symbols sampled True/False
-    derived: tuple[tuple[str, Callable[..., Any], tuple[str, ...]], ...] = ()  # inputs that stand for a function of others
+    derived: tuple[
+        tuple[str, Callable[..., Any], tuple[str, ...]], ...
+    ] = ()  # inputs that stand for a function of others
 
 
-def _def(fn: Callable, *args: str, lo: float = -2.0, hi: float = 2.0, ranges=(), fixed=(), booleans=(), derived=()) -> Definition:
+def _def(
+    fn: Callable, *args: str, lo: float = -2.0, hi: float = 2.0, ranges=(), fixed=(), booleans=(), derived=()
+) -> Definition:
     return Definition(fn, args, (lo, hi), tuple(ranges), tuple(fixed), tuple(booleans), tuple(derived))
 
 
@@ -319,7 +333,10 @@ FUNCTIONS: dict[str, Callable] = {
     "gelu_backward": _gelu_backward,
     "infinitely_differentiable_gelu_backward": _gelu_backward,
     "rrelu_with_noise_backward": _rrelu_with_noise_backward,
-    "prelu_backward": lambda g, x, w: (sp.Piecewise((g, x > 0), (g * w, True)), sp.Piecewise((0, x > 0), (g * x, True))),
+    "prelu_backward": lambda g, x, w: (
+        sp.Piecewise((g, x > 0), (g * w, True)),
+        sp.Piecewise((0, x > 0), (g * x, True)),
+    ),
     "prelu_double_backward": _prelu_double_backward,
 }
 
@@ -340,7 +357,13 @@ METHODS: dict[str, Callable] = {
     "scalar_type": lambda _x: OPAQUE, "options": lambda _x: OPAQUE, "dtype": lambda _x: OPAQUE, "sizes": lambda _x: OPAQUE,
 }  # fmt: skip
 
-CONSTANTS = {"M_PI": sp.pi, "M_LN2": sp.log(2), "M_LN10": sp.log(10), "M_SQRT2": sp.sqrt(2), "M_2_SQRTPI": 2 / sp.sqrt(sp.pi)}
+CONSTANTS = {
+    "M_PI": sp.pi,
+    "M_LN2": sp.log(2),
+    "M_LN10": sp.log(10),
+    "M_SQRT2": sp.sqrt(2),
+    "M_2_SQRTPI": 2 / sp.sqrt(sp.pi),
+}
 
 # op -> its definition. Tensor inputs are sampled in the domain, other symbols in 0.5 .. 1.5
 # unless `ranges` says otherwise.
@@ -439,8 +462,12 @@ DEFINITIONS: dict[str, Definition] = {
     "special_xlog1py.self_scalar": _def(lambda x, y: x * sp.log(1 + y), "self", "other", lo=-0.9, hi=2.0),
     "special_xlog1py.other_scalar": _def(lambda x, y: x * sp.log(1 + y), "self", "other", lo=-0.9, hi=2.0),
     "special_zeta": _def(lambda s, q: sp.zeta(s, q), "self", "other", lo=0.5, hi=3.0, ranges=(("self", 1.5, 3.0),)),
-    "special_zeta.self_scalar": _def(lambda s, q: sp.zeta(s, q), "self", "other", lo=0.5, hi=3.0, ranges=(("self", 1.5, 3.0),)),
-    "special_zeta.other_scalar": _def(lambda s, q: sp.zeta(s, q), "self", "other", lo=1.5, hi=3.0, ranges=(("other", 0.5, 3.0),)),
+    "special_zeta.self_scalar": _def(
+        lambda s, q: sp.zeta(s, q), "self", "other", lo=0.5, hi=3.0, ranges=(("self", 1.5, 3.0),)
+    ),
+    "special_zeta.other_scalar": _def(
+        lambda s, q: sp.zeta(s, q), "self", "other", lo=1.5, hi=3.0, ranges=(("other", 0.5, 3.0),)
+    ),
     "igamma": _def(lambda a, x: sp.lowergamma(a, x) / sp.gamma(a), "self", "other", lo=0.5, hi=3.0),
     "igammac": _def(lambda a, x: sp.uppergamma(a, x) / sp.gamma(a), "self", "other", lo=0.5, hi=3.0),
     "logaddexp": _def(lambda x, y: sp.log(sp.exp(x) + sp.exp(y)), "self", "other"),
@@ -465,7 +492,9 @@ DEFINITIONS: dict[str, Definition] = {
     "fmod.Scalar": _def(_fmod, "self", "other", lo=-5.0, hi=5.0),
     "remainder.Tensor": _def(lambda x, y: x - y * sp.floor(x / y), "self", "other", lo=-5.0, hi=5.0),
     "remainder.Scalar": _def(lambda x, y: x - y * sp.floor(x / y), "self", "other", lo=-5.0, hi=5.0),
-    "_s_where": _def(lambda c, x, y: sp.Piecewise((x, c), (y, True)), "condition", "self", "other", booleans=("condition",)),
+    "_s_where": _def(
+        lambda c, x, y: sp.Piecewise((x, c), (y, True)), "condition", "self", "other", booleans=("condition",)
+    ),
     # activations; the in-place ones share the out-of-place definition
     "relu": _def(lambda x: _threshold(x, 0, 0), "self"),
     "relu_": _def(lambda x: _threshold(x, 0, 0), "self"),
@@ -475,42 +504,93 @@ DEFINITIONS: dict[str, Definition] = {
     "hardtanh_": _def(_hardtanh, "self", "min_val", "max_val", ranges=_HT),
     "leaky_relu": _def(_leaky, "self", "negative_slope"),
     "leaky_relu_": _def(_leaky, "self", "negative_slope"),
-    "rrelu_with_noise": _def(lambda x, lo, hi: _leaky(x, (lo + hi) / 2), "self", "lower", "upper", fixed=(("training", False),)),
-    "rrelu_with_noise_": _def(lambda x, lo, hi: _leaky(x, (lo + hi) / 2), "self", "lower", "upper", fixed=(("training", False),)),
+    "rrelu_with_noise": _def(
+        lambda x, lo, hi: _leaky(x, (lo + hi) / 2), "self", "lower", "upper", fixed=(("training", False),)
+    ),
+    "rrelu_with_noise_": _def(
+        lambda x, lo, hi: _leaky(x, (lo + hi) / 2), "self", "lower", "upper", fixed=(("training", False),)
+    ),
     "prelu": _def(_leaky, "self", "weight"),
     "elu": _def(_elu, "self", "alpha", "scale", "input_scale", ranges=_ELU),
     "celu": _def(lambda x, a: _elu(x, a, 1, 1 / a), "self", "alpha", ranges=_ELU),
-    "selu": _def(lambda x: _elu(x, sp.Float("1.6732632423543772848170429916717", 30), sp.Float("1.0507009873554804934193349852946", 30), 1), "self"),
+    "selu": _def(
+        lambda x: _elu(
+            x, sp.Float("1.6732632423543772848170429916717", 30), sp.Float("1.0507009873554804934193349852946", 30), 1
+        ),
+        "self",
+    ),
     "gelu": _def(_gelu, "self", fixed=(("approximate", "none"),)),
     "silu": _def(lambda x: x * _sigmoid(x), "self"),
     "mish": _def(lambda x: x * sp.tanh(sp.log(1 + sp.exp(x))), "self"),
     "softplus": _def(_softplus, "self", "beta", "threshold", ranges=_SOFTPLUS),
-    "hardsigmoid": _def(lambda x: sp.Piecewise((0, x <= -3), (1, x >= 3), (x / 6 + sp.Rational(1, 2), True)), "self", lo=-4.0, hi=4.0),
-    "hardswish": _def(lambda x: sp.Piecewise((0, x <= -3), (x, x >= 3), (x * (x + 3) / 6, True)), "self", lo=-4.0, hi=4.0),
+    "hardsigmoid": _def(
+        lambda x: sp.Piecewise((0, x <= -3), (1, x >= 3), (x / 6 + sp.Rational(1, 2), True)), "self", lo=-4.0, hi=4.0
+    ),
+    "hardswish": _def(
+        lambda x: sp.Piecewise((0, x <= -3), (x, x >= 3), (x * (x + 3) / 6, True)), "self", lo=-4.0, hi=4.0
+    ),
     "hardshrink": _def(lambda x, l: sp.Piecewise((x, (x < -l) | (x > l)), (0, True)), "self", "lambd", ranges=_LAMBD),
-    "softshrink": _def(lambda x, l: sp.Piecewise((x - l, x > l), (x + l, x < -l), (0, True)), "self", "lambd", ranges=_LAMBD),
+    "softshrink": _def(
+        lambda x, l: sp.Piecewise((x - l, x > l), (x + l, x < -l), (0, True)), "self", "lambd", ranges=_LAMBD
+    ),
     "log_sigmoid_forward": _def(lambda x: sp.log(_sigmoid(x)), "self"),  # the buffer output is ATen's scratch
     # the activations' backward kernels, as functions of grad_output and the rest
-    "threshold_backward": _def(lambda g, x, t: sp.Piecewise((0, x <= t), (g, True)), "grad_output", "self", "threshold", ranges=_THRESHOLD),
+    "threshold_backward": _def(
+        lambda g, x, t: sp.Piecewise((0, x <= t), (g, True)), "grad_output", "self", "threshold", ranges=_THRESHOLD
+    ),
     "hardtanh_backward": _def(
-        lambda g, x, lo, hi: sp.Piecewise((0, (x <= lo) | (x >= hi)), (g, True)), "grad_output", "self", "min_val", "max_val", ranges=_HT
+        lambda g, x, lo, hi: sp.Piecewise((0, (x <= lo) | (x >= hi)), (g, True)),
+        "grad_output",
+        "self",
+        "min_val",
+        "max_val",
+        ranges=_HT,
     ),
-    "leaky_relu_backward": _def(lambda g, x, s: sp.Piecewise((g, x > 0), (g * s, True)), "grad_output", "self", "negative_slope"),
+    "leaky_relu_backward": _def(
+        lambda g, x, s: sp.Piecewise((g, x > 0), (g * s, True)), "grad_output", "self", "negative_slope"
+    ),
     "rrelu_with_noise_backward": _def(
-        lambda g, x, lo, hi: sp.Piecewise((g, x > 0), (g * (lo + hi) / 2, True)), "grad_output", "self", "lower", "upper", fixed=(("training", False),)
+        lambda g, x, lo, hi: sp.Piecewise((g, x > 0), (g * (lo + hi) / 2, True)),
+        "grad_output",
+        "self",
+        "lower",
+        "upper",
+        fixed=(("training", False),),
     ),
-    "hardshrink_backward": _def(lambda g, x, l: sp.Piecewise((0, (x >= -l) & (x <= l)), (g, True)), "grad_out", "self", "lambd", ranges=_LAMBD),
-    "softshrink_backward": _def(lambda g, x, l: sp.Piecewise((g, (x < -l) | (x > l)), (0, True)), "grad_output", "self", "lambd", ranges=_LAMBD),
-    "elu_backward": _def(lambda g, a, s, i, y: _elu_backward(g, a, s, i, y), "grad_output", "alpha", "scale", "input_scale", "output", ranges=_ELU),
+    "hardshrink_backward": _def(
+        lambda g, x, l: sp.Piecewise((0, (x >= -l) & (x <= l)), (g, True)), "grad_out", "self", "lambd", ranges=_LAMBD
+    ),
+    "softshrink_backward": _def(
+        lambda g, x, l: sp.Piecewise((g, (x < -l) | (x > l)), (0, True)), "grad_output", "self", "lambd", ranges=_LAMBD
+    ),
+    "elu_backward": _def(
+        lambda g, a, s, i, y: _elu_backward(g, a, s, i, y),
+        "grad_output",
+        "alpha",
+        "scale",
+        "input_scale",
+        "output",
+        ranges=_ELU,
+    ),
     # its `output` input is softplus(self): the kernel reads it, the formulas assume it
     "softplus_backward": _def(
-        lambda g, x, b, t: g * sp.Piecewise((1, x * b > t), (_sigmoid(b * x), True)), "grad_output", "self", "beta", "threshold",
-        ranges=_SOFTPLUS, derived=(("output", _softplus, ("self", "beta", "threshold")),),
+        lambda g, x, b, t: g * sp.Piecewise((1, x * b > t), (_sigmoid(b * x), True)),
+        "grad_output",
+        "self",
+        "beta",
+        "threshold",
+        ranges=_SOFTPLUS,
+        derived=(("output", _softplus, ("self", "beta", "threshold")),),
     ),
     "log_sigmoid_backward": _def(lambda g, x: g * _sigmoid(-x), "grad_output", "self"),
     "sigmoid_backward": _def(lambda g, y: g * (1 - y) * y, "grad_output", "output"),
     "tanh_backward": _def(lambda g, y: g * (1 - y**2), "grad_output", "output"),
-    "prelu_backward": _def(lambda g, x, w: (sp.Piecewise((g, x > 0), (g * w, True)), sp.Piecewise((0, x > 0), (g * x, True))), "grad_output", "self", "weight"),
+    "prelu_backward": _def(
+        lambda g, x, w: (sp.Piecewise((g, x > 0), (g * w, True)), sp.Piecewise((0, x > 0), (g * x, True))),
+        "grad_output",
+        "self",
+        "weight",
+    ),
 }
 
 _RANDOM = "random: a sample, not a function of its inputs"
@@ -531,4 +611,6 @@ WITHOUT_MEANING: dict[str, str] = {
 _COMPARE = {"eq": sp.Eq, "ne": sp.Ne, "ge": sp.Ge, "gt": sp.Gt, "le": sp.Le, "lt": sp.Lt}
 for _name, _rel in _COMPARE.items():
     for _overload in ("Scalar", "Tensor"):
-        DEFINITIONS[f"{_name}_.{_overload}"] = _def(lambda x, y, rel=_rel: sp.Piecewise((1, rel(x, y)), (0, True)), "self", "other")
+        DEFINITIONS[f"{_name}_.{_overload}"] = _def(
+            lambda x, y, rel=_rel: sp.Piecewise((1, rel(x, y)), (0, True)), "self", "other"
+        )

@@ -23,9 +23,28 @@ import sympy as sp
 from ..expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
 from ..normalize import Kind, derivative
 from ..spec import Entry, Formula, load_spec
-from .proof_definitions import CONSTANTS, DEFINITIONS, FUNCTIONS, METHODS, OPAQUE, WITHOUT_MEANING, Definition, as_condition, as_number
+from .proof_definitions import (
+    CONSTANTS,
+    DEFINITIONS,
+    FUNCTIONS,
+    METHODS,
+    OPAQUE,
+    WITHOUT_MEANING,
+    Definition,
+    as_condition,
+    as_number,
+)
 
-__all__ = ["DEFINITIONS", "Proof", "elementwise_entries", "mode_proofs", "prove_formula", "prove_entry", "to_sympy", "Unsupported"]
+__all__ = [
+    "DEFINITIONS",
+    "Proof",
+    "elementwise_entries",
+    "mode_proofs",
+    "prove_formula",
+    "prove_entry",
+    "to_sympy",
+    "Unsupported",
+]
 
 _GRAD_MODE = "GradMode::is_enabled"
 
@@ -145,7 +164,9 @@ def _environment(entry: Entry, definition: Definition) -> dict:
     env["original_self_p"] = env.get("self")
     value = definition.fn(*[env[a] for a in definition.args])
     outputs = value if isinstance(value, tuple) else (value,)
-    env["grads"] = [_real("grad")] + [_real(f"grads_{i}") for i in range(1, max(len(outputs), len(entry.schema.returns)))]
+    env["grads"] = [_real("grad")] + [
+        _real(f"grads_{i}") for i in range(1, max(len(outputs), len(entry.schema.returns)))
+    ]
     env["grad"] = env["grads"][0]
     env["result"] = outputs[0]
     for i, out in enumerate(outputs):
@@ -173,14 +194,22 @@ def _smooth(expr: sp.Expr) -> sp.Expr:
 
 def _moving_inputs(entry: Entry, env: dict) -> list[str]:
     """Tensor inputs a tangent moves: real symbols (not masks, not fixed values)."""
-    return [a.name for a in entry.schema.arguments if a.is_tensor and isinstance(env.get(a.name), sp.Symbol) and env[a.name].is_real]
+    return [
+        a.name
+        for a in entry.schema.arguments
+        if a.is_tensor and isinstance(env.get(a.name), sp.Symbol) and env[a.name].is_real
+    ]
 
 
 def _expected(entry: Entry, formula: Formula, env: dict, name: str, forward: bool) -> sp.Expr:
     outputs = env["__outputs__"]
     if forward:
         returns = [r.name for r in entry.schema.returns]
-        k = int(name.removeprefix("result") or 0) if name.startswith("result") and name not in returns else returns.index(name)
+        k = (
+            int(name.removeprefix("result") or 0)
+            if name.startswith("result") and name not in returns
+            else returns.index(name)
+        )
         return _smooth(sum(sp.diff(outputs[k], env[t]) * env[f"{t}_t"] for t in _moving_inputs(entry, env)))
     return _smooth(sum(g * sp.diff(out, env[name]) for g, out in zip(env["grads"], outputs)))
 
@@ -378,7 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     for e in entries:
         found = prove_entry(e)
         if not found:
-            why = WITHOUT_MEANING.get(e.name) or ("no formula: " + (", ".join(_marker(f) for f in e.backward + e.forward) or "not differentiable"))
+            why = WITHOUT_MEANING.get(e.name) or (
+                "no formula: " + (", ".join(_marker(f) for f in e.backward + e.forward) or "not differentiable")
+            )
             unproved.append((e.name, why))
         proofs += found
     for p in proofs:

@@ -32,8 +32,16 @@ def states_not_implemented(formula) -> bool:
 def refused_inputs(op: Op) -> list[str]:
     """The Tensor inputs (by schema name) whose derivative the entry does not give: no formula,
     `non_differentiable`, or a `not_implemented(...)` formula (asked of the backward formulas)."""
-    return [a.name for a in op.schema.arguments if a.is_tensor and not a.is_tensor_list
-            and (a.name not in op.differentiable_inputs or (op.entry.backward and states_not_implemented(op.derivatives.formula_for(a.name))))]
+    return [
+        a.name
+        for a in op.schema.arguments
+        if a.is_tensor
+        and not a.is_tensor_list
+        and (
+            a.name not in op.differentiable_inputs
+            or (op.entry.backward and states_not_implemented(op.derivatives.formula_for(a.name)))
+        )
+    ]
 
 
 def _inexact(v) -> bool:
@@ -74,7 +82,9 @@ def check_refusals(op: Op, args: tuple, kwargs: dict) -> tuple[list[str], list[s
         except NotImplementedDerivative as e:
             checked.append(name)
             if constant:
-                problems.append(f"`{name}`: raised ({e}) though no input is differentiable: the outputs are constants, the gradient zero")
+                problems.append(
+                    f"`{name}`: raised ({e}) though no input is differentiable: the outputs are constants, the gradient zero"
+                )
             elif f"entry '{op.entry.name}'" not in str(e) or (op.entry.location.file or "") not in str(e):
                 problems.append(f"`{name}`: the error does not name the entry and its file: {e}")
             continue
@@ -86,5 +96,7 @@ def check_refusals(op: Op, args: tuple, kwargs: dict) -> tuple[list[str], list[s
         if not constant:
             problems.append(f"`{name}`: the spec gives no derivative, yet a gradient (shape {g.shape}) was returned")
         elif g.size and bool(jnp.any(g != 0)):
-            problems.append(f"`{name}`: no input is differentiable, yet the gradient is not zero (max |g| = {float(jnp.max(jnp.abs(g))):.3g})")
+            problems.append(
+                f"`{name}`: no input is differentiable, yet the gradient is not zero (max |g| = {float(jnp.max(jnp.abs(g))):.3g})"
+            )
     return checked, problems

@@ -74,7 +74,11 @@ class Report:
         on_complex = Counter(r.mode for r in self.rows if r.complex_samples and r.status in ("passed", "failed"))
         if on_complex:
             entries = len({(r.op, r.spec) for r in self.rows if r.complex_samples and r.status in ("passed", "failed")})
-            lines.append(f"compared on complex inputs: {entries} entries (" + ", ".join(f"{m} {n}" for m, n in on_complex.items()) + ")")
+            lines.append(
+                f"compared on complex inputs: {entries} entries ("
+                + ", ".join(f"{m} {n}" for m, n in on_complex.items())
+                + ")"
+            )
         proved = Counter(r.mode for r in self.rows if r.proof and r.status == "passed")
         if proved:
             lines.append("also proved with sympy, over the reals: " + ", ".join(f"{m} {n}" for m, n in proved.items()))
@@ -97,13 +101,18 @@ class Report:
 
     def to_markdown(self) -> str:
         """Every row as a Markdown table."""
-        out = ["| op | spec | mode | status | proof | max abs err | max rel err | formula | reason | repro |", "|---|---|---|---|---|---|---|---|---|---|"]
+        out = [
+            "| op | spec | mode | status | proof | max abs err | max rel err | formula | reason | repro |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         fmt = lambda v: "" if v is None else f"{v:.2e}"
         for r in self.rows:
             reason = r.reason.replace("|", "\\|").replace("\n", " ")
             repro = f"`{r.repro}`" if r.repro else ""
             errors = f"{fmt(r.max_abs_err)} | {fmt(r.max_rel_err)}"
-            out.append(f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {r.proof} | {errors} | {r.formula} | {reason} | {repro} |")
+            out.append(
+                f"| `{r.op}` | {r.spec} | {r.mode} | {r.status} | {r.proof} | {errors} | {r.formula} | {reason} | {repro} |"
+            )
         return "\n".join(out) + "\n"
 
     def __repr__(self) -> str:

@@ -10,8 +10,18 @@ import numpy as np
 from ..op import Op
 from .opdb import record
 
-__all__ = ["Sample", "samples_for", "checks_complex", "draw", "default_samples", "domain_of", "known_failure_reason", "not_applicable_reason",
-           "real_only_reason", "DEFAULT_SHAPES"]
+__all__ = [
+    "Sample",
+    "samples_for",
+    "checks_complex",
+    "draw",
+    "default_samples",
+    "domain_of",
+    "known_failure_reason",
+    "not_applicable_reason",
+    "real_only_reason",
+    "DEFAULT_SHAPES",
+]
 
 
 @dataclasses.dataclass
@@ -95,7 +105,9 @@ def default_samples(op: Op, rng: np.random.Generator, dtype=np.float64) -> list[
             else:
                 value = _scalar_value(a)
             (kwargs.__setitem__(a.name, value) if a.kwarg_only else args.append(value))
-        out.append(Sample(tuple(args), kwargs, "x".join(map(str, shapes[0])) + (" bcast" if shapes[0] != shapes[1] else "")))
+        out.append(
+            Sample(tuple(args), kwargs, "x".join(map(str, shapes[0])) + (" bcast" if shapes[0] != shapes[1] else ""))
+        )
     return out
 
 

@@ -51,7 +51,15 @@ def _compare_batched(mode: str, p, v: dict, acc, tol, rng):
     batched, alone = run(over_directions)(xs, d, d2)
     for s, expected in enumerate((v["ours"], alone)):
         for k, (b, e) in enumerate(zip(batched, expected)):
-            acc.compare(f"{mode} under jax.vmap over {what}, slice {s}", side(p, k), reference, b[s], e, tol.ref_rtol, tol.ref_atol)
+            acc.compare(
+                f"{mode} under jax.vmap over {what}, slice {s}",
+                side(p, k),
+                reference,
+                b[s],
+                e,
+                tol.ref_rtol,
+                tol.ref_atol,
+            )
     try:
         batched, alone = run(over_inputs)(xs, xs2, d, d2)
     except Exception:  # noqa: BLE001 - a forward with value-dependent shapes: no batch of inputs
@@ -60,4 +68,12 @@ def _compare_batched(mode: str, p, v: dict, acc, tol, rng):
         return
     for s, expected in enumerate((v["ours"], alone)):
         for k, (b, e) in enumerate(zip(batched, expected)):
-            acc.compare(f"{mode} under jax.vmap over {what} and 2 stacked inputs, slice {s}", side(p, k), reference, b[s], e, tol.ref_rtol, tol.ref_atol)
+            acc.compare(
+                f"{mode} under jax.vmap over {what} and 2 stacked inputs, slice {s}",
+                side(p, k),
+                reference,
+                b[s],
+                e,
+                tol.ref_rtol,
+                tol.ref_atol,
+            )

@@ -81,7 +81,9 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     From the result, the sign of the input is lost when the slope is negative; ATen refuses.
     """
     if self_is_result and negative_slope < 0:
-        raise ValueError("In-place leakyReLu backward calculation is triggered with a negative slope which is not supported.")
+        raise ValueError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported."
+        )
     return jnp.where(self > 0, grad_output, grad_output * negative_slope)
 
 
@@ -153,7 +155,9 @@ def _prelu_weight(self, weight):
     if n != 1:
         channels = self.shape[1] if self.ndim > 1 else 1
         if self.ndim == 0 or channels != n:
-            raise ValueError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and channel size = {channels}.")
+            raise ValueError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and channel size = {channels}."
+            )
     if weight.ndim > 1:
         raise ValueError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     if weight.ndim == self.ndim:
@@ -175,7 +179,9 @@ def _sum_to_weight(value, weight, self):
 def prelu(self, weight):
     _require_floating("prelu", self)
     if jnp.result_type(self) != jnp.result_type(weight):
-        raise TypeError(f"prelu: self ({jnp.result_type(self)}) and weight ({jnp.result_type(weight)}) must have the same dtype")
+        raise TypeError(
+            f"prelu: self ({jnp.result_type(self)}) and weight ({jnp.result_type(weight)}) must have the same dtype"
+        )
     return jnp.where(self > 0, self, _prelu_weight(self, weight) * self)
 
 

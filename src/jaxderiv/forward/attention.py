@@ -24,8 +24,10 @@ from . import impl
 
 def _no_dropout(name, dropout_p):
     if dropout_p:
-        raise ValueError(f"{name}: dropout_p={dropout_p} > 0 needs a random key, and this ATen schema has no Generator "
-                         "argument to carry one; apply dropout separately (native_dropout with an explicit jax.random key)")
+        raise ValueError(
+            f"{name}: dropout_p={dropout_p} > 0 needs a random key, and this ATen schema has no Generator "
+            "argument to carry one; apply dropout separately (native_dropout with an explicit jax.random key)"
+        )
 
 
 def compute_dtype(query):
@@ -69,13 +71,17 @@ def _seed_offset():
 
 
 @impl("_scaled_dot_product_flash_attention_for_cpu")
-def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+def _scaled_dot_product_flash_attention_for_cpu(
+    query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None
+):
     _no_dropout("_scaled_dot_product_flash_attention_for_cpu", dropout_p)
     return attention(query, key, value, attn_mask, is_causal, scale)
 
 
 @impl("_scaled_dot_product_efficient_attention")
-def _scaled_dot_product_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, scale=None):
+def _scaled_dot_product_efficient_attention(
+    query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, scale=None
+):
     """logsumexp padded to a multiple of 32 rows (ATen's kernel layout; zeros beyond L), or
     shape (B, H, 0) without compute_log_sumexp."""
     _no_dropout("_scaled_dot_product_efficient_attention", dropout_p)
@@ -95,24 +101,56 @@ def _flash_like(name, query, key, value, attn_bias, dropout_p, is_causal, scale,
 
 
 @impl("_scaled_dot_product_flash_attention")
-def _scaled_dot_product_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
+def _scaled_dot_product_flash_attention(
+    query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None
+):
     """rng_state (2,) and unused () zeros in uint64 (uint32 without x64), as the meta kernel."""
-    head = _flash_like("_scaled_dot_product_flash_attention", query, key, value, None, dropout_p, is_causal, scale, lambda l: l.shape)
+    head = _flash_like(
+        "_scaled_dot_product_flash_attention", query, key, value, None, dropout_p, is_causal, scale, lambda l: l.shape
+    )
     return (*head, jnp.zeros((2,), jnp.uint64), jnp.zeros((), jnp.uint64), jnp.zeros((0,), compute_dtype(query)))
 
 
 @impl("_scaled_dot_product_cudnn_attention")
-def _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
-                                        return_debug_mask=False, scale=None):
+def _scaled_dot_product_cudnn_attention(
+    query,
+    key,
+    value,
+    attn_bias,
+    compute_log_sumexp,
+    dropout_p=0.0,
+    is_causal=False,
+    return_debug_mask=False,
+    scale=None,
+):
     """logsumexp (B, H, L, 1), as cuDNN's meta kernel."""
-    head = _flash_like("_scaled_dot_product_cudnn_attention", query, key, value, attn_bias, dropout_p, is_causal, scale,
-                       lambda l: (*l.shape, 1))
+    head = _flash_like(
+        "_scaled_dot_product_cudnn_attention",
+        query,
+        key,
+        value,
+        attn_bias,
+        dropout_p,
+        is_causal,
+        scale,
+        lambda l: (*l.shape, 1),
+    )
     return (*head, *_seed_offset(), jnp.zeros((0,), compute_dtype(query)))
 
 
 @impl("_scaled_dot_product_fused_attention_overrideable")
-def _scaled_dot_product_fused_attention_overrideable(query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False,
-                                                     return_debug_mask=False, scale=None):
-    head = _flash_like("_scaled_dot_product_fused_attention_overrideable", query, key, value, attn_bias, dropout_p, is_causal, scale,
-                       lambda l: l.shape)
+def _scaled_dot_product_fused_attention_overrideable(
+    query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None
+):
+    head = _flash_like(
+        "_scaled_dot_product_fused_attention_overrideable",
+        query,
+        key,
+        value,
+        attn_bias,
+        dropout_p,
+        is_causal,
+        scale,
+        lambda l: l.shape,
+    )
     return (*head, *_seed_offset(), jnp.zeros((0,), compute_dtype(query)))

@@ -57,8 +57,10 @@ def _check_divisible(self, output_size):
     sizes = jnp.shape(self)[-2:]
     out = tuple(output_size) if not isinstance(output_size, int) else (output_size, output_size)
     if any(o <= 0 or s % o for s, o in zip(sizes, out)):
-        raise ValueError(f"mkldnn_adaptive_avg_pool2d: input size {tuple(sizes)} is not divisible by the output size {out}, "
-                         "which oneDNN's kernel (and torch's) does not support")
+        raise ValueError(
+            f"mkldnn_adaptive_avg_pool2d: input size {tuple(sizes)} is not divisible by the output size {out}, "
+            "which oneDNN's kernel (and torch's) does not support"
+        )
 
 
 @impl("mkldnn_adaptive_avg_pool2d")

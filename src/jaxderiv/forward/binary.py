@@ -21,7 +21,12 @@ from . import impl
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 # The dtype ATen gives a wrapped number of each category: the default dtypes.
-_WRAPPED = {_BOOL: np.dtype(bool), _INT: np.dtype(np.int64), _FLOAT: np.dtype(np.float32), _COMPLEX: np.dtype(np.complex64)}
+_WRAPPED = {
+    _BOOL: np.dtype(bool),
+    _INT: np.dtype(np.int64),
+    _FLOAT: np.dtype(np.float32),
+    _COMPLEX: np.dtype(np.complex64),
+}
 
 
 def _category(dtype) -> int:
@@ -150,7 +155,9 @@ def div_mode(self, other, rounding_mode):
 def _int_pow(base, exponent):
     """ATen's integer pow: a negative exponent gives 0, except for the bases 1 and -1."""
     positive = jnp.power(base, jnp.maximum(exponent, 0))
-    negative = jnp.where(jnp.abs(base) == 1, jnp.where(exponent % 2 == 0, jnp.ones_like(base), base), jnp.zeros_like(base))
+    negative = jnp.where(
+        jnp.abs(base) == 1, jnp.where(exponent % 2 == 0, jnp.ones_like(base), base), jnp.zeros_like(base)
+    )
     return jnp.where(exponent >= 0, positive, negative)
 
 
@@ -312,7 +319,14 @@ for _name, _fn in {"maximum": jnp.maximum, "minimum": jnp.minimum, "fmax": jnp.f
 
 # -- comparisons: computed in the promoted dtype, bool results ------------------------------
 
-_COMPARISONS = {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal, "gt": jnp.greater, "ge": jnp.greater_equal}
+_COMPARISONS = {
+    "eq": jnp.equal,
+    "ne": jnp.not_equal,
+    "lt": jnp.less,
+    "le": jnp.less_equal,
+    "gt": jnp.greater,
+    "ge": jnp.greater_equal,
+}
 
 
 def _comparison(name: str, fn, in_place: bool):

@@ -28,7 +28,7 @@ def _tuple(v, n: int) -> tuple:
 
 def _dims(x) -> tuple:
     n = x.ndim - 2
-    spatial = "DHW"[3 - n:] if n <= 3 else None
+    spatial = "DHW"[3 - n :] if n <= 3 else None
     return (f"NC{spatial}", f"OI{spatial}", f"NC{spatial}")
 
 
@@ -39,8 +39,14 @@ def _bias(out, bias):
 def _conv(x, w, stride, padding, dilation, groups):
     n = x.ndim - 2
     return lax.conv_general_dilated(
-        x, w, _tuple(stride, n), [(p, p) for p in _tuple(padding, n)], rhs_dilation=_tuple(dilation, n),
-        dimension_numbers=_dims(x), feature_group_count=groups, precision=lax.Precision.HIGHEST,
+        x,
+        w,
+        _tuple(stride, n),
+        [(p, p) for p in _tuple(padding, n)],
+        rhs_dilation=_tuple(dilation, n),
+        dimension_numbers=_dims(x),
+        feature_group_count=groups,
+        precision=lax.Precision.HIGHEST,
     )
 
 
@@ -54,8 +60,15 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
     w = jnp.flip(w, axis=tuple(range(2, 2 + n)))
     pads = [(d * (kk - 1) - p, d * (kk - 1) - p + op) for kk, p, d, op in zip(k, padding, dilation, output_padding)]
     return lax.conv_general_dilated(
-        x, w, (1,) * n, pads, lhs_dilation=stride, rhs_dilation=dilation,
-        dimension_numbers=_dims(x), feature_group_count=groups, precision=lax.Precision.HIGHEST,
+        x,
+        w,
+        (1,) * n,
+        pads,
+        lhs_dilation=stride,
+        rhs_dilation=dilation,
+        dimension_numbers=_dims(x),
+        feature_group_count=groups,
+        precision=lax.Precision.HIGHEST,
     )
 
 
@@ -68,12 +81,20 @@ def _weight_grad(x, grad, wshape, stride, padding, dilation, groups):
     s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))
     k = tuple(wshape[2:])
     # the high padding that ends the last window at kernel tap k - 1 (may drop input at the end)
-    pads = [(pp, dd * (kk - 1) + ss * (l - 1) + 1 - i - pp) for i, l, kk, ss, pp, dd in zip(x.shape[2:], grad.shape[2:], k, s, p, d)]
-    spatial = "DHW"[3 - n:]
+    pads = [
+        (pp, dd * (kk - 1) + ss * (l - 1) + 1 - i - pp)
+        for i, l, kk, ss, pp, dd in zip(x.shape[2:], grad.shape[2:], k, s, p, d)
+    ]
+    spatial = "DHW"[3 - n :]
     gw = lax.conv_general_dilated(
-        x, grad, d, pads, rhs_dilation=s,
+        x,
+        grad,
+        d,
+        pads,
+        rhs_dilation=s,
         dimension_numbers=(f"CN{spatial}", f"IO{spatial}", f"CN{spatial}"),
-        batch_group_count=groups, precision=lax.Precision.HIGHEST,
+        batch_group_count=groups,
+        precision=lax.Precision.HIGHEST,
     )
     return jnp.reshape(gw, wshape)
 
@@ -87,7 +108,18 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return _bias(out, bias)
 
 
-def convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask=(True, True, True)):
+def convolution_backward(
+    grad_output,
+    input,
+    weight,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    output_mask=(True, True, True),
+):
     """(grad_input, grad_weight, grad_bias) of `convolution`, each None where the mask says no."""
     n = input.ndim - 2
     gi = gw = gb = None
@@ -97,7 +129,10 @@ def convolution_backward(grad_output, input, weight, stride, padding, dilation, 
         else:
             # the output_padding that gives back input's size from grad_output's
             s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))
-            extra = [i - ((o - 1) * ss - 2 * pp + dd * (kk - 1) + 1) for i, o, ss, pp, dd, kk in zip(input.shape[2:], grad_output.shape[2:], s, p, d, weight.shape[2:])]
+            extra = [
+                i - ((o - 1) * ss - 2 * pp + dd * (kk - 1) + 1)
+                for i, o, ss, pp, dd, kk in zip(input.shape[2:], grad_output.shape[2:], s, p, d, weight.shape[2:])
+            ]
             gi = _conv_transpose(grad_output, weight, stride, padding, dilation, extra, groups)
     if output_mask[1]:
         if transposed:
@@ -118,8 +153,12 @@ def convolution_overrideable(input, weight, bias, stride, padding, dilation, tra
 
 
 @impl("convolution_backward_overrideable")
-def convolution_backward_overrideable(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask):
-    return convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+def convolution_backward_overrideable(
+    grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
+):
+    return convolution_backward(
+        grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
+    )
 
 
 @impl("slow_conv_transpose2d", "slow_conv_transpose3d")
@@ -128,9 +167,13 @@ def slow_conv_transpose(self, weight, kernel_size, bias=None, stride=1, padding=
 
 
 @impl("slow_conv_transpose2d_backward.output_mask", "slow_conv_transpose3d_backward.output_mask")
-def slow_conv_transpose_backward(grad_output, self, weight, kernel_size, stride, padding, output_padding, dilation, columns, ones, output_mask):
+def slow_conv_transpose_backward(
+    grad_output, self, weight, kernel_size, stride, padding, output_padding, dilation, columns, ones, output_mask
+):
     """`columns` and `ones` are the CPU kernel's scratch buffers: unused."""
-    return convolution_backward(grad_output, self, weight, stride, padding, dilation, True, output_padding, 1, output_mask)
+    return convolution_backward(
+        grad_output, self, weight, stride, padding, dilation, True, output_padding, 1, output_mask
+    )
 
 
 @impl("thnn_conv2d_forward", "slow_conv3d_forward")
@@ -153,7 +196,9 @@ def thnn_conv_depthwise2d_forward(self, weight, kernel_size, bias, stride, paddi
 
 @impl("thnn_conv_depthwise2d_backward.output_mask")
 def thnn_conv_depthwise2d_backward(grad_output, self, weight, kernel_size, stride, padding, dilation, output_mask):
-    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, self.shape[1], tuple(output_mask) + (False,))[:2]
+    return convolution_backward(
+        grad_output, self, weight, stride, padding, dilation, False, 0, self.shape[1], tuple(output_mask) + (False,)
+    )[:2]
 
 
 @impl("slow_conv_dilated2d", "slow_conv_dilated3d")
@@ -172,18 +217,48 @@ def cudnn_convolution(self, weight, padding, stride, dilation, groups, benchmark
 
 
 @impl("cudnn_convolution_backward")
-def cudnn_convolution_backward(self, grad_output, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32, output_mask):
-    return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, groups, tuple(output_mask) + (False,))[:2]
+def cudnn_convolution_backward(
+    self, grad_output, weight, padding, stride, dilation, groups, benchmark, deterministic, allow_tf32, output_mask
+):
+    return convolution_backward(
+        grad_output, self, weight, stride, padding, dilation, False, 0, groups, tuple(output_mask) + (False,)
+    )[:2]
 
 
 @impl("cudnn_convolution_transpose")
-def cudnn_convolution_transpose(self, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, allow_tf32):
+def cudnn_convolution_transpose(
+    self, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, allow_tf32
+):
     return convolution(self, weight, None, stride, padding, dilation, True, output_padding, groups)
 
 
 @impl("cudnn_convolution_transpose_backward")
-def cudnn_convolution_transpose_backward(self, grad_output, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, allow_tf32, output_mask):
-    return convolution_backward(grad_output, self, weight, stride, padding, dilation, True, output_padding, groups, tuple(output_mask) + (False,))[:2]
+def cudnn_convolution_transpose_backward(
+    self,
+    grad_output,
+    weight,
+    padding,
+    output_padding,
+    stride,
+    dilation,
+    groups,
+    benchmark,
+    deterministic,
+    allow_tf32,
+    output_mask,
+):
+    return convolution_backward(
+        grad_output,
+        self,
+        weight,
+        stride,
+        padding,
+        dilation,
+        True,
+        output_padding,
+        groups,
+        tuple(output_mask) + (False,),
+    )[:2]
 
 
 @impl("miopen_convolution", "miopen_depthwise_convolution")
@@ -192,18 +267,26 @@ def miopen_convolution(self, weight, bias, padding, stride, dilation, groups, be
 
 
 @impl("miopen_convolution_backward", "miopen_depthwise_convolution_backward")
-def miopen_convolution_backward(self, grad_output, weight, padding, stride, dilation, groups, benchmark, deterministic, output_mask):
+def miopen_convolution_backward(
+    self, grad_output, weight, padding, stride, dilation, groups, benchmark, deterministic, output_mask
+):
     return convolution_backward(grad_output, self, weight, stride, padding, dilation, False, 0, groups, output_mask)
 
 
 @impl("miopen_convolution_transpose")
-def miopen_convolution_transpose(self, weight, bias, padding, output_padding, stride, dilation, groups, benchmark, deterministic):
+def miopen_convolution_transpose(
+    self, weight, bias, padding, output_padding, stride, dilation, groups, benchmark, deterministic
+):
     return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, groups)
 
 
 @impl("miopen_convolution_transpose_backward")
-def miopen_convolution_transpose_backward(self, grad_output, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, output_mask):
-    return convolution_backward(grad_output, self, weight, stride, padding, dilation, True, output_padding, groups, output_mask)
+def miopen_convolution_transpose_backward(
+    self, grad_output, weight, padding, output_padding, stride, dilation, groups, benchmark, deterministic, output_mask
+):
+    return convolution_backward(
+        grad_output, self, weight, stride, padding, dilation, True, output_padding, groups, output_mask
+    )
 
 
 @impl("mkldnn_convolution")
@@ -254,7 +337,10 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     s, p, d = (_tuple(v, 2) for v in (stride, padding, dilation))
     blocks = [(o + 2 * pp - dd * (k - 1) - 1) // ss + 1 for o, pp, dd, k, ss in zip(output_size, p, d, kernel_size, s)]
     cols = jnp.reshape(self, (self.shape[0], self.shape[1], *blocks))
-    extra = [o - ((b - 1) * ss - 2 * pp + dd * (k - 1) + 1) for o, b, ss, pp, dd, k in zip(output_size, blocks, s, p, d, kernel_size)]
+    extra = [
+        o - ((b - 1) * ss - 2 * pp + dd * (k - 1) + 1)
+        for o, b, ss, pp, dd, k in zip(output_size, blocks, s, p, d, kernel_size)
+    ]
     w = _unfold_kernel(c, kernel_size, self.dtype)  # (C*K, 1, kh, kw) as a transposed weight: I=C*K, O/groups=1
     return _conv_transpose(cols, w, s, p, d, extra, c)
 
@@ -279,15 +365,33 @@ def aten_convolution(input, weight, bias, stride, padding, dilation, transposed,
 
 
 @impl("_convolution")
-def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+def _convolution(
+    input,
+    weight,
+    bias,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+    benchmark,
+    deterministic,
+    cudnn_enabled,
+    allow_tf32,
+):
     """The backend flags choose a kernel, not the mathematics."""
     return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 @impl("convolution_backward")
-def aten_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+def aten_convolution_backward(
+    grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask
+):
     """`bias_sizes` is the bias's shape, which the bias gradient has already."""
-    return convolution_backward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    return convolution_backward(
+        grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
+    )
 
 
 @impl("_slow_conv2d_forward")

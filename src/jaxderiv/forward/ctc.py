@@ -94,7 +94,9 @@ class _Problem:
         self.skip = jnp.asarray(s[None] >= 2) & ~same_as_two_before  # s-2 -> s allowed
         self.t_max, self.c = t_max, c
         # log_probs of the extended labels: (T, N, 2S+1)
-        self.lp = jnp.take_along_axis(log_probs, jnp.broadcast_to(self.extended[None], (t_max,) + self.extended.shape), axis=2)
+        self.lp = jnp.take_along_axis(
+            log_probs, jnp.broadcast_to(self.extended[None], (t_max,) + self.extended.shape), axis=2
+        )
 
     def running(self, t):
         """(N, 1): whether time step t lies inside each sequence."""
@@ -142,7 +144,9 @@ def _fixed(x):
 
 @_fixed.defjvp
 def _fixed_jvp(primals, tangents):
-    raise NotImplementedDerivative("the derivative of aten::_ctc_loss_backward is not given by the spec (PyTorch has none either)")
+    raise NotImplementedDerivative(
+        "the derivative of aten::_ctc_loss_backward is not given by the spec (PyTorch has none either)"
+    )
 
 
 def _collected(p: _Problem, log_alpha):
@@ -157,7 +161,9 @@ def _collected(p: _Problem, log_alpha):
     def step(following, xs):
         lp_t, alpha_t, t = xs
         il = jnp.asarray(p.il)[:, None]
-        recurse = _log_add(following, _shift(following, -1), jnp.where(skip_ahead, _shift(following, -2), NEG_INF)) + lp_t
+        recurse = (
+            _log_add(following, _shift(following, -1), jnp.where(skip_ahead, _shift(following, -2), NEG_INF)) + lp_t
+        )
         beta = jnp.where(t == il - 1, jnp.where(last, lp_t, NEG_INF), jnp.where(t < il - 1, recurse, NEG_INF))
         beta = jnp.where(p.valid_s, beta, NEG_INF)
         both = jnp.where(p.valid_s & p.running(t), alpha_t + beta, NEG_INF)
@@ -169,7 +175,9 @@ def _collected(p: _Problem, log_alpha):
 
 
 @impl("_ctc_loss_backward")
-def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+def _ctc_loss_backward(
+    grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity=False
+):
     """(exp(lp) - exp(log(alpha beta summed per label) + nll - lp)) * grad inside each sequence,
     0 after its end, and 0 for a whole sequence whose loss is infinite when zero_infinity."""
     log_probs, neg_log_likelihood, log_alpha = _fixed(log_probs), _fixed(neg_log_likelihood), _fixed(log_alpha)
@@ -191,6 +199,14 @@ def _cudnn_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, de
     normalized = jax.nn.log_softmax(log_probs, axis=2)
     costs, log_alpha = _ctc_loss(normalized, targets, input_lengths, target_lengths, blank)
     # The raw gradient is an output the spec does not differentiate (its formula reads grads[0]).
-    raw_grad = _ctc_loss_backward(jnp.ones_like(costs), lax.stop_gradient(normalized), targets, input_lengths, target_lengths,
-                                  lax.stop_gradient(costs), lax.stop_gradient(log_alpha), blank)
+    raw_grad = _ctc_loss_backward(
+        jnp.ones_like(costs),
+        lax.stop_gradient(normalized),
+        targets,
+        input_lengths,
+        target_lengths,
+        lax.stop_gradient(costs),
+        lax.stop_gradient(log_alpha),
+        blank,
+    )
     return costs, raw_grad

@@ -80,7 +80,17 @@ def _as_real(z):
 
 
 @impl("_fft_with_size.norm_modes")
-def _fft_with_size(self, signal_ndim, complex_input, complex_output, inverse, checked_signal_sizes, normalization, onesided, output_sizes):
+def _fft_with_size(
+    self,
+    signal_ndim,
+    complex_input,
+    complex_output,
+    inverse,
+    checked_signal_sizes,
+    normalization,
+    onesided,
+    output_sizes,
+):
     """The signal is the last `signal_ndim` dims before the complex one; any dims before are batch.
 
     checked_signal_sizes are the full signal's sizes (a one-sided input or output has

@@ -13,7 +13,9 @@ from .reductions import norm_dtype, norm_scalar
 
 def _zipped(name: str, *lists):
     if len({len(v) for v in lists}) != 1:
-        raise ValueError(f"{name}: Tensor lists must have the same number of tensors, got {', '.join(str(len(v)) for v in lists)}")
+        raise ValueError(
+            f"{name}: Tensor lists must have the same number of tensors, got {', '.join(str(len(v)) for v in lists)}"
+        )
     return zip(*lists)
 
 

@@ -70,9 +70,22 @@ def _padded(x, size, padding_mode, align_corners):
 def _cubic(t):
     """Weights of the four taps at distances 1+t, t, 1-t, 2-t, and their first and second t-derivatives."""
     a = CUBIC_A
-    near = (lambda x: ((a + 2) * x - (a + 3)) * x * x + 1, lambda x: (3 * (a + 2) * x - 2 * (a + 3)) * x, lambda x: 6 * (a + 2) * x - 2 * (a + 3))
-    far = (lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, lambda x: (3 * a * x - 10 * a) * x + 8 * a, lambda x: 6 * a * x - 10 * a)
-    kernels = ((far, t + 1, 1), (near, t, 1), (near, 1 - t, -1), (far, 2 - t, -1))  # (kernel, distance, d distance / dt)
+    near = (
+        lambda x: ((a + 2) * x - (a + 3)) * x * x + 1,
+        lambda x: (3 * (a + 2) * x - 2 * (a + 3)) * x,
+        lambda x: 6 * (a + 2) * x - 2 * (a + 3),
+    )
+    far = (
+        lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a,
+        lambda x: (3 * a * x - 10 * a) * x + 8 * a,
+        lambda x: 6 * a * x - 10 * a,
+    )
+    kernels = (
+        (far, t + 1, 1),
+        (near, t, 1),
+        (near, 1 - t, -1),
+        (far, 2 - t, -1),
+    )  # (kernel, distance, d distance / dt)
     return [(k[0](x), s * k[1](x), k[2](x)) for k, x, s in kernels]
 
 
@@ -132,7 +145,7 @@ class Taps:
         axes = [_axis_taps(points[..., n - 1 - a], sizes[a], mode, padding_mode, align_corners) for a in range(n)]
         self.mult = [m for m, _ in axes]
         self.axes = [t for _, t in axes]  # per axis: (index, inside, w, dw, d2w), each (T_a, N, P)
-        self.index = _combine([t[0] * math.prod(sizes[a + 1:]) for a, t in enumerate(self.axes)], jnp.add)
+        self.index = _combine([t[0] * math.prod(sizes[a + 1 :]) for a, t in enumerate(self.axes)], jnp.add)
         self.inside = _combine([t[1] for t in self.axes], jnp.logical_and)
         self.w = _outer([t[2] for t in self.axes])
         self.rows = jnp.arange(grid.shape[0])[:, None]
@@ -178,7 +191,9 @@ def grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
     return taps.unflat(out, taps.points)
 
 
-def grid_sample_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask=(True, True)):
+def grid_sample_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask=(True, True)
+):
     """(grad_input, grad_grid), each None where the mask says no."""
     taps = Taps(input.shape, grid, interpolation_mode, padding_mode, align_corners)
     g = taps.flat(grad_output)
@@ -213,12 +228,16 @@ def cudnn_grid_sampler(self, grid):
 
 
 @impl("grid_sampler_2d_backward")
-def grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask=(True, True)):
+def grid_sampler_2d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask=(True, True)
+):
     return grid_sample_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask)
 
 
 @impl("grid_sampler_3d_backward")
-def grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask=(True, True)):
+def grid_sampler_3d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask=(True, True)
+):
     return grid_sample_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask)
 
 

@@ -17,7 +17,9 @@ def check_float_operands(name, *xs):
     """LAPACK's routines take one floating or complex dtype for all operands, as ATen checks."""
     dtypes = {jnp.result_type(x) for x in xs}
     if len(dtypes) > 1 or not jnp.issubdtype(next(iter(dtypes)), jnp.inexact):
-        raise RuntimeError(f"{name}: expected floating point or complex operands of one dtype, got {sorted(map(str, dtypes))}")
+        raise RuntimeError(
+            f"{name}: expected floating point or complex operands of one dtype, got {sorted(map(str, dtypes))}"
+        )
 
 
 def reflector_vectors(input):
@@ -50,7 +52,9 @@ def linalg_householder_product(input, tau):
     check_float_operands("torch.linalg.householder_product", input, tau)
     m, n = input.shape[-2:]
     if m < n or n < tau.shape[-1]:
-        raise RuntimeError("torch.linalg.householder_product: expected input.shape[-2] >= input.shape[-1] >= tau.shape[-1]")
+        raise RuntimeError(
+            "torch.linalg.householder_product: expected input.shape[-2] >= input.shape[-1] >= tau.shape[-1]"
+        )
     eye = jnp.broadcast_to(jnp.eye(m, n, dtype=input.dtype), input.shape)
     return apply_reflectors(input, tau, eye).astype(input.dtype)
 
@@ -65,5 +69,7 @@ def linalg_qr(A, mode="reduced"):
     if mode == "r":
         return jnp.zeros((0,), A.dtype), jnp.linalg.qr(A, mode="r")
     if mode not in ("reduced", "complete"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
+        )
     return jnp.linalg.qr(A, mode=mode)

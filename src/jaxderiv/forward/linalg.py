@@ -133,7 +133,9 @@ def linalg_cross(self, other, dim=-1):
     """The cross product along `dim` (size 3), inputs broadcast."""
     shape = jnp.broadcast_shapes(jnp.shape(self), jnp.shape(other))
     if shape[dim] != 3:
-        raise ValueError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {jnp.shape(self)} and {jnp.shape(other)}")
+        raise ValueError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {jnp.shape(self)} and {jnp.shape(other)}"
+        )
     return jnp.cross(jnp.broadcast_to(self, shape), jnp.broadcast_to(other, shape), axis=dim)
 
 
@@ -208,8 +210,8 @@ def _permutation(pivots, m):
     """The row permutation LAPACK's sequential swaps (1-based pivots) apply to m rows."""
     perm = jnp.broadcast_to(jnp.arange(m), pivots.shape[:-1] + (m,))
     for i in range(pivots.shape[-1]):
-        j = pivots[..., i:i + 1].astype(jnp.int32) - 1
-        pi = perm[..., i:i + 1]
+        j = pivots[..., i : i + 1].astype(jnp.int32) - 1
+        pi = perm[..., i : i + 1]
         pj = jnp.take_along_axis(perm, j, -1)
         perm = perm.at[..., i].set(pj[..., 0])
         perm = jnp.where(jnp.arange(m) == j, pi, perm)
@@ -298,16 +300,18 @@ def geqrf(self):
     m, n = a.shape[-2:]
     taus = []
     for j in range(min(m, n)):
-        alpha, x = a[..., j, j], a[..., j + 1:, j]
+        alpha, x = a[..., j, j], a[..., j + 1 :, j]
         xnorm = jnp.sqrt(jnp.sum(jnp.abs(x) ** 2, -1))
         trivial = (xnorm == 0) & (jnp.imag(alpha) == 0)
         beta = -jnp.where(jnp.real(alpha) >= 0, 1.0, -1.0) * jnp.sqrt(jnp.abs(alpha) ** 2 + xnorm**2)
         beta = jnp.where(trivial, jnp.real(alpha), beta)
         tau = jnp.where(trivial, 0, (beta - alpha) / jnp.where(trivial, 1, beta))
         v = jnp.concatenate([jnp.ones_like(alpha)[..., None], x / jnp.where(trivial, 1, alpha - beta)[..., None]], -1)
-        rest = a[..., j:, j + 1:]
-        rest = rest - (jnp.conj(tau)[..., None, None] * v[..., :, None]) * (jnp.conj(v)[..., None, :] @ rest)  # vᴴ·rest per batch item
-        a = a.at[..., j:, j + 1:].set(rest).at[..., j + 1:, j].set(v[..., 1:]).at[..., j, j].set(beta.astype(a.dtype))
+        rest = a[..., j:, j + 1 :]
+        rest = rest - (jnp.conj(tau)[..., None, None] * v[..., :, None]) * (
+            jnp.conj(v)[..., None, :] @ rest
+        )  # vᴴ·rest per batch item
+        a = a.at[..., j:, j + 1 :].set(rest).at[..., j + 1 :, j].set(v[..., 1:]).at[..., j, j].set(beta.astype(a.dtype))
         taus.append(tau)
     if not taus:  # min(m, n) = 0: no reflectors, an empty tau as LAPACK's
         return a, jnp.zeros(self.shape[:-2] + (0,), self.dtype)
@@ -396,7 +400,9 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     m > n (full rank assumed); gels returns no rank. A B of shape A.shape[:-1] is a vector."""
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {driver}")
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {driver}"
+        )
     check_float_operands("torch.linalg.lstsq", self, b)
     vector = b.ndim == 1 or (b.ndim == self.ndim - 1 and b.shape == self.shape[:-1])
     B = b[..., None] if vector else b

@@ -63,7 +63,9 @@ def as_block(t):
     """torch.block_diag's view of an input: a 0-d tensor is 1x1, a 1-d one a row."""
     t = jnp.asarray(t)
     if t.ndim > 2:
-        raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input has {t.ndim} dimensions")
+        raise RuntimeError(
+            f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input has {t.ndim} dimensions"
+        )
     return t.reshape((1,) * (2 - t.ndim) + t.shape)
 
 
@@ -77,7 +79,7 @@ def block_diag(tensors):
     out = jnp.zeros((rows, cols), dtype)
     r = c = 0
     for b in blocks:
-        out = out.at[r:r + b.shape[0], c:c + b.shape[1]].set(b.astype(dtype))
+        out = out.at[r : r + b.shape[0], c : c + b.shape[1]].set(b.astype(dtype))
         r, c = r + b.shape[0], c + b.shape[1]
     return out
 
@@ -133,7 +135,9 @@ def _linalg_solve_ex(A, B, left=True, check_errors=False):
     vector = is_vector_rhs(A, B)
     LU, pivots = _lu(A)
     if vector and not left:  # a vector is a column: X A = b has no solution shape
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation XA = B ({A.shape[-2]}x{A.shape[-1]} and {B.shape[-1]}x1)")
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation XA = B ({A.shape[-2]}x{A.shape[-1]} and {B.shape[-1]}x1)"
+        )
     X = lu_solve(LU, pivots, B[..., None] if vector else B, left)
     return (X[..., 0] if vector else X), LU, pivots, _info(A)
 
@@ -220,16 +224,23 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
     real = jnp.real(jnp.zeros((), self.dtype)).dtype
     default = np.finfo(real).eps * max(m, n)
     if rtol is None:  # zero when a positive atol is given
-        rtol = jnp.asarray(default, real) if atol is None else jnp.where(jnp.asarray(atol) > 0, 0.0, default).astype(real)
+        rtol = (
+            jnp.asarray(default, real) if atol is None else jnp.where(jnp.asarray(atol) > 0, 0.0, default).astype(real)
+        )
     atol = jnp.asarray(0.0 if atol is None else atol, real)
     if hermitian:
         w, V = jnp.linalg.eigh(self, UPLO="L", symmetrize_input=False)
         s = jnp.abs(w)
-        tol = jnp.maximum(atol[..., None], jnp.asarray(rtol)[..., None] * jnp.max(s, -1, keepdims=True)) if s.shape[-1] else s
+        tol = (
+            jnp.maximum(atol[..., None], jnp.asarray(rtol)[..., None] * jnp.max(s, -1, keepdims=True))
+            if s.shape[-1]
+            else s
+        )
         inv = jnp.where(s > tol, 1 / jnp.where(s > tol, w, 1), 0).astype(self.dtype)
         return (V * inv[..., None, :]) @ mH(V)
     U, s, Vh = jnp.linalg.svd(self, full_matrices=False)
-    tol = jnp.maximum(atol[..., None], jnp.asarray(rtol)[..., None] * jnp.max(s, -1, keepdims=True)) if s.shape[-1] else s
+    tol = (
+        jnp.maximum(atol[..., None], jnp.asarray(rtol)[..., None] * jnp.max(s, -1, keepdims=True)) if s.shape[-1] else s
+    )
     inv = jnp.where(s > tol, 1 / jnp.where(s > tol, s, 1), 0).astype(self.dtype)
     return (mH(Vh) * inv[..., None, :]) @ mH(U)
-

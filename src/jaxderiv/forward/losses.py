@@ -116,7 +116,11 @@ def kl_div(self, target, reduction=MEAN, log_target=False):
 def kl_div_backward(grad_output, self, target, reduction=MEAN, log_target=False):
     """-target (or -exp(target)) times the gradient; ATen 2.x dropped this op but 1.7's spec has it."""
     t = jnp.exp(target) if log_target else target
-    return -norm(reduction, self) * jnp.broadcast_to(t, jnp.broadcast_shapes(jnp.shape(self), jnp.shape(target))) * grad_output
+    return (
+        -norm(reduction, self)
+        * jnp.broadcast_to(t, jnp.broadcast_shapes(jnp.shape(self), jnp.shape(target)))
+        * grad_output
+    )
 
 
 @impl("binary_cross_entropy")

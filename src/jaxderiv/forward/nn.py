@@ -57,7 +57,9 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     if jnp.ndim(output) == 0:
         return jnp.zeros_like(grad_output * output).astype(_input_dtype(input_dtype))
     d = _axis(dim, jnp.ndim(output))
-    return (output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))).astype(_input_dtype(input_dtype))
+    return (output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))).astype(
+        _input_dtype(input_dtype)
+    )
 
 
 @impl("_log_softmax_backward_data")
@@ -66,7 +68,9 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     if jnp.ndim(output) == 0:
         return jnp.zeros_like(grad_output * output).astype(_input_dtype(input_dtype))
     d = _axis(dim, jnp.ndim(output))
-    return (grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)).astype(_input_dtype(input_dtype))
+    return (grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)).astype(
+        _input_dtype(input_dtype)
+    )
 
 
 @impl("_safe_softmax")
@@ -182,7 +186,17 @@ def bag_of(indices, offsets, include_last_offset):
 
 
 @impl("_embedding_bag")
-def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+def _embedding_bag(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq=False,
+    mode=0,
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=-1,
+):
     """(output, offset2bag, bag_size, max_indices): per bag, the sum / mean / max of its rows.
 
     Empty bags give zero rows; per_sample_weights (sum mode only) scale each row first. Later
@@ -194,7 +208,9 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     rows = jnp.take(weight, indices, axis=0)
     if per_sample_weights is not None:
         if mode != MODE_SUM:
-            raise ValueError("embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum'")
+            raise ValueError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum'"
+            )
         rows = rows * per_sample_weights[:, None]
     bag_size = jnp.zeros((n_bags,), jnp.int64).at[offset2bag].add(1, mode="drop")
     dim = weight.shape[1]
@@ -209,7 +225,12 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     out = jnp.zeros((n_bags, dim), weight.dtype).at[offset2bag].add(rows, mode="drop")
     if mode == MODE_MEAN:
         out = out / jnp.maximum(bag_size, 1)[:, None].astype(weight.dtype)
-    return out, offset2bag, bag_size, jnp.zeros((n_bags,), indices.dtype) if mode == MODE_MEAN else jnp.zeros((0,), indices.dtype)
+    return (
+        out,
+        offset2bag,
+        bag_size,
+        jnp.zeros((n_bags,), indices.dtype) if mode == MODE_MEAN else jnp.zeros((0,), indices.dtype),
+    )
 
 
 @impl("_embedding_bag_dense_backward")
@@ -221,28 +242,69 @@ def _embedding_bag_dense_backward(grad, indices, *args):
     it) and add padding_idx at the end, whose row gets no gradient.
     """
     if isinstance(args[3], (int, np.integer)):  # num_weights where 1.7 has maximum_indices
-        offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx = (tuple(args) + (-1,))[:8]
+        (
+            offset2bag,
+            bag_size,
+            maximum_indices,
+            num_weights,
+            scale_grad_by_freq,
+            mode,
+            per_sample_weights,
+            padding_idx,
+        ) = (tuple(args) + (-1,))[:8]
     else:
         _, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights = args
         padding_idx = -1
-    out = _embedding_bag_dense_grad(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights)
+    out = _embedding_bag_dense_grad(
+        grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights
+    )
     return out if padding_idx < 0 else out.at[padding_idx].set(0)
 
 
 @impl("_embedding_bag_backward")
-def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
+def _embedding_bag_backward(
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    padding_idx=-1,
+):
     """The dense weight gradient of _embedding_bag; a sparse one (`sparse`) has no JAX form."""
     if sparse:
         raise NotImplementedError("_embedding_bag_backward: sparse gradients are not implemented")
-    return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+    return _embedding_bag_dense_backward(
+        grad,
+        indices,
+        offset2bag,
+        bag_size,
+        maximum_indices,
+        num_weights,
+        scale_grad_by_freq,
+        mode,
+        per_sample_weights,
+        padding_idx,
+    )
 
 
-def _embedding_bag_dense_grad(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights):
+def _embedding_bag_dense_grad(
+    grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights
+):
     dim = grad.shape[1]
     if mode == MODE_MAX:
         valid = (bag_size > 0)[:, None]
         cols = jnp.broadcast_to(jnp.arange(dim), maximum_indices.shape)
-        return jnp.zeros((num_weights, dim), grad.dtype).at[jnp.where(valid, maximum_indices, num_weights), cols].add(grad, mode="drop")
+        return (
+            jnp.zeros((num_weights, dim), grad.dtype)
+            .at[jnp.where(valid, maximum_indices, num_weights), cols]
+            .add(grad, mode="drop")
+        )
     n_bags = grad.shape[0]
     inside = offset2bag < n_bags
     g = jnp.take(grad, jnp.clip(offset2bag, 0, n_bags - 1), axis=0) * inside[:, None]

@@ -30,6 +30,7 @@ def carries_no_gradient(fn) -> bool:
     """True for a forward registered here: its inputs are held constant by whoever runs it."""
     return getattr(fn, "carries_no_gradient", False)
 
+
 _DEFAULT_FLOAT = jnp.float32  # torch.get_default_dtype() unless a model changes it
 
 
@@ -134,7 +135,11 @@ def _arange_dtype(values, dtype):
     """ATen: int64 when every bound is integral, else the default float dtype."""
     if dtype is not None:
         return dtype
-    return jnp.int64 if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values) else _DEFAULT_FLOAT
+    return (
+        jnp.int64
+        if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+        else _DEFAULT_FLOAT
+    )
 
 
 @impl("arange.start_step")
@@ -184,7 +189,7 @@ def sym_numel(self):
 @impl("sym_stride.int")
 def sym_stride(self, dim):
     shape = jnp.shape(self)
-    return math.prod(shape[dim % len(shape) + 1:]) if shape else 1
+    return math.prod(shape[dim % len(shape) + 1 :]) if shape else 1
 
 
 def _arg_reduce(fn, self, dim, keepdim):
@@ -231,6 +236,12 @@ def _bitwise(fn_bool, fn_int):
     return run
 
 
-for _name, _b, _i in (("and", jnp.logical_and, jnp.bitwise_and), ("or", jnp.logical_or, jnp.bitwise_or), ("xor", jnp.logical_xor, jnp.bitwise_xor)):
-    impl(f"bitwise_{_name}.Tensor", f"bitwise_{_name}.Scalar", f"__{_name}__.Tensor", f"__{_name}__.Scalar")(_bitwise(_b, _i))
+for _name, _b, _i in (
+    ("and", jnp.logical_and, jnp.bitwise_and),
+    ("or", jnp.logical_or, jnp.bitwise_or),
+    ("xor", jnp.logical_xor, jnp.bitwise_xor),
+):
+    impl(f"bitwise_{_name}.Tensor", f"bitwise_{_name}.Scalar", f"__{_name}__.Tensor", f"__{_name}__.Scalar")(
+        _bitwise(_b, _i)
+    )
     impl(f"logical_{_name}")(lambda self, other, _f=_b: _f(jnp.asarray(self), jnp.asarray(other)))

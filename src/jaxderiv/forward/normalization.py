@@ -55,7 +55,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 @impl("native_batch_norm_backward")
-def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+def native_batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask
+):
     """(grad_input, grad_weight, grad_bias), all three computed whatever output_mask asks
     (JAX has no undefined tensor); training mode uses the saved statistics."""
     if train:
@@ -78,24 +80,34 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
 @impl("cudnn_batch_norm")
 def cudnn_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon):
     """(output, save_mean, save_invstd, reserve): reserve is cudnn's workspace, an empty byte tensor here."""
-    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon)
+    out, mean, invstd = native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon
+    )
     return out, mean, invstd, jnp.zeros((0,), jnp.uint8)
 
 
 @impl("miopen_batch_norm")
 def miopen_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon):
-    return native_batch_norm(input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon)
+    return native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, exponential_average_factor, epsilon
+    )
 
 
 @impl("cudnn_batch_norm_backward")
-def cudnn_batch_norm_backward(input, grad_output, weight, running_mean, running_var, save_mean, save_var, epsilon, reserveSpace):
+def cudnn_batch_norm_backward(
+    input, grad_output, weight, running_mean, running_var, save_mean, save_var, epsilon, reserveSpace
+):
     """Training-mode backward; `save_var` holds the inverse standard deviation, as cudnn saves it."""
-    return native_batch_norm_backward(grad_output, input, weight, running_mean, running_var, save_mean, save_var, True, epsilon, (True, True, True))
+    return native_batch_norm_backward(
+        grad_output, input, weight, running_mean, running_var, save_mean, save_var, True, epsilon, (True, True, True)
+    )
 
 
 @impl("miopen_batch_norm_backward")
 def miopen_batch_norm_backward(input, grad_output, weight, running_mean, running_var, save_mean, save_var, epsilon):
-    return native_batch_norm_backward(grad_output, input, weight, running_mean, running_var, save_mean, save_var, True, epsilon, (True, True, True))
+    return native_batch_norm_backward(
+        grad_output, input, weight, running_mean, running_var, save_mean, save_var, True, epsilon, (True, True, True)
+    )
 
 
 # -- layer and group norm -----------------------------------------------------------------------
@@ -163,7 +175,11 @@ def native_layer_norm_backward(grad_out, input, *args):
     xhat = (x - jnp.reshape(mean, (M, 1))) * r
     gy = g if weight is None else g * jnp.reshape(weight, (N,))
     grad_input = r * (gy - jnp.mean(gy, axis=1, keepdims=True) - xhat * jnp.mean(gy * xhat, axis=1, keepdims=True))
-    return jnp.reshape(grad_input, input.shape), jnp.reshape(jnp.sum(g * xhat, axis=0), shape), jnp.reshape(jnp.sum(g, axis=0), shape)
+    return (
+        jnp.reshape(grad_input, input.shape),
+        jnp.reshape(jnp.sum(g * xhat, axis=0), shape),
+        jnp.reshape(jnp.sum(g, axis=0), shape),
+    )
 
 
 @impl("native_group_norm")
@@ -211,7 +227,9 @@ def _batch_norm_with_update(input, weight, bias, running_mean, running_var, mome
 @impl("_batch_norm_no_update")
 def _batch_norm_no_update(input, weight, bias, running_mean, running_var, momentum, eps):
     """Evaluation mode with the running statistics (batch statistics where there are none)."""
-    out, mean, invstd = native_batch_norm(input, weight, bias, running_mean, running_var, running_mean is None, momentum, eps)
+    out, mean, invstd = native_batch_norm(
+        input, weight, bias, running_mean, running_var, running_mean is None, momentum, eps
+    )
     return out, mean, invstd, jnp.zeros((0,), jnp.uint8)
 
 
@@ -258,9 +276,13 @@ def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, e
 
 
 @impl("batch_norm_backward")
-def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve):
+def batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve
+):
     """native_batch_norm_backward for _batch_norm_with_update / _no_update: the saved batch
     statistics (save_var holds invstd, as those forwards return) when they were used (update,
     or no running statistics), else the running ones; `reserve` is a backend's workspace."""
     train = update or running_mean is None
-    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var, train, eps, output_mask)
+    return native_batch_norm_backward(
+        grad_out, input, weight, running_mean, running_var, save_mean, save_var, train, eps, output_mask
+    )

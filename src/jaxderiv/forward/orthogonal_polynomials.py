@@ -108,12 +108,14 @@ def _chebyshev_t(x, n):
     trig = (n > 6) & (ax < 1)
     special = (n < 0) | unit | trig | (n == 0) | (n == 1)
     loop = _recurrence(x, n, ~special, one, x, lambda i, p, q: (x + x) * q - p, r0=x)  # ATen's r starts as x
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (unit, jnp.where((x > 0) | ~_odd(n), one, -one)),
-                   (trig, jnp.cos(n * jnp.arccos(x))),
-                   (n == 0, one),
-                   (n == 1, x))
+    return _select(
+        loop,
+        (n < 0, 0 * one),
+        (unit, jnp.where((x > 0) | ~_odd(n), one, -one)),
+        (trig, jnp.cos(n * jnp.arccos(x))),
+        (n == 0, one),
+        (n == 1, x),
+    )
 
 
 @jax.jit
@@ -128,12 +130,14 @@ def _chebyshev_u(x, n):
     theta = jnp.arccos(x)
     s = jnp.sin(theta)
     trig_value = jnp.where(s != 0, jnp.sin((n + 1) * theta) / s, (n + 1) * jnp.cos((n + 1) * theta) / x)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (unit, jnp.where((x > 0) | ~_odd(n), n + 1, -(n + 1))),
-                   (trig, trig_value),
-                   (n == 0, one),
-                   (n == 1, x + x))
+    return _select(
+        loop,
+        (n < 0, 0 * one),
+        (unit, jnp.where((x > 0) | ~_odd(n), n + 1, -(n + 1))),
+        (trig, trig_value),
+        (n == 0, one),
+        (n == 1, x + x),
+    )
 
 
 @jax.jit
@@ -148,12 +152,14 @@ def _chebyshev_v(x, n):
     alternating = jnp.where(_odd(n), -(n + n + 1), n + n + 1)
     theta = jnp.arccos(x)
     trig_value = jnp.where(jnp.sin(theta / 2) != 1, jnp.cos((n + 0.5) * theta) / jnp.cos(theta / 2), alternating)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (unit, jnp.where(x > 0, one, alternating)),
-                   (trig, trig_value),
-                   (n == 0, one),
-                   (n == 1, x + x - 1))
+    return _select(
+        loop,
+        (n < 0, 0 * one),
+        (unit, jnp.where(x > 0, one, alternating)),
+        (trig, trig_value),
+        (n == 0, one),
+        (n == 1, x + x - 1),
+    )
 
 
 @jax.jit
@@ -168,12 +174,7 @@ def _chebyshev_w(x, n):
     at_unit = jnp.where(x > 0, n + n + 1, jnp.where(_odd(n), -one, one))
     theta = jnp.arccos(x)
     trig_value = jnp.where(jnp.cos(theta / 2) != 1, jnp.sin((n + 0.5) * theta) / jnp.sin(theta / 2), at_unit)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (unit, at_unit),
-                   (trig, trig_value),
-                   (n == 0, one),
-                   (n == 1, x + x + 1))
+    return _select(loop, (n < 0, 0 * one), (unit, at_unit), (trig, trig_value), (n == 0, one), (n == 1, x + x + 1))
 
 
 # -- shifted Chebyshev: the same in y = 2x - 1, with the closed forms at x = 1 and x = 0 ---------
@@ -207,13 +208,9 @@ def _shifted(kind: str, threshold: int):
             at_one, at_zero = n + n + 1, jnp.where(odd, -one, one)
             trig_value = jnp.where(jnp.cos(theta / 2) != 1, jnp.sin((n + 0.5) * theta) / jnp.sin(theta / 2), at_zero)
         loop = _recurrence(x, n, ~special, one, q0, lambda i, p, q: (y + y) * q - p)
-        return _select(loop,
-                       (n < 0, 0 * one),
-                       (x == 1, at_one),
-                       (x == 0, at_zero),
-                       (trig, trig_value),
-                       (n == 0, one),
-                       (n == 1, q0))
+        return _select(
+            loop, (n < 0, 0 * one), (x == 1, at_one), (x == 0, at_zero), (trig, trig_value), (n == 0, one), (n == 1, q0)
+        )
 
     return kernel
 
@@ -232,13 +229,10 @@ def _hermite_h(x, n):
     one = jnp.ones_like(x)
     too_high = n > _hermite_limit(x.dtype)
     special = (n < 0) | (n == 0) | (n == 1) | too_high
-    loop = _recurrence(x, n, ~special, one, x + x,
-                       lambda i, p, q: (x + x) * q - _k(i, 2, 2, x.dtype) * p, nan_stop=False)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (n == 0, one),
-                   (n == 1, x + x),
-                   (too_high, jnp.full_like(x, jnp.nan)))
+    loop = _recurrence(
+        x, n, ~special, one, x + x, lambda i, p, q: (x + x) * q - _k(i, 2, 2, x.dtype) * p, nan_stop=False
+    )
+    return _select(loop, (n < 0, 0 * one), (n == 0, one), (n == 1, x + x), (too_high, jnp.full_like(x, jnp.nan)))
 
 
 @jax.jit
@@ -247,13 +241,8 @@ def _hermite_he(x, n):
     one = jnp.ones_like(x)
     too_high = n > _hermite_limit(x.dtype)
     special = (n < 0) | (n == 0) | (n == 1) | too_high
-    loop = _recurrence(x, n, ~special, one, x,
-                       lambda i, p, q: x * q - _k(i, 1, 1, x.dtype) * p, nan_stop=False)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (n == 0, one),
-                   (n == 1, x),
-                   (too_high, jnp.full_like(x, jnp.nan)))
+    loop = _recurrence(x, n, ~special, one, x, lambda i, p, q: x * q - _k(i, 1, 1, x.dtype) * p, nan_stop=False)
+    return _select(loop, (n < 0, 0 * one), (n == 0, one), (n == 1, x), (too_high, jnp.full_like(x, jnp.nan)))
 
 
 @jax.jit
@@ -267,11 +256,7 @@ def _laguerre_l(x, n):
         return (((k + k) + (1 - x)) * q - k * p) / (k + 1)
 
     loop = _recurrence(x, n, ~special, one, 1 - x, step)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (x == 0, one),
-                   (n == 0, one),
-                   (n == 1, 1 - x))
+    return _select(loop, (n < 0, 0 * one), (x == 0, one), (n == 0, one), (n == 1, 1 - x))
 
 
 @jax.jit
@@ -286,11 +271,7 @@ def _legendre_p(x, n):
         return ((k + k + 1) * x * q - k * p) / (k + 1)
 
     loop = _recurrence(x, n, ~special, one, x, step)
-    return _select(loop,
-                   (n < 0, 0 * one),
-                   (unit, jnp.where((x > 0) | ~_odd(n), one, -one)),
-                   (n == 0, one),
-                   (n == 1, x))
+    return _select(loop, (n < 0, 0 * one), (unit, jnp.where((x > 0) | ~_odd(n), one, -one)), (n == 0, one), (n == 1, x))
 
 
 # -- registration: every overload (Tensor x, Tensor n), (Scalar x, Tensor n), (Tensor x, Scalar n)
@@ -301,7 +282,7 @@ def _register(name: str, kernel):
         return kernel(*_operands(x, n))
 
     forward.__name__ = forward.__qualname__ = name
-    forward.__doc__ = f"aten::{name}(x, n), as ATen's {name[len('special_'):]}_forward (see the module's docstring)."
+    forward.__doc__ = f"aten::{name}(x, n), as ATen's {name[len('special_') :]}_forward (see the module's docstring)."
     return impl(name, f"{name}.x_scalar", f"{name}.n_scalar")(forward)
 
 

@@ -17,7 +17,9 @@ from . import impl
 def constant_pad_nd(self, pad, value=0):
     """pad = (last_lo, last_hi, second_last_lo, ...); negative pads crop."""
     if len(pad) % 2 or len(pad) // 2 > self.ndim:
-        raise RuntimeError(f"constant_pad_nd: padding length {len(pad)} must be even and at most twice the dims ({self.ndim})")
+        raise RuntimeError(
+            f"constant_pad_nd: padding length {len(pad)} must be even and at most twice the dims ({self.ndim})"
+        )
     pairs = [(0, 0, 0)] * self.ndim
     for i in range(len(pad) // 2):
         pairs[self.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1], 0)
@@ -37,7 +39,10 @@ def _source(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
 def _maps(shape, padding, mode):
     """(dim, source indices) for each padded dim, padding given from the last dim backwards."""
     k = len(padding) // 2
-    return [(len(shape) - 1 - j, _source(shape[len(shape) - 1 - j], padding[2 * j], padding[2 * j + 1], mode)) for j in range(k)]
+    return [
+        (len(shape) - 1 - j, _source(shape[len(shape) - 1 - j], padding[2 * j], padding[2 * j + 1], mode))
+        for j in range(k)
+    ]
 
 
 def _pad(x, padding, mode):

@@ -59,7 +59,9 @@ def _flat(windows, spatial):
     for d in reversed(range(n)):
         idx, ok = windows[d]
         lead = idx.ndim - 2  # a fractional window has its own (N, C) batch dims first
-        shape = idx.shape[:lead] + tuple(idx.shape[lead] if a == d else idx.shape[lead + 1] if a == n + d else 1 for a in range(2 * n))
+        shape = idx.shape[:lead] + tuple(
+            idx.shape[lead] if a == d else idx.shape[lead + 1] if a == n + d else 1 for a in range(2 * n)
+        )
         flat = flat + jnp.reshape(jnp.clip(idx, 0, spatial[d] - 1), shape) * step
         valid = valid & jnp.reshape(ok, shape)
         step *= spatial[d]
@@ -77,7 +79,11 @@ def _gather(x, windows, fill):
     n = len(windows)
     flat, valid = _flat(windows, x.shape[2:])
     lead = x.shape[:2]
-    flat = jnp.broadcast_to(flat, lead + flat.shape[-2 * n:]) if flat.ndim == 2 * n else jnp.broadcast_to(flat, lead + flat.shape[2:])
+    flat = (
+        jnp.broadcast_to(flat, lead + flat.shape[-2 * n :])
+        if flat.ndim == 2 * n
+        else jnp.broadcast_to(flat, lead + flat.shape[2:])
+    )
     planes = _merge_tail(x, 2)  # explicit sizes: reshape's -1 fails on a 0-size batch
     vals = jnp.take_along_axis(planes, _merge_tail(flat, 2), axis=2)
     vals = jnp.reshape(vals, flat.shape)
@@ -141,25 +147,31 @@ def _window_sum(x, n, pads, window, strides):
     """Sums over windows of the last n dims of x, zero-padded by (low, high, interior) per dim."""
     lead = x.ndim - n
     x = lax.pad(x, np.zeros((), x.dtype), [(0, 0, 0)] * lead + list(pads))
-    return lax.reduce_window(x, np.zeros((), x.dtype), lax.add, (1,) * lead + tuple(window), (1,) * lead + tuple(strides), "VALID")
+    return lax.reduce_window(
+        x, np.zeros((), x.dtype), lax.add, (1,) * lead + tuple(window), (1,) * lead + tuple(strides), "VALID"
+    )
 
 
-def avg_pool(self, n, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+def avg_pool(
+    self, n, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+):
     """Zero padding (on the high side up to the last window's end, which ceil_mode may place past
     the padding) and a strided windowed sum, over ATen's divide factor."""
     k, s, p, out = _avg_geometry(self, n, kernel_size, stride, padding, ceil_mode)
-    sizes = self.shape[self.ndim - n:]
+    sizes = self.shape[self.ndim - n :]
     pads = [(p[d], (out[d] - 1) * s[d] + k[d] - p[d] - sizes[d], 0) for d in range(n)]
     total = _window_sum(self, n, pads, k, s)
     return total / _avg_divisor(sizes, k, s, p, out, count_include_pad, divisor_override)
 
 
-def avg_pool_backward(grad_output, self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def avg_pool_backward(
+    grad_output, self, n, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     """The adjoint of avg_pool: each output's grad / divisor added into every input position of its
     window. Input position i receives the outputs o with o*s - p <= i < o*s - p + k: spreading the
     shares by the stride (interior padding) and summing k neighbours at stride 1 gathers exactly those."""
     k, s, p, out = _avg_geometry(self, n, kernel_size, stride, padding, ceil_mode)
-    sizes = self.shape[self.ndim - n:]
+    sizes = self.shape[self.ndim - n :]
     share = grad_output / _avg_divisor(sizes, k, s, p, out, count_include_pad, divisor_override)
     pads = [(k[d] - 1 - p[d], sizes[d] + p[d] - (out[d] - 1) * s[d] - 1, s[d] - 1) for d in range(n)]
     return _window_sum(share, n, pads, k, (1,) * n)
@@ -176,13 +188,21 @@ def avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
 
 
 @impl("avg_pool2d_backward")
-def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    return avg_pool_backward(grad_output, self, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+def avg_pool2d_backward(
+    grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    return avg_pool_backward(
+        grad_output, self, 2, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 @impl("avg_pool3d_backward")
-def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    return avg_pool_backward(grad_output, self, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+def avg_pool3d_backward(
+    grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
+    return avg_pool_backward(
+        grad_output, self, 3, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 # -- adaptive pooling ---------------------------------------------------------------------------
@@ -301,7 +321,9 @@ def _fractional(sample, size, out, k):
     """ATen's generate_intervals: window starts from one uniform sample per (N, C) plane."""
     alpha = (size - k) / (out - 1) if out > 1 else 0.0
     i = jnp.arange(out)
-    start = jnp.floor((i + sample[..., None]) * alpha).astype(_long()) - jnp.floor(sample[..., None] * alpha).astype(_long())
+    start = jnp.floor((i + sample[..., None]) * alpha).astype(_long()) - jnp.floor(sample[..., None] * alpha).astype(
+        _long()
+    )
     start = jnp.where(i == out - 1, size - k, start)
     idx = start[..., None] + jnp.arange(k)
     return idx, jnp.ones(idx.shape, bool)
@@ -349,7 +371,9 @@ def _unpool(self, indices, output_size):
     shape = x.shape[:2] + tuple(output_size)
     plane = math.prod(output_size)
     offset = jnp.reshape(jnp.arange(shape[0] * shape[1]) * plane, shape[:2] + (1,) * n)
-    out = jnp.zeros(math.prod(shape), x.dtype).at[jnp.ravel(i + offset)].set(jnp.ravel(x), unique_indices=True)  # indices of a pooling: unique, and transposable
+    out = (
+        jnp.zeros(math.prod(shape), x.dtype).at[jnp.ravel(i + offset)].set(jnp.ravel(x), unique_indices=True)
+    )  # indices of a pooling: unique, and transposable
     out = jnp.reshape(out, shape)
     return out[0] if squeeze else out
 

@@ -77,10 +77,14 @@ def fake_quantize_per_tensor_affine(self, scale, zero_point, quant_min, quant_ma
 
 
 @impl("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams")
-def _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(self, scale, zero_point, fake_quant_enabled, quant_min, quant_max):
+def _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
+    self, scale, zero_point, fake_quant_enabled, quant_min, quant_max
+):
     """Scale and zero point as one-element tensors; when fake_quant_enabled is 0, x and a full mask."""
     _check_range(quant_min, quant_max)
-    out, mask = _fake_quantize(self, jnp.reshape(scale, ()), jnp.reshape(zero_point, ()).astype(jnp.int64), quant_min, quant_max, True)
+    out, mask = _fake_quantize(
+        self, jnp.reshape(scale, ()), jnp.reshape(zero_point, ()).astype(jnp.int64), quant_min, quant_max, True
+    )
     on = jnp.reshape(fake_quant_enabled, ()) != 0
     return jnp.where(on, out, self), jnp.where(on, mask, True)
 
@@ -88,9 +92,16 @@ def _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(self, scale, zero_
 @impl("fake_quantize_per_channel_affine_cachemask")
 def fake_quantize_per_channel_affine_cachemask(self, scale, zero_point, axis, quant_min, quant_max):
     _check_range(quant_min, quant_max)
-    if scale.ndim != 1 or zero_point.ndim != 1 or scale.shape[0] != self.shape[axis] or zero_point.shape[0] != self.shape[axis]:
+    if (
+        scale.ndim != 1
+        or zero_point.ndim != 1
+        or scale.shape[0] != self.shape[axis]
+        or zero_point.shape[0] != self.shape[axis]
+    ):
         raise RuntimeError("scale and zero_point must be 1-D with one entry per channel of `axis`")
-    return _fake_quantize(self, _along(scale, axis, self.ndim), _along(zero_point, axis, self.ndim), quant_min, quant_max)
+    return _fake_quantize(
+        self, _along(scale, axis, self.ndim), _along(zero_point, axis, self.ndim), quant_min, quant_max
+    )
 
 
 @impl("fake_quantize_per_channel_affine")
@@ -159,19 +170,29 @@ def _learnable_grads(grad, x, scale, zero_point, quant_min, quant_max, grad_fact
 
 
 @impl("_fake_quantize_learnable_per_tensor_affine_backward")
-def _fake_quantize_learnable_per_tensor_affine_backward(grad, self, scale, zero_point, quant_min, quant_max, grad_factor=1.0):
+def _fake_quantize_learnable_per_tensor_affine_backward(
+    grad, self, scale, zero_point, quant_min, quant_max, grad_factor=1.0
+):
     """The backward's zero point is the float32 value plus 0.5, clamped, truncated (ATen's)."""
     z = jnp.trunc(jnp.clip(_float32(jnp.reshape(zero_point, (-1,))[0]) + 0.5, quant_min, quant_max))
     dx, ds, dz = _learnable_grads(grad, self, jnp.reshape(scale, (-1,))[0], z, quant_min, quant_max, grad_factor)
-    return dx, jnp.reshape(jnp.sum(ds), scale.shape).astype(scale.dtype), jnp.reshape(jnp.sum(dz), zero_point.shape).astype(zero_point.dtype)
+    return (
+        dx,
+        jnp.reshape(jnp.sum(ds), scale.shape).astype(scale.dtype),
+        jnp.reshape(jnp.sum(dz), zero_point.shape).astype(zero_point.dtype),
+    )
 
 
 @impl("_fake_quantize_learnable_per_channel_affine_backward")
-def _fake_quantize_learnable_per_channel_affine_backward(grad, self, scale, zero_point, axis, quant_min, quant_max, grad_factor=1.0):
+def _fake_quantize_learnable_per_channel_affine_backward(
+    grad, self, scale, zero_point, axis, quant_min, quant_max, grad_factor=1.0
+):
     """Per-element grads as per tensor, with the forward's rounded zero points; summed per channel."""
     z = jnp.clip(jnp.round(zero_point), quant_min, quant_max)
     n = self.ndim
-    dx, ds, dz = _learnable_grads(grad, self, _along(scale, axis, n), _along(z, axis, n), quant_min, quant_max, grad_factor)
+    dx, ds, dz = _learnable_grads(
+        grad, self, _along(scale, axis, n), _along(z, axis, n), quant_min, quant_max, grad_factor
+    )
     others = tuple(d for d in range(n) if d != axis % n)
     return dx, jnp.sum(ds, axis=others).astype(scale.dtype), jnp.sum(dz, axis=others).astype(zero_point.dtype)
 
@@ -212,8 +233,21 @@ def _choose_qparams(lo, hi, qmin, qmax, symmetric):
 
 
 @impl("_fused_moving_avg_obs_fq_helper")
-def _fused_moving_avg_obs_fq_helper(self, observer_on, fake_quant_on, running_min, running_max, scale, zero_point,
-                                    averaging_const, quant_min, quant_max, ch_axis, per_row_fake_quant=False, symmetric_quant=False):
+def _fused_moving_avg_obs_fq_helper(
+    self,
+    observer_on,
+    fake_quant_on,
+    running_min,
+    running_max,
+    scale,
+    zero_point,
+    averaging_const,
+    quant_min,
+    quant_max,
+    ch_axis,
+    per_row_fake_quant=False,
+    symmetric_quant=False,
+):
     """(output, mask): when observer_on, a moving average of self's min and max (per row of a
     2-d self when per_row_fake_quant) updates the running range; when fake_quant_on, self is
     fake-quantized with the parameters that range gives, else returned with a full mask.
@@ -226,7 +260,9 @@ def _fused_moving_avg_obs_fq_helper(self, observer_on, fake_quant_on, running_mi
     x32 = jnp.asarray(self).astype(jnp.float32)
     if per_row_fake_quant:
         if ch_axis != 0:
-            raise RuntimeError("Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0")
+            raise RuntimeError(
+                "Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0"
+            )
         cur_lo, cur_hi = jnp.min(x32, axis=1), jnp.max(x32, axis=1)
     else:
         cur_lo, cur_hi = jnp.min(x32), jnp.max(x32)
@@ -238,8 +274,12 @@ def _fused_moving_avg_obs_fq_helper(self, observer_on, fake_quant_on, running_mi
     hi = jnp.where(observe, jnp.where(jnp.isinf(run_hi), cur_hi, run_hi + c * (cur_hi - run_hi)), run_hi)
     s, z = _choose_qparams(lo, hi, quant_min, quant_max, symmetric_quant)
     if per_row_fake_quant:
-        out, mask = _fake_quantize(self, _along(s, ch_axis, self.ndim), _along(z, ch_axis, self.ndim), quant_min, quant_max)
+        out, mask = _fake_quantize(
+            self, _along(s, ch_axis, self.ndim), _along(z, ch_axis, self.ndim), quant_min, quant_max
+        )
     else:
-        out, mask = _fake_quantize(self, s, z.astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32), quant_min, quant_max, True)
+        out, mask = _fake_quantize(
+            self, s, z.astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32), quant_min, quant_max, True
+        )
     on = jnp.reshape(fake_quant_on, (-1,))[0] != 0
     return jnp.where(on, out, self), jnp.where(on, mask, True)

@@ -274,7 +274,11 @@ def _extreme(x, largest: bool, dims, keepdim: bool):
 
 def _arg_extreme(x, dim, largest: bool):
     """ATen's index of max/min along dim: the first one, or the first NaN."""
-    key = jnp.where(jnp.isnan(x), jnp.inf, x if largest else -x) if _kind(x) == "floating" else (x if largest else -x.astype(I64))
+    key = (
+        jnp.where(jnp.isnan(x), jnp.inf, x if largest else -x)
+        if _kind(x) == "floating"
+        else (x if largest else -x.astype(I64))
+    )
     if jnp.issubdtype(x.dtype, jnp.bool_):
         key = x if largest else ~x
     return jnp.argmax(key, axis=dim).astype(I64)
@@ -347,7 +351,11 @@ def _argsort(x, d: int, descending: bool = False):
         major = nan if not descending else ~nan
         keys = (major, -key if descending else key)
     else:
-        keys = (-x.astype(I64) if descending else x,) if not jnp.issubdtype(x.dtype, jnp.bool_) else ((~x if descending else x),)
+        keys = (
+            (-x.astype(I64) if descending else x,)
+            if not jnp.issubdtype(x.dtype, jnp.bool_)
+            else ((~x if descending else x),)
+        )
     pos = jnp.broadcast_to(jnp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - d - 1)), x.shape)
     *_, order = jax.lax.sort((*keys, pos), dimension=d, num_keys=len(keys), is_stable=True)
     return order.astype(I64)
@@ -395,7 +403,9 @@ def kthvalue(self, k, dim=-1, keepdim=False):
     n = jnp.atleast_1d(self).shape[wrap_dim(dim, self.ndim)]
     if not 1 <= k <= n:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _values_indices(self, dim, keepdim, _kth(lambda s, d: jnp.full(s.shape[:d] + (1,) + s.shape[d + 1:], k - 1)))
+    return _values_indices(
+        self, dim, keepdim, _kth(lambda s, d: jnp.full(s.shape[:d] + (1,) + s.shape[d + 1 :], k - 1))
+    )
 
 
 def _median_position(ignore_nan: bool):
@@ -403,7 +413,11 @@ def _median_position(ignore_nan: bool):
 
     def position(s, d):
         n = s.shape[d]
-        nans = jnp.sum(jnp.isnan(s), axis=d, keepdims=True) if _kind(s) == "floating" else jnp.zeros(s.shape[:d] + (1,) + s.shape[d + 1:], I64)
+        nans = (
+            jnp.sum(jnp.isnan(s), axis=d, keepdims=True)
+            if _kind(s) == "floating"
+            else jnp.zeros(s.shape[:d] + (1,) + s.shape[d + 1 :], I64)
+        )
         if ignore_nan:
             return jnp.maximum((n - nans - 1) // 2, 0)
         return jnp.where(nans > 0, n - nans, (n - 1) // 2)
@@ -452,7 +466,11 @@ def _mode_index(x, d):
     count = jnp.sum(same, axis=-1)
     last = jnp.concatenate([s[..., 1:] != s[..., :-1], jnp.ones(s.shape[:-1] + (1,), bool)], axis=-1)
     if _kind(s) == "floating":
-        last = last & ~(jnp.isnan(s) & jnp.isnan(jnp.concatenate([s[..., 1:], jnp.zeros(s.shape[:-1] + (1,), s.dtype)], -1)) & (jnp.arange(n) < n - 1))
+        last = last & ~(
+            jnp.isnan(s)
+            & jnp.isnan(jnp.concatenate([s[..., 1:], jnp.zeros(s.shape[:-1] + (1,), s.dtype)], -1))
+            & (jnp.arange(n) < n - 1)
+        )
     score = jnp.where(last, count * (n + 1) - jnp.arange(n), -1)  # most frequent, then smallest
     pos = jnp.argmax(score, axis=-1)
     return jnp.take_along_axis(order, pos[..., None], axis=-1)[..., 0]
@@ -654,10 +672,17 @@ def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=
     x = jnp.expand_dims(data, ax)
     fill = {"sum": 0, "mean": 0, "prod": 1, "max": -jnp.inf, "min": jnp.inf}[reduce]
     masked = jnp.where(mask, x, jnp.asarray(fill, data.dtype))
-    out = {"sum": jnp.sum, "mean": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min}[reduce](masked, axis=ax + 1)
+    out = {"sum": jnp.sum, "mean": jnp.sum, "prod": jnp.prod, "max": jnp.max, "min": jnp.min}[reduce](
+        masked, axis=ax + 1
+    )
     if initial is not None:
-        out = {"sum": out + initial, "mean": out + initial, "prod": out * initial,
-               "max": jnp.maximum(out, initial), "min": jnp.minimum(out, initial)}[reduce]
+        out = {
+            "sum": out + initial,
+            "mean": out + initial,
+            "prod": out * initial,
+            "max": jnp.maximum(out, initial),
+            "min": jnp.minimum(out, initial),
+        }[reduce]
     if reduce == "mean":
         empty = jnp.nan if initial is None else initial
         out = jnp.where(counts == 0, jnp.asarray(empty, data.dtype), out / jnp.where(counts == 0, 1, counts))
@@ -699,7 +724,11 @@ def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
     x = concrete(self, "_unique2", "call it outside jit")
     values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
-    return jnp.asarray(values), _empty_unless(return_inverse, inverse.reshape(x.shape)), _empty_unless(return_counts, counts)
+    return (
+        jnp.asarray(values),
+        _empty_unless(return_inverse, inverse.reshape(x.shape)),
+        _empty_unless(return_counts, counts),
+    )
 
 
 @impl("unique_dim")
@@ -733,4 +762,8 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
     x = concrete(self, "unique_consecutive", "call it outside jit")
     flat = x.reshape(-1, 1)
     starts, inverse, counts = _runs(flat)
-    return jnp.asarray(flat[starts, 0]), _empty_unless(return_inverse, inverse.reshape(x.shape)), _empty_unless(return_counts, counts)
+    return (
+        jnp.asarray(flat[starts, 0]),
+        _empty_unless(return_inverse, inverse.reshape(x.shape)),
+        _empty_unless(return_counts, counts),
+    )

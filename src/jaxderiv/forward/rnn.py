@@ -81,7 +81,7 @@ def _pack_padded_sequence_backward(grad, input_size, batch_sizes, batch_first):
     out = jnp.zeros((t_max, batch) + tuple(input_size[2:]), grad.dtype)
     offset = 0
     for t, b in enumerate(sizes):
-        out = out.at[t, :b].set(grad[offset:offset + b])
+        out = out.at[t, :b].set(grad[offset : offset + b])
         offset += b
     return jnp.swapaxes(out, 0, 1) if batch_first else out
 
@@ -96,7 +96,9 @@ class _Stack:
     """The static shape of a network: mode, layers, directions, and each layer-direction's
     (w_ih, w_hh, b_ih, b_hh) from the weight list (weight_stride0 tensors each, biases optional)."""
 
-    def __init__(self, weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train):
+    def __init__(
+        self, weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train
+    ):
         if mode not in _GATES:
             raise ValueError(f"unknown RNN mode {mode}: 0 RNN_RELU, 1 RNN_TANH, 2 LSTM, 3 GRU")
         if batch_sizes:
@@ -106,10 +108,14 @@ class _Stack:
         self.mode, self.hidden, self.layers = mode, hidden_size, num_layers
         self.directions = 2 if bidirectional else 1
         if weight_stride0 not in (2, 4) or len(weight) != weight_stride0 * num_layers * self.directions:
-            raise ValueError(f"expected {num_layers * self.directions} groups of weight_stride0={weight_stride0} weights, got {len(weight)} tensors")
+            raise ValueError(
+                f"expected {num_layers * self.directions} groups of weight_stride0={weight_stride0} weights, got {len(weight)} tensors"
+            )
         self.stride = weight_stride0
-        self.groups = [tuple(weight[k * weight_stride0:(k + 1) * weight_stride0]) + (None, None)[:4 - weight_stride0]
-                       for k in range(num_layers * self.directions)]
+        self.groups = [
+            tuple(weight[k * weight_stride0 : (k + 1) * weight_stride0]) + (None, None)[: 4 - weight_stride0]
+            for k in range(num_layers * self.directions)
+        ]
 
 
 def _direction(mode, weights, x, h0, c0, reverse):
@@ -154,7 +160,9 @@ def _run(stack: _Stack, input, hx, cx, batch_first):
         outs = []
         for d in range(stack.directions):
             k = layer * stack.directions + d
-            out, h_t, c_t, s = _direction(stack.mode, stack.groups[k], layer_input, hx[k], cx[k] if stack.mode == LSTM else None, d == 1)
+            out, h_t, c_t, s = _direction(
+                stack.mode, stack.groups[k], layer_input, hx[k], cx[k] if stack.mode == LSTM else None, d == 1
+            )
             outs.append(out)
             hy.append(h_t)
             cy.append(c_t)
@@ -189,9 +197,40 @@ def _cudnn_rnn(input, weight, weight_stride0, weight_buf, hx, cx, mode, hidden_s
 
 
 @impl("miopen_rnn")
-def miopen_rnn(input, weight, weight_stride0, hx, cx, mode, hidden_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state):
+def miopen_rnn(
+    input,
+    weight,
+    weight_stride0,
+    hx,
+    cx,
+    mode,
+    hidden_size,
+    num_layers,
+    batch_first,
+    dropout,
+    train,
+    bidirectional,
+    batch_sizes,
+    dropout_state,
+):
     """The same network as `_cudnn_rnn` (MIOpen numbers the modes alike)."""
-    return _cudnn_rnn(input, weight, weight_stride0, None, hx, cx, mode, hidden_size, num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state)
+    return _cudnn_rnn(
+        input,
+        weight,
+        weight_stride0,
+        None,
+        hx,
+        cx,
+        mode,
+        hidden_size,
+        num_layers,
+        batch_first,
+        dropout,
+        train,
+        bidirectional,
+        batch_sizes,
+        dropout_state,
+    )
 
 
 def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
@@ -223,17 +262,25 @@ def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
 
 
 @impl("_cudnn_rnn_backward")
-def _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, *rest):
+def _cudnn_rnn_backward(
+    input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, *rest
+):
     """(d input, d hx, d cx, d weights) by backpropagation through time, from the top layer down;
     undefined gradients (None) read as zeros, entries output_mask leaves out are None. After
     hidden_size: [proj_size,] num_layers, batch_first, dropout, train, bidirectional, batch_sizes,
     dropout_state, reserve, output_mask."""
-    num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask = _without_proj_size(rest, 9)
+    num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask = (
+        _without_proj_size(rest, 9)
+    )
     stack = _Stack(weight, weight_stride0, mode, hidden_size, num_layers, bidirectional, batch_sizes, dropout, train)
     _, _, _, inputs, saved = _run(stack, input, hx, cx, batch_first)
     t_len, batch = inputs[0].shape[:2]
     H, D = hidden_size, stack.directions
-    d_layer = _time_major(grad_output, batch_first) if grad_output is not None else jnp.zeros((t_len, batch, D * H), input.dtype)
+    d_layer = (
+        _time_major(grad_output, batch_first)
+        if grad_output is not None
+        else jnp.zeros((t_len, batch, D * H), input.dtype)
+    )
     grad_hy = grad_hy if grad_hy is not None else jnp.zeros_like(hx)
     grad_cy = grad_cy if (grad_cy is not None and mode == LSTM) else jnp.zeros_like(hx)
     dhx, dcx, dweights = [None] * len(stack.groups), [None] * len(stack.groups), [None] * len(weight)
@@ -241,17 +288,72 @@ def _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, outpu
         d_input = 0
         for d in range(D):
             k = layer * D + d
-            dx, dhx[k], dcx[k], grads = _direction_backward(mode, stack.groups[k], inputs[layer], saved[k], d_layer[..., d * H:(d + 1) * H], grad_hy[k], grad_cy[k], d == 1)
-            dweights[k * stack.stride:(k + 1) * stack.stride] = grads[:stack.stride]
+            dx, dhx[k], dcx[k], grads = _direction_backward(
+                mode,
+                stack.groups[k],
+                inputs[layer],
+                saved[k],
+                d_layer[..., d * H : (d + 1) * H],
+                grad_hy[k],
+                grad_cy[k],
+                d == 1,
+            )
+            dweights[k * stack.stride : (k + 1) * stack.stride] = grads[: stack.stride]
             d_input = d_input + dx
         d_layer = d_input
     wanted = tuple(output_mask) + (True,) * (4 - len(output_mask))
-    return (_time_major(d_layer, batch_first) if wanted[0] else None, jnp.stack(dhx) if wanted[1] else None,
-            jnp.stack(dcx) if wanted[2] and mode == LSTM else None, dweights if wanted[3] else None)
+    return (
+        _time_major(d_layer, batch_first) if wanted[0] else None,
+        jnp.stack(dhx) if wanted[1] else None,
+        jnp.stack(dcx) if wanted[2] and mode == LSTM else None,
+        dweights if wanted[3] else None,
+    )
 
 
 @impl("miopen_rnn_backward")
-def miopen_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, num_layers,
-                        batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask):
-    return _cudnn_rnn_backward(input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, num_layers,
-                               batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask)
+def miopen_rnn_backward(
+    input,
+    weight,
+    weight_stride0,
+    weight_buf,
+    hx,
+    cx,
+    output,
+    grad_output,
+    grad_hy,
+    grad_cy,
+    mode,
+    hidden_size,
+    num_layers,
+    batch_first,
+    dropout,
+    train,
+    bidirectional,
+    batch_sizes,
+    dropout_state,
+    reserve,
+    output_mask,
+):
+    return _cudnn_rnn_backward(
+        input,
+        weight,
+        weight_stride0,
+        weight_buf,
+        hx,
+        cx,
+        output,
+        grad_output,
+        grad_hy,
+        grad_cy,
+        mode,
+        hidden_size,
+        num_layers,
+        batch_first,
+        dropout,
+        train,
+        bidirectional,
+        batch_sizes,
+        dropout_state,
+        reserve,
+        output_mask,
+    )

@@ -23,7 +23,9 @@ def wrap_dim(d: int, ndim: int) -> int:
 def concrete(x, op: str, remedy: str):
     """x as a NumPy array, or a clear error under jit: the op's output shape depends on x's values."""
     if isinstance(x, jax.core.Tracer):
-        raise jax.errors.ConcretizationTypeError(x, f"aten::{op}: its output shape depends on the values of a tensor, which jit cannot know; {remedy}")
+        raise jax.errors.ConcretizationTypeError(
+            x, f"aten::{op}: its output shape depends on the values of a tensor, which jit cannot know; {remedy}"
+        )
     return np.asarray(x)
 
 
@@ -82,7 +84,9 @@ def squeeze_dims(self, dim):
 def expand(self, size, implicit=False):
     lead = len(size) - self.ndim
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater or equal to the number of dimensions in the tensor ({self.ndim})")
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(size)}) must be greater or equal to the number of dimensions in the tensor ({self.ndim})"
+        )
     target = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(size))
     return jnp.broadcast_to(self, target)
 
@@ -103,7 +107,9 @@ def narrow_copy(self, dim, start, length):
     d = wrap_dim(dim, self.ndim)
     n = self.shape[d]
     if not -n <= start <= n or length < 0 or (start % n if n and start < 0 else start) + length > n:
-        raise IndexError(f"narrow_copy(): start {start} and length {length} out of range for dimension {dim} of size {n}")
+        raise IndexError(
+            f"narrow_copy(): start {start} and length {length} out of range for dimension {dim} of size {n}"
+        )
     start = start + n if start < 0 else start
     return jax.lax.slice_in_dim(self, start, start + length, axis=d)
 
@@ -149,7 +155,9 @@ def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise ValueError("slice step must be positive")
     d = wrap_dim(dim, self.ndim)
-    return self.at[(slice(None),) * d + (slice(start, end, step),)].set(jnp.asarray(src, self.dtype), unique_indices=True)
+    return self.at[(slice(None),) * d + (slice(start, end, step),)].set(
+        jnp.asarray(src, self.dtype), unique_indices=True
+    )
 
 
 @impl("slice_inverse")
@@ -163,7 +171,9 @@ def select_scatter(self, src, dim, index):
     d = wrap_dim(dim, self.ndim)
     n = self.shape[d]
     if not -n <= index < n:
-        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {self.shape} at dimension {dim}")
+        raise IndexError(
+            f"select_scatter(): index {index} out of range for tensor of size {self.shape} at dimension {dim}"
+        )
     return self.at[(slice(None),) * d + (index % n,)].set(jnp.asarray(src, self.dtype), unique_indices=True)
 
 
@@ -173,7 +183,9 @@ def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     moved = jnp.moveaxis(self, (d1, d2), (-2, -1))
     length = max(0, min(moved.shape[-2] + min(offset, 0), moved.shape[-1] - max(offset, 0)))
     if tuple(jnp.shape(src)) != moved.shape[:-2] + (length,):
-        raise RuntimeError(f"diagonal_scatter: src has shape {tuple(jnp.shape(src))}, the diagonal {moved.shape[:-2] + (length,)}")
+        raise RuntimeError(
+            f"diagonal_scatter: src has shape {tuple(jnp.shape(src))}, the diagonal {moved.shape[:-2] + (length,)}"
+        )
     rows = np.arange(length) + max(-offset, 0)
     cols = np.arange(length) + max(offset, 0)
     out = moved.at[..., rows, cols].set(jnp.asarray(src, self.dtype), unique_indices=True)
@@ -204,7 +216,9 @@ def chunk(self, chunks, dim=0):
 def split_with_sizes(self, split_sizes, dim=0):
     d = wrap_dim(dim, self.ndim)
     if sum(split_sizes) != self.shape[d]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}")
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {self.shape[d]} (input tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}"
+        )
     cuts = np.cumsum(split_sizes)[:-1].tolist()
     return tuple(jnp.split(self, cuts, axis=d))
 
@@ -268,7 +282,9 @@ def repeat(self, repeats):
 
 def _lead(self, op: str, at_least: int):
     if self.ndim < at_least:
-        raise RuntimeError(f"{op} expects input to have at least {at_least} dimensions, but got input with {self.ndim} dimension(s)")
+        raise RuntimeError(
+            f"{op} expects input to have at least {at_least} dimensions, but got input with {self.ndim} dimension(s)"
+        )
     return self.shape[: self.ndim - 3]
 
 
@@ -278,7 +294,9 @@ def pixel_shuffle(self, upscale_factor):
     lead, r = _lead(self, "pixel_shuffle", 3), upscale_factor
     c, h, w = self.shape[-3:]
     if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
     n = len(lead)
     x = jnp.reshape(self, lead + (c // (r * r), r, r, h, w))
     x = jnp.transpose(x, tuple(range(n)) + tuple(n + i for i in (0, 3, 1, 4, 2)))
@@ -291,7 +309,9 @@ def pixel_unshuffle(self, downscale_factor):
     lead, r = _lead(self, "pixel_unshuffle", 3), downscale_factor
     c, h, w = self.shape[-3:]
     if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got {h}x{w} and {r}")
+        raise RuntimeError(
+            f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got {h}x{w} and {r}"
+        )
     n = len(lead)
     x = jnp.reshape(self, lead + (c, h // r, r, w // r, r))
     x = jnp.transpose(x, tuple(range(n)) + tuple(n + i for i in (0, 2, 4, 1, 3)))
@@ -408,7 +428,9 @@ def as_strided(self, size, stride, storage_offset=None):
     """A strided view of the flattened storage of a contiguous input."""
     pos = strided_indices(size, stride, storage_offset or 0)
     if pos.size and (pos.min() < 0 or pos.max() >= self.size):
-        raise RuntimeError(f"as_strided: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements")
+        raise RuntimeError(
+            f"as_strided: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements"
+        )
     return jnp.ravel(self)[pos]
 
 
@@ -417,7 +439,9 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
     """The flattened storage of a contiguous self, with the as_strided view's elements set to src."""
     pos = strided_indices(size, stride, storage_offset or 0)
     if pos.size and (pos.min() < 0 or pos.max() >= self.size):
-        raise RuntimeError(f"as_strided_scatter: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements")
+        raise RuntimeError(
+            f"as_strided_scatter: size {list(size)}, stride {list(stride)}, offset {storage_offset} reach outside the storage of {self.size} elements"
+        )
     flat = jnp.ravel(self).at[pos.ravel()].set(jnp.ravel(jnp.asarray(src, self.dtype)))
     return jnp.reshape(flat, self.shape)
 

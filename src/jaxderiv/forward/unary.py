@@ -42,11 +42,27 @@ def _floating(fn):
 
 # -- floating functions: integers promote to float32 ------------------------------------------
 _FLOATING = {
-    "acos": jnp.arccos, "acosh": jnp.arccosh, "asin": jnp.arcsin, "asinh": jnp.arcsinh,
-    "atan": jnp.arctan, "atanh": jnp.arctanh, "cos": jnp.cos, "cosh": jnp.cosh,
-    "exp": jnp.exp, "exp2": jnp.exp2, "expm1": jnp.expm1, "log": jnp.log, "log10": jnp.log10,
-    "log1p": jnp.log1p, "log2": jnp.log2, "reciprocal": jnp.reciprocal, "rsqrt": jax.lax.rsqrt,
-    "sin": jnp.sin, "sinh": jnp.sinh, "sqrt": jnp.sqrt, "tan": jnp.tan,
+    "acos": jnp.arccos,
+    "acosh": jnp.arccosh,
+    "asin": jnp.arcsin,
+    "asinh": jnp.arcsinh,
+    "atan": jnp.arctan,
+    "atanh": jnp.arctanh,
+    "cos": jnp.cos,
+    "cosh": jnp.cosh,
+    "exp": jnp.exp,
+    "exp2": jnp.exp2,
+    "expm1": jnp.expm1,
+    "log": jnp.log,
+    "log10": jnp.log10,
+    "log1p": jnp.log1p,
+    "log2": jnp.log2,
+    "reciprocal": jnp.reciprocal,
+    "rsqrt": jax.lax.rsqrt,
+    "sin": jnp.sin,
+    "sinh": jnp.sinh,
+    "sqrt": jnp.sqrt,
+    "tan": jnp.tan,
 }
 for _name, _fn in _FLOATING.items():
     impl(_name)(_floating(_fn))
@@ -161,7 +177,9 @@ def _conj(self):
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     """NaN to `nan` (0), +-inf to `posinf`/`neginf` (the dtype's extremes); per part for complex."""
     if _kind(self) == "complex":
-        return jax.lax.complex(nan_to_num(jnp.real(self), nan, posinf, neginf), nan_to_num(jnp.imag(self), nan, posinf, neginf))
+        return jax.lax.complex(
+            nan_to_num(jnp.real(self), nan, posinf, neginf), nan_to_num(jnp.imag(self), nan, posinf, neginf)
+        )
     if _kind(self) != "floating":
         return self
     info = jnp.finfo(self.dtype)
@@ -248,7 +266,9 @@ def view_dtype(self, dtype):
     if src == dst:
         return self
     if src.itemsize != dst.itemsize and (self.ndim == 0 or self.shape[-1] * src.itemsize % dst.itemsize):
-        raise RuntimeError(f"self.size(-1) must be divisible by {dst.itemsize // math.gcd(src.itemsize, dst.itemsize)} to view {src} as {dst} (different element sizes)")
+        raise RuntimeError(
+            f"self.size(-1) must be divisible by {dst.itemsize // math.gcd(src.itemsize, dst.itemsize)} to view {src} as {dst} (different element sizes)"
+        )
     b = _to_bytes(self)
     if self.ndim:
         b = jnp.reshape(b, self.shape[:-1] + (-1, dst.itemsize))
@@ -273,7 +293,9 @@ def fill__Scalar(self, value):
 @impl("fill_.Tensor", "fill.Tensor")
 def fill__Tensor(self, value):
     if jnp.ndim(value) != 0:
-        raise ValueError(f"aten::fill_ only supports 0-dimension value tensor but got tensor with {jnp.ndim(value)} dimensions")
+        raise ValueError(
+            f"aten::fill_ only supports 0-dimension value tensor but got tensor with {jnp.ndim(value)} dimensions"
+        )
     return jnp.full(jnp.shape(self), value, jnp.result_type(self))
 
 

@@ -89,8 +89,8 @@ def _nearest_axis(x, axis, src, i):
     if kind == "repeat":
         if f == 1:
             return x
-        wide = jnp.broadcast_to(jnp.expand_dims(x, axis + 1), x.shape[: axis + 1] + (f,) + x.shape[axis + 1:])
-        return jnp.reshape(wide, x.shape[:axis] + (i * f,) + x.shape[axis + 1:])
+        wide = jnp.broadcast_to(jnp.expand_dims(x, axis + 1), x.shape[: axis + 1] + (f,) + x.shape[axis + 1 :])
+        return jnp.reshape(wide, x.shape[:axis] + (i * f,) + x.shape[axis + 1 :])
     if kind == "stride":
         return lax.slice_in_dim(x, 0, (len(src) - 1) * f + 1, f, axis)
     return jnp.take(x, jnp.asarray(src), axis=axis)
@@ -100,7 +100,7 @@ def _nearest_axis_backward(g, axis, src, i):
     """The adjoint: each output's grad added into its source position along axis."""
     kind, f = _nearest_pattern(src, i)
     if kind == "repeat":
-        return g if f == 1 else jnp.sum(jnp.reshape(g, g.shape[:axis] + (i, f) + g.shape[axis + 1:]), axis=axis + 1)
+        return g if f == 1 else jnp.sum(jnp.reshape(g, g.shape[:axis] + (i, f) + g.shape[axis + 1 :]), axis=axis + 1)
     if kind == "stride":
         pads = [(0, 0, 0)] * g.ndim
         pads[axis] = (0, i - ((len(src) - 1) * f + 1), f - 1)
@@ -193,10 +193,13 @@ def _antialiased_matrix(i, o, align_corners, scale, interp_size, kernel):
 def _matrices(mode, input_size, output_size, align_corners, scales):
     n = len(output_size)
     ins = tuple(input_size[-n:])
-    build = {"cubic": _cubic_matrix, "linear": _linear_matrix,
-             "linear-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 2, _triangle),
-             "cubic-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 4, _keys),
-             "lanczos-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 6, _lanczos)}[mode]
+    build = {
+        "cubic": _cubic_matrix,
+        "linear": _linear_matrix,
+        "linear-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 2, _triangle),
+        "cubic-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 4, _keys),
+        "lanczos-aa": lambda i, o, a, s: _antialiased_matrix(i, o, a, s, 6, _lanczos),
+    }[mode]
     return [build(i, o, align_corners, s) for i, o, s in zip(ins, output_size, scales)]
 
 
@@ -212,7 +215,9 @@ def _apply(x, matrices):
 def upsample(x, n, mode, output_size, align_corners, scales):
     if mode.endswith("-aa") and not jnp.issubdtype(x.dtype, jnp.inexact):
         # ATen's uint8 path rounds each separable pass in fixed point: not reproduced here
-        raise NotImplementedError(f"antialiased upsampling ({mode}) is implemented for floating-point inputs only, not {x.dtype}")
+        raise NotImplementedError(
+            f"antialiased upsampling ({mode}) is implemented for floating-point inputs only, not {x.dtype}"
+        )
     scales = _scales(scales, n)
     size = _sizes(x.shape, output_size, scales, n)
     if mode in ("nearest", "nearest-exact"):
@@ -235,12 +240,26 @@ def upsample_nearest1d(self, output_size, scales=None):
 
 @impl("upsample_nearest2d", "upsample_nearest2d.vec")
 def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
-    return upsample(self, 2, "nearest", output_size, False, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample(
+        self,
+        2,
+        "nearest",
+        output_size,
+        False,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("upsample_nearest3d", "upsample_nearest3d.vec")
 def upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample(self, 3, "nearest", output_size, False, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+    return upsample(
+        self,
+        3,
+        "nearest",
+        output_size,
+        False,
+        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
+    )
 
 
 @impl("upsample_linear1d", "upsample_linear1d.vec")
@@ -250,17 +269,38 @@ def upsample_linear1d(self, output_size, align_corners, scales=None):
 
 @impl("upsample_bilinear2d", "upsample_bilinear2d.vec")
 def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(self, 2, "linear", output_size, align_corners, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample(
+        self,
+        2,
+        "linear",
+        output_size,
+        align_corners,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("upsample_bicubic2d", "upsample_bicubic2d.vec")
 def upsample_bicubic2d(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(self, 2, "cubic", output_size, align_corners, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample(
+        self,
+        2,
+        "cubic",
+        output_size,
+        align_corners,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("upsample_trilinear3d", "upsample_trilinear3d.vec")
 def upsample_trilinear3d(self, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
-    return upsample(self, 3, "linear", output_size, align_corners, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+    return upsample(
+        self,
+        3,
+        "linear",
+        output_size,
+        align_corners,
+        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
+    )
 
 
 @impl("upsample_nearest1d_backward", "upsample_nearest1d_backward.vec")
@@ -270,12 +310,28 @@ def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=Non
 
 @impl("upsample_nearest2d_backward", "upsample_nearest2d_backward.vec")
 def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "nearest", output_size, input_size, False, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample_backward(
+        grad_output,
+        2,
+        "nearest",
+        output_size,
+        input_size,
+        False,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("upsample_nearest3d_backward", "upsample_nearest3d_backward.vec")
 def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 3, "nearest", output_size, input_size, False, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+    return upsample_backward(
+        grad_output,
+        3,
+        "nearest",
+        output_size,
+        input_size,
+        False,
+        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
+    )
 
 
 @impl("upsample_linear1d_backward", "upsample_linear1d_backward.vec")
@@ -285,17 +341,43 @@ def upsample_linear1d_backward(grad_output, output_size, input_size, align_corne
 
 @impl("upsample_bilinear2d_backward", "upsample_bilinear2d_backward.vec")
 def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "linear", output_size, input_size, align_corners, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample_backward(
+        grad_output,
+        2,
+        "linear",
+        output_size,
+        input_size,
+        align_corners,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("upsample_bicubic2d_backward", "upsample_bicubic2d_backward.vec")
 def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "cubic", output_size, input_size, align_corners, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample_backward(
+        grad_output,
+        2,
+        "cubic",
+        output_size,
+        input_size,
+        align_corners,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("upsample_trilinear3d_backward", "upsample_trilinear3d_backward.vec")
-def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 3, "linear", output_size, input_size, align_corners, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+def upsample_trilinear3d_backward(
+    grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None
+):
+    return upsample_backward(
+        grad_output,
+        3,
+        "linear",
+        output_size,
+        input_size,
+        align_corners,
+        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
+    )
 
 
 # -- torch 2.13's nearest-exact mode -------------------------------------------------------------
@@ -308,12 +390,26 @@ def _upsample_nearest_exact1d(self, output_size, scales=None):
 
 @impl("_upsample_nearest_exact2d")
 def _upsample_nearest_exact2d(self, output_size, scales_h=None, scales_w=None):
-    return upsample(self, 2, "nearest-exact", output_size, False, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample(
+        self,
+        2,
+        "nearest-exact",
+        output_size,
+        False,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("_upsample_nearest_exact3d")
 def _upsample_nearest_exact3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample(self, 3, "nearest-exact", output_size, False, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+    return upsample(
+        self,
+        3,
+        "nearest-exact",
+        output_size,
+        False,
+        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
+    )
 
 
 @impl("_upsample_nearest_exact1d_backward")
@@ -323,12 +419,30 @@ def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, sca
 
 @impl("_upsample_nearest_exact2d_backward")
 def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "nearest-exact", output_size, input_size, False, scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w])
+    return upsample_backward(
+        grad_output,
+        2,
+        "nearest-exact",
+        output_size,
+        input_size,
+        False,
+        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
+    )
 
 
 @impl("_upsample_nearest_exact3d_backward")
-def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 3, "nearest-exact", output_size, input_size, False, scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w])
+def _upsample_nearest_exact3d_backward(
+    grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None
+):
+    return upsample_backward(
+        grad_output,
+        3,
+        "nearest-exact",
+        output_size,
+        input_size,
+        False,
+        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
+    )
 
 
 # -- torch 2.13's antialiased bilinear, bicubic and Lanczos ------------------------------------------------

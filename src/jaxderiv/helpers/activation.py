@@ -11,7 +11,18 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..forward.activation import _GELU_BETA, _GELU_KAPPA, _gelu_inner, _gelu_tanh, _prelu_weight, _sum_to_weight, elu_backward, gelu_backward, sigmoid_backward, silu_backward
+from ..forward.activation import (
+    _GELU_BETA,
+    _GELU_KAPPA,
+    _gelu_inner,
+    _gelu_tanh,
+    _prelu_weight,
+    _sum_to_weight,
+    elu_backward,
+    gelu_backward,
+    sigmoid_backward,
+    silu_backward,
+)
 from ..namespace import helper
 
 

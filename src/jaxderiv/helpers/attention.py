@@ -26,10 +26,14 @@ def _sum_to(x, shape):
     return jnp.reshape(jnp.sum(x, axis=axes, keepdims=True) if axes else x, shape)
 
 
-def attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale, want_mask=False):
+def attention_backward(
+    grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale, want_mask=False
+):
     """(dQ, dK, dV, d(mask) or None): the equations above."""
     if dropout_p:
-        raise ValueError(f"attention backward with dropout_p={dropout_p} > 0 is not supported (no random key to replay the mask)")
+        raise ValueError(
+            f"attention backward with dropout_p={dropout_p} > 0 is not supported (no random key to replay the mask)"
+        )
     if grad is None:
         return None, None, None, None
     dtype = compute_dtype(query)
@@ -55,33 +59,94 @@ def attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is
 
 
 @helper("_scaled_dot_product_flash_attention_for_cpu_backward")
-def _scaled_dot_product_flash_attention_for_cpu_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal,
-                                                         attn_mask=None, scale=None):
+def _scaled_dot_product_flash_attention_for_cpu_backward(
+    grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask=None, scale=None
+):
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale)[:3]
 
 
 @helper("_scaled_dot_product_efficient_attention_backward")
-def _scaled_dot_product_efficient_attention_backward(grad, query, key, value, attn_bias, output, log_sumexp, philox_seed,
-                                                     philox_offset, dropout_p, grad_input_mask, is_causal=False, scale=None):
+def _scaled_dot_product_efficient_attention_backward(
+    grad,
+    query,
+    key,
+    value,
+    attn_bias,
+    output,
+    log_sumexp,
+    philox_seed,
+    philox_offset,
+    dropout_p,
+    grad_input_mask,
+    is_causal=False,
+    scale=None,
+):
     want = len(grad_input_mask) > 3 and bool(grad_input_mask[3])
     return attention_backward(grad, query, key, value, output, log_sumexp, dropout_p, is_causal, attn_bias, scale, want)
 
 
 @helper("_scaled_dot_product_flash_attention_backward")
-def _scaled_dot_product_flash_attention_backward(grad, query, key, value, output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
-                                                 dropout_p, is_causal, philox_seed, philox_offset, scale=None):
+def _scaled_dot_product_flash_attention_backward(
+    grad,
+    query,
+    key,
+    value,
+    output,
+    logsumexp,
+    cum_seq_q,
+    cum_seq_k,
+    max_q,
+    max_k,
+    dropout_p,
+    is_causal,
+    philox_seed,
+    philox_offset,
+    scale=None,
+):
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, None, scale)[:3]
 
 
 @helper("_scaled_dot_product_cudnn_attention_backward")
-def _scaled_dot_product_cudnn_attention_backward(grad, query, key, value, output, logsumexp, philox_seed, philox_offset, attn_bias,
-                                                 cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, scale=None):
+def _scaled_dot_product_cudnn_attention_backward(
+    grad,
+    query,
+    key,
+    value,
+    output,
+    logsumexp,
+    philox_seed,
+    philox_offset,
+    attn_bias,
+    cum_seq_q,
+    cum_seq_k,
+    max_q,
+    max_k,
+    dropout_p,
+    is_causal,
+    scale=None,
+):
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_bias, scale)[:3]
 
 
 @helper("_scaled_dot_product_fused_attention_overrideable_backward")
-def _scaled_dot_product_fused_attention_overrideable_backward(grad, query, key, value, attn_bias, grad_input_mask, output, logsumexp,
-                                                              cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, philox_seed,
-                                                              philox_offset, scale=None):
+def _scaled_dot_product_fused_attention_overrideable_backward(
+    grad,
+    query,
+    key,
+    value,
+    attn_bias,
+    grad_input_mask,
+    output,
+    logsumexp,
+    cum_seq_q,
+    cum_seq_k,
+    max_q,
+    max_k,
+    dropout_p,
+    is_causal,
+    philox_seed,
+    philox_offset,
+    scale=None,
+):
     want = len(grad_input_mask) > 3 and bool(grad_input_mask[3])
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_bias, scale, want)

@@ -22,7 +22,9 @@ def _max_pool_backward(grad_output, input, n, kernel_size, stride, padding, dila
 
 
 @helper("mkldnn_max_pool2d_backward")
-def mkldnn_max_pool2d_backward(grad_output, output, input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+def mkldnn_max_pool2d_backward(
+    grad_output, output, input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False
+):
     """`output` (the forward's result) is oneDNN's workspace stand-in: the argmax comes from input.
     The default stride [] is the kernel size, as in the forward (torch 2.13's oneDNN backward
     kernel raises for it instead: "expected stride to be ... but got stride=[]")."""
@@ -30,7 +32,9 @@ def mkldnn_max_pool2d_backward(grad_output, output, input, kernel_size, stride=(
 
 
 @helper("mkldnn_max_pool3d_backward")
-def mkldnn_max_pool3d_backward(grad_output, output, input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+def mkldnn_max_pool3d_backward(
+    grad_output, output, input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False
+):
     return _max_pool_backward(grad_output, input, 3, kernel_size, stride, padding, dilation, ceil_mode)
 
 

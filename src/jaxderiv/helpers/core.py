@@ -120,9 +120,18 @@ constant("LEGACY_CONTIGUOUS_MEMORY_FORMAT", "contiguous_format")
 
 # -- dtypes (ScalarType values are NumPy dtypes) ------------------------------------------------
 _DTYPES = {
-    "Float": jnp.float32, "Double": jnp.float64, "Half": jnp.float16, "BFloat16": jnp.bfloat16,
-    "ComplexFloat": jnp.complex64, "ComplexDouble": jnp.complex128, "Long": jnp.int64, "Int": jnp.int32,
-    "Short": jnp.int16, "Char": jnp.int8, "Byte": jnp.uint8, "Bool": jnp.bool_,
+    "Float": jnp.float32,
+    "Double": jnp.float64,
+    "Half": jnp.float16,
+    "BFloat16": jnp.bfloat16,
+    "ComplexFloat": jnp.complex64,
+    "ComplexDouble": jnp.complex128,
+    "Long": jnp.int64,
+    "Int": jnp.int32,
+    "Short": jnp.int16,
+    "Char": jnp.int8,
+    "Byte": jnp.uint8,
+    "Bool": jnp.bool_,
 }
 for _name, _dt in _DTYPES.items():
     for _prefix in ("at::k", "k", "at::ScalarType::", "ScalarType::", "c10::ScalarType::", "c10::k"):

@@ -52,13 +52,28 @@ def fft_c2r_backward(grad, dim, normalization):
 
 
 @helper("fft_backward")
-def fft_backward(self, grad, signal_ndim, complex_input, complex_output, inverse, checked_signal_sizes, normalization, onesided, output_sizes):
+def fft_backward(
+    self,
+    grad,
+    signal_ndim,
+    complex_input,
+    complex_output,
+    inverse,
+    checked_signal_sizes,
+    normalization,
+    onesided,
+    output_sizes,
+):
     """PyTorch <= 1.7's backward of _fft_with_size (complex as a trailing dim of size 2)."""
     sizes = tuple(checked_signal_sizes)
     if not complex_input and complex_output:  # r2c: zero-fill a one-sided grad, inverse c2c, real part
         full = _zero_filled(grad, -2, sizes[-1]) if onesided else grad
-        return _fft_with_size(full, signal_ndim, True, True, not inverse, sizes, normalization, False, full.shape)[..., 0]
+        return _fft_with_size(full, signal_ndim, True, True, not inverse, sizes, normalization, False, full.shape)[
+            ..., 0
+        ]
     if complex_input and not complex_output and onesided:  # c2r: a one-sided r2c, mirrored entries doubled
         gi = _fft_with_size(grad, signal_ndim, False, True, False, sizes, normalization, True, self.shape)
         return _double_mirrored(gi, -2, sizes[-1])
-    return _fft_with_size(grad, signal_ndim, complex_input, complex_output, not inverse, sizes, normalization, onesided, grad.shape)
+    return _fft_with_size(
+        grad, signal_ndim, complex_input, complex_output, not inverse, sizes, normalization, onesided, grad.shape
+    )

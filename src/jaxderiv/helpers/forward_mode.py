@@ -93,7 +93,11 @@ def norm_jvp(self_p, self_t, p, norm, dim=(), keepdim=True):
         return jnp.where(zero, 0, out / jnp.where(zero, 1, norm))
     a = jnp.abs(self_p)
     if math.isinf(p):
-        full = _unsqueeze_multiple(norm, dim, n) if not keepdim and n else jnp.reshape(norm, jnp.shape(norm) + (1,) * (n - jnp.ndim(norm)))
+        full = (
+            _unsqueeze_multiple(norm, dim, n)
+            if not keepdim and n
+            else jnp.reshape(norm, jnp.shape(norm) + (1,) * (n - jnp.ndim(norm)))
+        )
         is_max = ((a == full) | (jnp.isnan(self_p) & jnp.isnan(full))).astype(a.dtype)
         count = jnp.sum(is_max != 0, axis=R.reduced_dims(dim, n), keepdims=True) if n else is_max
         return reduce(jnp.real(_sgn(self_p) * jnp.conj(self_t)) * is_max / count)
@@ -125,7 +129,10 @@ def glu_backward_jvp(grad_x, grad_glu, x, dgrad_glu, dx, dim):
     (dg s + g s (1 - s) db,  (dg a + g da) s (1 - s) + g a s (1 - s) (1 - 2 s) db)."""
     d = R.wrap_dim(dim, jnp.ndim(x))
     half = jnp.shape(x)[d] // 2
-    first, second = (lambda v: jax.lax.slice_in_dim(v, 0, half, axis=d)), (lambda v: jax.lax.slice_in_dim(v, half, 2 * half, axis=d))
+    first, second = (
+        (lambda v: jax.lax.slice_in_dim(v, 0, half, axis=d)),
+        (lambda v: jax.lax.slice_in_dim(v, half, 2 * half, axis=d)),
+    )
     a, b, da, db = first(x), second(x), first(dx), second(dx)
     s = jax.nn.sigmoid(b)
     ds = s * (1 - s)

@@ -19,7 +19,9 @@ def _defined(x):
     return x if x is not None and not isinstance(x, (tuple, list)) else None
 
 
-def _double_backward(ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+def _double_backward(
+    ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
     ggI, ggGrid = _defined(ggI), _defined(ggGrid)
     taps = Taps(input.shape, grid, interpolation_mode, padding_mode, align_corners)
     n = taps.n
@@ -43,18 +45,29 @@ def _double_backward(ggI, ggGrid, grad_output, input, grid, interpolation_mode, 
             per_axis = [p + jnp.sum(taps.dw(a) * paired_gg, 0) for a, p in enumerate(per_axis)]
         if ggGrid is not None:
             paired = jnp.sum(g * seen, -1)
-            per_axis = [p + jnp.sum(sum(taps.d2w(a, b) * along[b] for b in range(n)) * paired, 0) for a, p in enumerate(per_axis)]
+            per_axis = [
+                p + jnp.sum(sum(taps.d2w(a, b) * along[b] for b in range(n)) * paired, 0)
+                for a, p in enumerate(per_axis)
+            ]
         gG = taps.to_grid(per_axis, grid.shape)
     return gO, gI, gG
 
 
 @helper("grid_sampler_2d_double_backward")
-def grid_sampler_2d_double_backward(ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+def grid_sampler_2d_double_backward(
+    ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
     """(grad of grad_output, grad of input, grad of grid) of grid_sampler_2d_backward."""
-    return _double_backward(ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask)
+    return _double_backward(
+        ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    )
 
 
 @helper("grid_sampler_3d_double_backward")
-def grid_sampler_3d_double_backward(ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+def grid_sampler_3d_double_backward(
+    ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+):
     """(grad of grad_output, grad of input, grad of grid) of grid_sampler_3d_backward."""
-    return _double_backward(ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask)
+    return _double_backward(
+        ggI, ggGrid, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask
+    )

@@ -46,8 +46,11 @@ def _pinv_jvp(A, pinvA, dA):
 def _pinv_backward(grad, pinvA, A):
     """The adjoint of _pinv_jvp: -A⁺ᴴ G A⁺ᴴ + (I - A A⁺) Gᴴ A⁺ A⁺ᴴ + A⁺ᴴ A⁺ Gᴴ (I - A⁺A)."""
     gh, pinvAh = mH(grad), mH(pinvA)
-    return (-pinvAh @ grad @ pinvAh + (gh - A @ (pinvA @ gh)) @ (pinvA @ pinvAh)
-            + (pinvAh @ pinvA) @ (gh - (gh @ pinvA) @ A))
+    return (
+        -pinvAh @ grad @ pinvAh
+        + (gh - A @ (pinvA @ gh)) @ (pinvA @ pinvAh)
+        + (pinvAh @ pinvA) @ (gh - (gh @ pinvA) @ A)
+    )
 
 
 def _is_vector_rhs(A, B):
@@ -117,17 +120,23 @@ def linalg_lstsq_backward(gX, gL, A, B, X, grad_input_mask):
 def _qr_mode(mode):
     """(compute_q, reduced) of a linalg.qr mode."""
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
+        )
     return mode != "r", mode != "complete"
 
 
 def _check_qr_differentiable(mode, m, n):
     compute_q, reduced = _qr_mode(mode)
     if not compute_q:
-        raise NotImplementedDerivative("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
-                                       "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+        raise NotImplementedDerivative(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+        )
     if not reduced and m > n:
-        raise NotImplementedDerivative("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        raise NotImplementedDerivative(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+        )
 
 
 @helper("linalg_qr_jvp")
@@ -258,7 +267,11 @@ def householder_product_jvp(dV, dtau, prod, V, tau):
     for i in range(k):
         v, dv = Vr[..., :, i], dVr[..., :, i]
         H_plus = _reflect(v, sigma[..., i], H_plus)
-        dH = outer_times(v, v, dtau[..., i], H_plus) + outer_times(dv, v, tau[..., i], H_plus) + outer_times(v, dv, tau[..., i], H_plus)
+        dH = (
+            outer_times(v, v, dtau[..., i], H_plus)
+            + outer_times(dv, v, tau[..., i], H_plus)
+            + outer_times(v, dv, tau[..., i], H_plus)
+        )
         dprod = dprod + H_minus @ dH
         H_minus = _reflect(v, tau[..., i], H_minus, left=False)
     return dprod

@@ -200,7 +200,9 @@ def triangular_solve_backward(grad_x, grad_m, b, a, x, upper, transpose, unitria
     if grad_x is not None:
         # op(A)⁻ᴴ grad_x, op(A) = Aᵀ (not Aᴴ) when transpose: op(A)ᴴ is then conj(A)
         a_h = jnp.conj(a) if transpose else a
-        grad_b = jsl.solve_triangular(a_h, grad_x, lower=not upper, trans="N" if transpose else "C", unit_diagonal=unitriangular)
+        grad_b = jsl.solve_triangular(
+            a_h, grad_x, lower=not upper, trans="N" if transpose else "C", unit_diagonal=unitriangular
+        )
         if output_mask[1]:
             grad_a = -(jnp.conj(x) @ jnp.swapaxes(grad_b, -1, -2)) if transpose else -(grad_b @ mH(x))
             grad_a = jnp.triu(grad_a, int(unitriangular)) if upper else jnp.tril(grad_a, -int(unitriangular))
@@ -262,7 +264,9 @@ def _lu_with_info_backward(grad, self, LU, pivots):
     if n > m:
         principal = jnp.concatenate([principal, _solve_lower_unit_h(L1, grad[..., :, k:])], -1)
     if m > n:
-        principal = jnp.concatenate([principal, solve_triangular_right(grad[..., k:, :], U1, lower=False, adjoint=True)], -2)
+        principal = jnp.concatenate(
+            [principal, solve_triangular_right(grad[..., k:, :], U1, lower=False, adjoint=True)], -2
+        )
     return P @ principal
 
 

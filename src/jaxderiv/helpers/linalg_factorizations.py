@@ -84,7 +84,7 @@ def block_diag_backward(grad, sizes, dtypes):
     out, r, c = [], 0, 0
     for shape, dtype in zip(sizes, dtypes):
         rows, cols = (1,) * (2 - len(shape)) + tuple(shape)
-        g = grad[r:r + rows, c:c + cols].reshape(tuple(shape))
+        g = grad[r : r + rows, c : c + cols].reshape(tuple(shape))
         out.append(jnp.real(g) if jnp.iscomplexobj(g) and not jnp.issubdtype(dtype, jnp.complexfloating) else g)
         r, c = r + rows, c + cols
     return out

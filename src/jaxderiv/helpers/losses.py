@@ -10,7 +10,21 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..forward.losses import BCE_EPSILON, MEAN, NONE, SUM, kl_div_backward, l1_loss_backward, mse_loss_backward, multilabel_is_target, nll_loss_forward, huber_loss_backward, norm, smooth_l1_loss_backward, soft_margin_loss_backward
+from ..forward.losses import (
+    BCE_EPSILON,
+    MEAN,
+    NONE,
+    SUM,
+    kl_div_backward,
+    l1_loss_backward,
+    mse_loss_backward,
+    multilabel_is_target,
+    nll_loss_forward,
+    huber_loss_backward,
+    norm,
+    smooth_l1_loss_backward,
+    soft_margin_loss_backward,
+)
 from ..namespace import helper
 
 
@@ -40,7 +54,9 @@ def l1_loss_double_backward_grad_output(grad, input, target, reduction):
 
 @helper("smooth_l1_loss_double_backward_grad_output")
 def smooth_l1_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, beta):
-    return _grad_output_part(lambda g: smooth_l1_loss_backward(g, input, target, reduction, beta), grad, grad_output, reduction)
+    return _grad_output_part(
+        lambda g: smooth_l1_loss_backward(g, input, target, reduction, beta), grad, grad_output, reduction
+    )
 
 
 @helper("smooth_l1_loss_double_backward")
@@ -52,7 +68,9 @@ def smooth_l1_loss_double_backward(grad, input, target, reduction, beta):
 
 @helper("huber_loss_double_backward_grad_output")
 def huber_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, delta):
-    return _grad_output_part(lambda g: huber_loss_backward(g, input, target, reduction, delta), grad, grad_output, reduction)
+    return _grad_output_part(
+        lambda g: huber_loss_backward(g, input, target, reduction, delta), grad, grad_output, reduction
+    )
 
 
 @helper("huber_loss_double_backward")
@@ -64,7 +82,9 @@ def huber_loss_double_backward(grad, input, target, reduction, delta):
 
 @helper("soft_margin_loss_double_backward_grad_output")
 def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, target, reduction):
-    return _grad_output_part(lambda g: soft_margin_loss_backward(g, input, target, reduction), grad, grad_output, reduction)
+    return _grad_output_part(
+        lambda g: soft_margin_loss_backward(g, input, target, reduction), grad, grad_output, reduction
+    )
 
 
 @helper("soft_margin_loss_double_backward")

@@ -10,7 +10,15 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..forward.nn import MODE_SUM, _axis, _embedding_bag_dense_backward, embedding_dense_backward, glu_backward, glu_halves, native_dropout_backward
+from ..forward.nn import (
+    MODE_SUM,
+    _axis,
+    _embedding_bag_dense_backward,
+    embedding_dense_backward,
+    glu_backward,
+    glu_halves,
+    native_dropout_backward,
+)
 from ..namespace import helper
 from .forward_mode import logsumexp_jvp
 
@@ -36,7 +44,11 @@ def softmax_double_backward_through_output(grad, grad_output, dim, output):
     `_softmax_backward_data` takes `output` (not `self`) as the input its formula differentiates."""
     d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
     gO = grad_output
-    return gO * grad - jnp.sum(output * gO, axis=d, keepdims=True) * grad - gO * jnp.sum(output * grad, axis=d, keepdims=True)
+    return (
+        gO * grad
+        - jnp.sum(output * gO, axis=d, keepdims=True) * grad
+        - gO * jnp.sum(output * grad, axis=d, keepdims=True)
+    )
 
 
 @helper("log_softmax_double_backward")
@@ -96,14 +108,61 @@ def embedding_dense_double_backward_symint(grad, indices, padding_idx):
 
 
 @helper("_embedding_bag_backward")
-def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights):
-    return _embedding_bag_dense_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights)
+def _embedding_bag_backward(
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+):
+    return _embedding_bag_dense_backward(
+        grad,
+        indices,
+        offsets,
+        offset2bag,
+        bag_size,
+        maximum_indices,
+        num_weights,
+        scale_grad_by_freq,
+        mode,
+        per_sample_weights,
+    )
 
 
 @helper("_embedding_bag_backward_symint")
-def _embedding_bag_backward_symint(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx):
+def _embedding_bag_backward_symint(
+    grad,
+    indices,
+    offsets,
+    offset2bag,
+    bag_size,
+    maximum_indices,
+    num_weights,
+    scale_grad_by_freq,
+    mode,
+    sparse,
+    per_sample_weights,
+    padding_idx,
+):
     """Later files' form, with padding_idx (whose row gets no gradient): the dense gradient."""
-    return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+    return _embedding_bag_dense_backward(
+        grad,
+        indices,
+        offset2bag,
+        bag_size,
+        maximum_indices,
+        num_weights,
+        scale_grad_by_freq,
+        mode,
+        per_sample_weights,
+        padding_idx,
+    )
 
 
 @helper("_embedding_bag_per_sample_weights_backward")
@@ -115,7 +174,6 @@ def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, o
     inside = offset2bag < n_bags
     g = jnp.take(grad, jnp.clip(offset2bag, 0, n_bags - 1), axis=0)
     return jnp.where(inside & (indices != padding_idx), jnp.sum(g * jnp.take(weight, indices, axis=0), axis=1), 0)
-
 
 
 # -- torch 2.13's linear, dropout and masked softmax -------------------------------------------------

@@ -11,7 +11,14 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..forward.normalization import batch_stats, native_batch_norm_backward, norm_except_dim, per_channel, reduced_axes, rms_stats_shape
+from ..forward.normalization import (
+    batch_stats,
+    native_batch_norm_backward,
+    norm_except_dim,
+    per_channel,
+    reduced_axes,
+    rms_stats_shape,
+)
 from ..namespace import helper
 
 
@@ -20,7 +27,9 @@ def _sum_but_1(x):
 
 
 @helper("batchnorm_double_backward")
-def batchnorm_double_backward(input, gamma, ggI, ggG, ggB, gO, running_mean, running_var, training, eps, save_mean, save_invstd, output_mask):
+def batchnorm_double_backward(
+    input, gamma, ggI, ggG, ggB, gO, running_mean, running_var, training, eps, save_mean, save_invstd, output_mask
+):
     """Gradients of native_batch_norm_backward's (gI, gW, gB), given their cotangents (ggI,
     ggG, ggB), for (input, weight, grad_out); in training the statistics depend on input."""
     m = input.size // input.shape[1]
@@ -42,7 +51,11 @@ def batchnorm_double_backward(input, gamma, ggI, ggG, ggB, gO, running_mean, run
         if training:
             ggI_sum, ggIxmu_sum = _sum_but_1(ggI), _sum_but_1(ggI * xmu)
             all_sub = ggI_sum * gO_sum / m - _sum_but_1(gO * ggI) + 3.0 / m * inv2 * gOxmu_sum * ggIxmu_sum
-            gI = gI + g * (xmu * inv3 * all_sub / m + ggIxmu_sum * inv3 / m * (gO_sum / m - gO) + gOxmu_sum * inv3 / m * (ggI_sum / m - ggI))
+            gI = gI + g * (
+                xmu * inv3 * all_sub / m
+                + ggIxmu_sum * inv3 / m * (gO_sum / m - gO)
+                + gOxmu_sum * inv3 / m * (ggI_sum / m - ggI)
+            )
             gG = _sum_but_1(ggI * first_backward(gO, 1.0))
             ggO = ggO + first_backward(ggI, g)
         else:
@@ -68,7 +81,9 @@ def _norm_backward(dY, dmean, drstd, x, mean, rstd, gamma_b, d):
     dX = jnp.zeros_like(x)
     if dY is not None:
         g = dY * gamma_b
-        dX = dX + rstd[..., None] * (g - jnp.mean(g, axis=-1, keepdims=True) - xhat * jnp.mean(g * xhat, axis=-1, keepdims=True))
+        dX = dX + rstd[..., None] * (
+            g - jnp.mean(g, axis=-1, keepdims=True) - xhat * jnp.mean(g * xhat, axis=-1, keepdims=True)
+        )
     if dmean is not None:
         dX = dX + dmean[..., None] / d
     if drstd is not None:
@@ -77,7 +92,9 @@ def _norm_backward(dY, dmean, drstd, x, mean, rstd, gamma_b, d):
 
 
 @helper("infinitely_differentiable_native_layer_norm_backward")
-def infinitely_differentiable_native_layer_norm_backward(dY, dmean, drstd, X, mean, rstd, gamma, M, N, eps, grad_input_mask):
+def infinitely_differentiable_native_layer_norm_backward(
+    dY, dmean, drstd, X, mean, rstd, gamma, M, N, eps, grad_input_mask
+):
     x = jnp.reshape(X, (M, N))
     dy = None if dY is None else jnp.reshape(dY, (M, N))
     gamma_b = 1.0 if gamma is None else jnp.reshape(gamma, (N,))
@@ -90,7 +107,9 @@ def infinitely_differentiable_native_layer_norm_backward(dY, dmean, drstd, X, me
 
 
 @helper("infinitely_differentiable_native_group_norm_backward")
-def infinitely_differentiable_native_group_norm_backward(dY, dmean, drstd, X, mean, rstd, gamma, N, C, HxW, group, eps, grad_input_mask):
+def infinitely_differentiable_native_group_norm_backward(
+    dY, dmean, drstd, X, mean, rstd, gamma, N, C, HxW, group, eps, grad_input_mask
+):
     x = jnp.reshape(X, (N, group, -1))
     dy = None if dY is None else jnp.reshape(dY, (N, group, -1))
     gamma_b = 1.0 if gamma is None else jnp.reshape(jnp.broadcast_to(gamma[:, None], (C, HxW)), (group, -1))
@@ -104,7 +123,9 @@ def infinitely_differentiable_native_group_norm_backward(dY, dmean, drstd, X, me
     return jnp.reshape(dX, X.shape), dgamma, dbeta
 
 
-@helper("_weight_norm_differentiable_backward", "_weight_norm_cuda_interface_backward", "_weight_norm_interface_backward")
+@helper(
+    "_weight_norm_differentiable_backward", "_weight_norm_cuda_interface_backward", "_weight_norm_interface_backward"
+)
 def _weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, dim):
     """Of w = v g / ||v||: grad_g = <grad_w, v> / ||v||; grad_v = g / ||v|| (grad_w - v <grad_w, v> / ||v||^2),
     the inner products over every dimension but `dim`. The norms are recomputed from v, as
@@ -113,7 +134,9 @@ def _weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, 
     if dim == -1:
         dot = jnp.sum(grad_w * saved_v)
     else:
-        dot = jnp.sum(grad_w * saved_v, axis=tuple(i for i in range(saved_v.ndim) if i != dim % saved_v.ndim), keepdims=True)
+        dot = jnp.sum(
+            grad_w * saved_v, axis=tuple(i for i in range(saved_v.ndim) if i != dim % saved_v.ndim), keepdims=True
+        )
     g = jnp.reshape(saved_g, jnp.shape(n))
     grad_v = g / n * (grad_w - saved_v * dot / (n * n))
     grad_g = jnp.reshape(dot / n, jnp.shape(saved_g))
@@ -122,7 +145,9 @@ def _weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, 
 
 @helper("native_group_norm_backward")
 def native_group_norm_backward(dY, X, mean, rstd, gamma, N, C, HxW, group, grad_input_mask):
-    return infinitely_differentiable_native_group_norm_backward(dY, None, None, X, mean, rstd, gamma, N, C, HxW, group, 0.0, grad_input_mask)
+    return infinitely_differentiable_native_group_norm_backward(
+        dY, None, None, X, mean, rstd, gamma, N, C, HxW, group, 0.0, grad_input_mask
+    )
 
 
 # -- forward-mode helpers of later files -------------------------------------------------------------
@@ -152,7 +177,20 @@ def _affine_jvp(out_t, xhat, weight_p, weight_t, bias_t, view):
 
 
 @helper("batch_norm_jvp")
-def batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, saved_mean, saved_invstd, train, eps):
+def batch_norm_jvp(
+    input_p,
+    input_t,
+    weight_p,
+    weight_t,
+    bias_p,
+    bias_t,
+    running_mean,
+    running_var,
+    saved_mean,
+    saved_invstd,
+    train,
+    eps,
+):
     """The tangent of batch norm: in training the batch statistics move with the input."""
     view = lambda v: per_channel(v, input_p)
     if train:
@@ -172,7 +210,9 @@ def layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, saved_m
     mean, invstd = jnp.reshape(saved_mean, stats), jnp.reshape(saved_invstd, stats)
     axes = tuple(range(input_p.ndim - k, input_p.ndim))
     out_t = _normalized_jvp(input_p, input_t, mean, invstd, axes, True)
-    return _affine_jvp(out_t, (input_p - mean) * invstd, weight_p, weight_t, bias_t, lambda v: jnp.reshape(v, tuple(normalized_shape)))
+    return _affine_jvp(
+        out_t, (input_p - mean) * invstd, weight_p, weight_t, bias_t, lambda v: jnp.reshape(v, tuple(normalized_shape))
+    )
 
 
 @helper("layer_norm_double_backward")
@@ -205,7 +245,11 @@ def layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_
         gxhat_mu_sum, gxhat_sum = row_sum(gxhat * xmu), row_sum(gxhat)
         ggI_sum, ggI_mu_sum = row_sum(ggI_), row_sum(ggI_ * xmu)
         all_sub = ggI_sum * gxhat_sum / N - row_sum(ggI_ * gxhat) + 3.0 / N * r**2 * gxhat_mu_sum * ggI_mu_sum
-        gI = xmu_r3 * all_sub / N + ggI_mu_sum * r3 / N * (gxhat_sum / N - gxhat) + gxhat_mu_sum * r3 / N * (ggI_sum / N - ggI_)
+        gI = (
+            xmu_r3 * all_sub / N
+            + ggI_mu_sum * r3 / N * (gxhat_sum / N - gxhat)
+            + gxhat_mu_sum * r3 / N * (ggI_sum / N - ggI_)
+        )
         ggO = first_backward(ggI_) * gamma_b
         if gamma is not None:
             gG = jnp.reshape(jnp.sum(g * first_backward(ggI_), axis=0), jnp.shape(gamma))
@@ -257,7 +301,9 @@ def group_norm_invstd_jvp(input_p, input_t, mean_p, invstd_p, group):
 
 
 @helper("batch_norm_backward")
-def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, update, eps, output_mask, reserve):
+def batch_norm_backward(
+    grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, update, eps, output_mask, reserve
+):
     """(grad_input, grad_weight, grad_bias) of _batch_norm_with_update / _no_update: the batch
     statistics' backward when they were used (update, or no running statistics), else the
     running ones'. `reserve` is a backend's workspace. The batch statistics are recomputed
@@ -265,7 +311,9 @@ def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save
     train = update or running_mean is None
     if train:
         save_mean, save_invstd = batch_stats(input, None, None, True, eps)
-    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask)
+    return native_batch_norm_backward(
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask
+    )
 
 
 def _rms_axes(x, normalized_shape):
@@ -306,7 +354,9 @@ def infinitely_differentiable_native_rms_norm_backward(dY, drstd, input, normali
 @helper("_fused_rms_norm_backward")
 def _fused_rms_norm_backward(dY, input, normalized_shape, rstd, weight, output_mask):
     """The first-order kernel: the same values without rstd's cotangent."""
-    return infinitely_differentiable_native_rms_norm_backward(dY, None, input, normalized_shape, rstd, weight, output_mask)
+    return infinitely_differentiable_native_rms_norm_backward(
+        dY, None, input, normalized_shape, rstd, weight, output_mask
+    )
 
 
 @helper("rms_norm_rstd_jvp")

@@ -307,7 +307,11 @@ def var_std_mean_backward(grads, x, r0, r1, *args):
     dims, unbiased, keepdim = _var_args(rest)
     grad = None
     if grads[0] is not None:
-        grad = std_backward(r0, grads[0], x, dims, unbiased, keepdim) if is_std else var_backward(grads[0], x, dims, unbiased, keepdim)
+        grad = (
+            std_backward(r0, grads[0], x, dims, unbiased, keepdim)
+            if is_std
+            else var_backward(grads[0], x, dims, unbiased, keepdim)
+        )
     if grads[1] is not None:
         axes = R.reduced_dims(dims, jnp.ndim(x))
         mean_grad = sum_backward(grads[1], jnp.shape(x), axes, keepdim) / _safe_size(jnp.shape(x), axes)

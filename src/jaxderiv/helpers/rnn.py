@@ -25,12 +25,16 @@ def _bias_grads(grad_input_gates, grad_hidden_gates, has_bias):
 
 
 @helper("_thnn_differentiable_lstm_cell_backward")
-def _thnn_differentiable_lstm_cell_backward(grad_hy, grad_cy, input_gates, hidden_gates, input_bias, hidden_bias, cx, cy):
+def _thnn_differentiable_lstm_cell_backward(
+    grad_hy, grad_cy, input_gates, hidden_gates, input_bias, hidden_bias, cx, cy
+):
     gates = input_gates + hidden_gates
     for b in (input_bias, hidden_bias):
         gates = gates if b is None else gates + b
     i, f, g, o = jnp.split(gates, 4, axis=1)
-    grad_gates, grad_cx = lstm_gate_grads(grad_hy, grad_cy, jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o), cx, jnp.tanh(cy))
+    grad_gates, grad_cx = lstm_gate_grads(
+        grad_hy, grad_cy, jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o), cx, jnp.tanh(cy)
+    )
     if grad_gates is None:
         return None, None, None, None, None
     return (grad_gates, grad_gates, grad_cx) + _bias_grads(grad_gates, grad_gates, input_bias is not None)

@@ -77,7 +77,7 @@ def split_with_sizes_backward(grads, split_sizes, dim, sizes, options):
     dtype = dtype_of(options)
     parts = []
     for g, n in zip(grads, split_sizes):
-        shape = tuple(sizes[:d]) + (n,) + tuple(sizes[d + 1:])
+        shape = tuple(sizes[:d]) + (n,) + tuple(sizes[d + 1 :])
         parts.append(jnp.zeros(shape, dtype) if g is None else g)
     return jnp.concatenate(parts, axis=d)
 
@@ -91,7 +91,9 @@ def split_backward(grads, split_size, dim, sizes, options):
 @helper("unbind_backward")
 def unbind_backward(grads, dim):
     like = next(g for g in grads if g is not None)
-    return jnp.stack([jnp.zeros_like(like) if g is None else g for g in grads], axis=shapes.wrap_dim(dim, like.ndim + 1))
+    return jnp.stack(
+        [jnp.zeros_like(like) if g is None else g for g in grads], axis=shapes.wrap_dim(dim, like.ndim + 1)
+    )
 
 
 @helper("to_args_sizes")
@@ -269,8 +271,11 @@ def _reduce_backward(grad, self, src, reduce, include_self, result, *, reduce_at
         src_num_zeros = read(add(jnp.zeros_like(self), src_zero.astype(dtype)))
         src_single_zero = src_zero & (src_num_zeros == 1)
         masked_src_result = reduce_at(self, jnp.where(src_single_zero, jnp.ones((), dtype), src))
-        grad_src = jnp.where(src_single_zero, read(grad * masked_src_result),
-                             read(grad * result) / jnp.where(src_zero, jnp.ones((), dtype), src))
+        grad_src = jnp.where(
+            src_single_zero,
+            read(grad * masked_src_result),
+            read(grad * result) / jnp.where(src_zero, jnp.ones((), dtype), src),
+        )
     elif reduce == "mean":
         n = add(jnp.full(jnp.shape(grad), int(include_self), dtype), jnp.ones_like(src))
         n = jnp.where(n == 0, jnp.ones((), dtype), n)
@@ -292,11 +297,17 @@ def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, r
     if grad is None:
         return None, None
     return _reduce_backward(
-        grad, self, src, reduce, include_self, result,
+        grad,
+        self,
+        src,
+        reduce,
+        include_self,
+        result,
         reduce_at=lambda x, s: indexing.scatter_reduce(x, dim, index, s, reduce, include_self),
         read=lambda x: indexing.gather(x, dim, index),
         add=lambda x, s: indexing.scatter_add(x, dim, index, s),
-        drop_self=lambda x: indexing.scatter_value(x, dim, index, 0))
+        drop_self=lambda x: indexing.scatter_value(x, dim, index, 0),
+    )
 
 
 @helper("index_reduce_backward")
@@ -304,11 +315,17 @@ def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, 
     if grad is None:
         return None, None
     return _reduce_backward(
-        grad, self, source, reduce, include_self, result,
+        grad,
+        self,
+        source,
+        reduce,
+        include_self,
+        result,
         reduce_at=lambda x, s: indexing.index_reduce(x, dim, index, s, reduce, include_self),
         read=lambda x: indexing.index_select(x, dim, index),
         add=lambda x, s: indexing.index_add(x, dim, index, s),
-        drop_self=lambda x: indexing.index_fill(x, dim, index, 0))
+        drop_self=lambda x: indexing.index_fill(x, dim, index, 0),
+    )
 
 
 @helper("scatter_reduce_jvp")
@@ -323,6 +340,8 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
         mask_src = src_p == indexing.gather(result, dim, index)
         masked_src_t = jnp.where(mask_src, src_t, jnp.zeros((), dtype))
         div = indexing.scatter_reduce(mask_self.astype(dtype), dim, index, mask_src.astype(dtype), "sum", include_self)
-        total = indexing.scatter_reduce(jnp.where(mask_self, self_t, jnp.zeros((), dtype)), dim, index, masked_src_t, "sum", include_self)
+        total = indexing.scatter_reduce(
+            jnp.where(mask_self, self_t, jnp.zeros((), dtype)), dim, index, masked_src_t, "sum", include_self
+        )
         return total / div
     return None

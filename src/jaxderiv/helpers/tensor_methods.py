@@ -286,7 +286,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     if not shape:
         return jnp.reshape(x, (1,))
     start, end = _dim(x, start_dim), _dim(x, end_dim)
-    return jnp.reshape(x, shape[:start] + (-1,) + shape[end + 1:])
+    return jnp.reshape(x, shape[:start] + (-1,) + shape[end + 1 :])
 
 
 @method("view_as", "reshape_as")

@@ -29,7 +29,17 @@ class MultiheadAttention(nnx.Module):
     True where a key is ignored. attn_mask is not supported yet.
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, bias: bool = True, batch_first: bool = False, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        bias: bool = True,
+        batch_first: bool = False,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
         from .linear import Linear
 
         if embed_dim % num_heads:
@@ -44,7 +54,9 @@ class MultiheadAttention(nnx.Module):
         self.embed_dim, self.num_heads, self.batch_first = embed_dim, num_heads, batch_first
         self.dtype, self.param_dtype = dtype, param_dtype
 
-    def __call__(self, query, key, value_, key_padding_mask=None, need_weights: bool = True, average_attn_weights: bool = True):
+    def __call__(
+        self, query, key, value_, key_padding_mask=None, need_weights: bool = True, average_attn_weights: bool = True
+    ):
         aten = _aten()
         if self.batch_first:  # (N, L, E) -> (L, N, E)
             query, key, value_ = (jnp.swapaxes(t, 0, 1) for t in (query, key, value_))
@@ -52,7 +64,10 @@ class MultiheadAttention(nnx.Module):
         query, key, value_, w, b = promote(query, key, value_, w, b, dtype=self.dtype)
         e, h = self.embed_dim, self.num_heads
         d = e // h
-        q, k, v = (F.linear(t, w[i * e:(i + 1) * e], None if b is None else b[i * e:(i + 1) * e]) for i, t in enumerate((query, key, value_)))
+        q, k, v = (
+            F.linear(t, w[i * e : (i + 1) * e], None if b is None else b[i * e : (i + 1) * e])
+            for i, t in enumerate((query, key, value_))
+        )
         length, n = q.shape[0], q.shape[1]
         source = k.shape[0]
 
@@ -63,7 +78,9 @@ class MultiheadAttention(nnx.Module):
         scores = aten.bmm.default(aten.mul.Scalar(q, 1 / math.sqrt(d)), jnp.swapaxes(k, 1, 2))  # (N*h, L, S)
         if key_padding_mask is not None:
             masked = jnp.repeat(jnp.asarray(key_padding_mask, bool), h, axis=0)[:, None, :]
-            scores = aten.masked_fill_.Scalar(scores, jnp.broadcast_to(masked, scores.shape), -jnp.inf)  # out of place in JAX
+            scores = aten.masked_fill_.Scalar(
+                scores, jnp.broadcast_to(masked, scores.shape), -jnp.inf
+            )  # out of place in JAX
         weights = aten._softmax.default(scores, -1, False)
         out = aten.bmm.default(weights, v)  # (N*h, L, d)
         out = jnp.reshape(jnp.swapaxes(out, 0, 1), (length, n, e))

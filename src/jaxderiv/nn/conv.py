@@ -18,17 +18,38 @@ class _ConvNd(nnx.Module):
     spatial = 0
     transposed = False
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", output_padding=0, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        output_padding=0,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
         if in_channels % groups or out_channels % groups:
-            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by groups ({groups})")
+            raise ValueError(
+                f"in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by groups ({groups})"
+            )
         if padding_mode != "zeros":
             raise NotImplementedError(f"padding_mode={padding_mode!r}: only 'zeros' is supported")
         n = self.spatial
         k = _tuple(kernel_size, n)
-        shape = (in_channels, out_channels // groups, *k) if self.transposed else (out_channels, in_channels // groups, *k)
+        shape = (
+            (in_channels, out_channels // groups, *k) if self.transposed else (out_channels, in_channels // groups, *k)
+        )
         self.weight = nnx.Param(kaiming_uniform(rngs.params(), shape, param_dtype))
-        self.bias = nnx.Param(bias_uniform(rngs.params(), (out_channels,), shape, param_dtype)) if bias else nnx.data(None)
+        self.bias = (
+            nnx.Param(bias_uniform(rngs.params(), (out_channels,), shape, param_dtype)) if bias else nnx.data(None)
+        )
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
         self.stride, self.dilation, self.groups = _tuple(stride, n), _tuple(dilation, n), groups
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
@@ -54,8 +75,36 @@ class Conv1d(_ConvNd):
 
     spatial = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+            param_dtype=param_dtype,
+            rngs=rngs,
+        )
 
 
 class Conv2d(_ConvNd):
@@ -70,8 +119,36 @@ class Conv2d(_ConvNd):
 
     spatial = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros", *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype=dtype,
+            param_dtype=param_dtype,
+            rngs=rngs,
+        )
 
 
 class ConvTranspose2d(_ConvNd):
@@ -87,5 +164,35 @@ class ConvTranspose2d(_ConvNd):
     spatial = 2
     transposed = True
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros", *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode, output_padding, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            output_padding,
+            dtype=dtype,
+            param_dtype=param_dtype,
+            rngs=rngs,
+        )

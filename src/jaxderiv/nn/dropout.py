@@ -18,7 +18,14 @@ class Dropout(nnx.Module):
     (4,)
     """
 
-    def __init__(self, p: float = 0.5, *, deterministic: bool = False, rng_collection: str = "dropout", rngs: nnx.Rngs | None = None):
+    def __init__(
+        self,
+        p: float = 0.5,
+        *,
+        deterministic: bool = False,
+        rng_collection: str = "dropout",
+        rngs: nnx.Rngs | None = None,
+    ):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.deterministic, self.rng_collection = p, deterministic, rng_collection
@@ -31,6 +38,8 @@ class Dropout(nnx.Module):
             return x
         if key is None:
             if self.rngs is None:
-                raise ValueError("Dropout in training mode needs rngs (Dropout(p, rngs=nnx.Rngs(dropout=0))) or a key argument")
+                raise ValueError(
+                    "Dropout in training mode needs rngs (Dropout(p, rngs=nnx.Rngs(dropout=0))) or a key argument"
+                )
             key = self.rngs()
         return F.dropout(x, self.p, key)

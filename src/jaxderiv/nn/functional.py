@@ -13,9 +13,28 @@ import jax.numpy as jnp
 from .. import default_registry
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv", "conv_transpose", "cross_entropy", "dropout", "embedding",
-    "flatten", "gelu", "group_norm", "layer_norm", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu",
-    "sigmoid", "silu", "softmax", "tanh",
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "batch_norm",
+    "conv",
+    "conv_transpose",
+    "cross_entropy",
+    "dropout",
+    "embedding",
+    "flatten",
+    "gelu",
+    "group_norm",
+    "layer_norm",
+    "linear",
+    "log_softmax",
+    "max_pool2d",
+    "mse_loss",
+    "nll_loss",
+    "relu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "tanh",
 ]
 
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -49,7 +68,9 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         d, k = _tuple(dilation, n), weight.shape[2:]
         total = [dd * (kk - 1) for dd, kk in zip(d, k)]
         if any(t % 2 for t in total):
-            raise NotImplementedError("padding='same' with an even receptive field pads unevenly; pad the input instead")
+            raise NotImplementedError(
+                "padding='same' with an even receptive field pads unevenly; pad the input instead"
+            )
         padding = tuple(t // 2 for t in total)
     y = _aten().convolution_overrideable.default(
         xb, weight, bias, _tuple(stride, n), _tuple(padding, n), _tuple(dilation, n), False, (0,) * n, groups
@@ -63,7 +84,15 @@ def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, 
     batched = x.ndim == n + 2
     xb = x if batched else x[None]
     y = _aten().convolution_overrideable.default(
-        xb, weight, bias, _tuple(stride, n), _tuple(padding, n), _tuple(dilation, n), True, _tuple(output_padding, n), groups
+        xb,
+        weight,
+        bias,
+        _tuple(stride, n),
+        _tuple(padding, n),
+        _tuple(dilation, n),
+        True,
+        _tuple(output_padding, n),
+        groups,
     )
     return y if batched else y[0]
 
@@ -162,7 +191,7 @@ def log_softmax(x, dim):
 def flatten(x, start_dim=1, end_dim=-1):
     """Dimensions start_dim..end_dim merged into one, as torch.flatten (a reshape: its gradient is a reshape)."""
     end = end_dim % x.ndim
-    return jnp.reshape(x, x.shape[:start_dim] + (-1,) + x.shape[end + 1:])
+    return jnp.reshape(x, x.shape[:start_dim] + (-1,) + x.shape[end + 1 :])
 
 
 def nll_loss(log_probs, target, weight=None, ignore_index=-100, reduction="mean"):

@@ -24,10 +24,21 @@ class Linear(nnx.Module):
       dtype: the computation dtype (None: promoted from the input and the parameters).
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
         shape = (out_features, in_features)
         self.weight = nnx.Param(kaiming_uniform(rngs.params(), shape, param_dtype))
-        self.bias = nnx.Param(bias_uniform(rngs.params(), (out_features,), shape, param_dtype)) if bias else nnx.data(None)
+        self.bias = (
+            nnx.Param(bias_uniform(rngs.params(), (out_features,), shape, param_dtype)) if bias else nnx.data(None)
+        )
         self.in_features, self.out_features = in_features, out_features
         self.dtype, self.param_dtype = dtype, param_dtype
 
@@ -48,7 +59,17 @@ class Embedding(nnx.Module):
         and gets no gradient.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, scale_grad_by_freq: bool = False, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        scale_grad_by_freq: bool = False,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
         w = jax.random.normal(rngs.params(), (num_embeddings, embedding_dim), param_dtype)
         if padding_idx is not None:
             padding_idx = padding_idx % num_embeddings

@@ -28,8 +28,19 @@ def _affine(shape, enabled, param_dtype):
 class _BatchNorm(nnx.Module):
     dims: tuple[int, ...] = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True, track_running_stats: bool = True,
-                 *, use_running_average: bool = False, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs | None = None):
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        *,
+        use_running_average: bool = False,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs | None = None,
+    ):
         self.weight, self.bias = _affine((num_features,), affine, param_dtype)
         if track_running_stats:
             # None (below) without running statistics
@@ -45,10 +56,14 @@ class _BatchNorm(nnx.Module):
 
     def __call__(self, x, use_running_average: bool | None = None):
         if x.ndim not in self.dims:
-            raise ValueError(f"{type(self).__name__} expects an input of {' or '.join(map(str, self.dims))} dims, got shape {x.shape}")
+            raise ValueError(
+                f"{type(self).__name__} expects an input of {' or '.join(map(str, self.dims))} dims, got shape {x.shape}"
+            )
         use_running = self.use_running_average if use_running_average is None else use_running_average
         training = not use_running or not self.track_running_stats
-        x, w, b, rm, rv = promote(x, value(self.weight), value(self.bias), value(self.running_mean), value(self.running_var), dtype=self.dtype)
+        x, w, b, rm, rv = promote(
+            x, value(self.weight), value(self.bias), value(self.running_mean), value(self.running_var), dtype=self.dtype
+        )
         if training and self.track_running_stats:
             self._update_running_stats(x)
         return F.batch_norm(x, rm, rv, w, b, training, 0.0 if self.momentum is None else self.momentum, self.eps)
@@ -98,7 +113,17 @@ class LayerNorm(nnx.Module):
       weight, bias: Params of normalized_shape (ones, zeros), or None.
     """
 
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs | None = None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs | None = None,
+    ):
         shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)
         self.weight, self.bias = _affine(shape, elementwise_affine, param_dtype)
         if not bias:
@@ -121,7 +146,17 @@ class GroupNorm(nnx.Module):
       weight, bias: Params [num_channels] (ones, zeros), or None.
     """
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs | None = None):
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs | None = None,
+    ):
         if num_channels % num_groups:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.weight, self.bias = _affine((num_channels,), affine, param_dtype)

@@ -26,8 +26,21 @@ def _aten():
 
 
 class _Recurrent(nnx.Module):
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
         if dropout:
             raise NotImplementedError("dropout between layers is not supported; use dropout=0")
         self.mode, gates = _MODES[mode]
@@ -41,7 +54,10 @@ class _Recurrent(nnx.Module):
             for d in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if d else "")
                 fan = input_size if layer == 0 else hidden_size * directions
-                shapes: dict[str, tuple[int, ...]] = {"weight_ih": (gates * hidden_size, fan), "weight_hh": (gates * hidden_size, hidden_size)}
+                shapes: dict[str, tuple[int, ...]] = {
+                    "weight_ih": (gates * hidden_size, fan),
+                    "weight_hh": (gates * hidden_size, hidden_size),
+                }
                 if bias:
                     shapes |= {"bias_ih": (gates * hidden_size,), "bias_hh": (gates * hidden_size,)}
                 for kind, shape in shapes.items():
@@ -64,8 +80,21 @@ class _Recurrent(nnx.Module):
         h0, c0 = (hx if isinstance(hx, tuple) else (hx, None)) if hx is not None else (zeros, zeros)
         c0 = c0 if self.mode == 2 else None
         out = _aten()._cudnn_rnn.default(
-            x, weights, 4 if self.bias else 2, None, jnp.asarray(h0, x.dtype), None if c0 is None else jnp.asarray(c0, x.dtype),
-            self.mode, self.hidden_size, self.num_layers, self.batch_first, 0.0, True, self.bidirectional, (), None,
+            x,
+            weights,
+            4 if self.bias else 2,
+            None,
+            jnp.asarray(h0, x.dtype),
+            None if c0 is None else jnp.asarray(c0, x.dtype),
+            self.mode,
+            self.hidden_size,
+            self.num_layers,
+            self.batch_first,
+            0.0,
+            True,
+            self.bidirectional,
+            (),
+            None,
         )
         output, hy, cy = out[0], out[1], out[2]
         if unbatched:
@@ -77,23 +106,96 @@ class _Recurrent(nnx.Module):
 class RNN(_Recurrent):
     """torch.nn.RNN: h' = tanh (or relu) of W_ih x + b_ih + W_hh h + b_hh, per layer and direction."""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh", bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
         mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}[nonlinearity]
-        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+        super().__init__(
+            mode,
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            dtype=dtype,
+            param_dtype=param_dtype,
+            rngs=rngs,
+        )
 
 
 class LSTM(_Recurrent):
     """torch.nn.LSTM (gates i, f, g, o stacked in weight_ih / weight_hh as torch stacks them)."""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
+        super().__init__(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            dtype=dtype,
+            param_dtype=param_dtype,
+            rngs=rngs,
+        )
 
 
 class GRU(_Recurrent):
     """torch.nn.GRU (gates r, z, n stacked as torch stacks them)."""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, *, dtype=None, param_dtype=jnp.float32, rngs: nnx.Rngs):
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        *,
+        dtype=None,
+        param_dtype=jnp.float32,
+        rngs: nnx.Rngs,
+    ):
+        super().__init__(
+            "GRU",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            dtype=dtype,
+            param_dtype=param_dtype,
+            rngs=rngs,
+        )

@@ -21,7 +21,9 @@ def _variables(module: nnx.Module) -> dict[str, nnx.Variable]:
     out: dict[str, nnx.Variable] = {}
     for path, var in graph:
         if isinstance(var, (nnx.Param, nnx.BatchStat)):
-            out[".".join(str(p) for i, p in enumerate(path) if not (p == "layers" and tuple(path[:i]) in sequential))] = var
+            out[
+                ".".join(str(p) for i, p in enumerate(path) if not (p == "layers" and tuple(path[:i]) in sequential))
+            ] = var
     return out
 
 

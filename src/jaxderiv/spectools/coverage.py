@@ -62,13 +62,17 @@ class Coverage:
             if f.entries_rejected:
                 lines.append(f"  entries that could not be read: {f.entries_rejected} (not counted below)")
                 lines.extend(f"    {why}" for why in f.rejected[:top])
-            lines.append(f"  entries {f.entries}; formulas parsed {f.formulas_parsed}/{f.formulas}; "
-                         f"entries translated {f.entries_translated}/{f.entries}; with result formula {f.entries_with_result_formula}; "
-                         f"with forward implementation {f.entries_with_forward}/{f.entries}")
+            lines.append(
+                f"  entries {f.entries}; formulas parsed {f.formulas_parsed}/{f.formulas}; "
+                f"entries translated {f.entries_translated}/{f.entries}; with result formula {f.entries_with_result_formula}; "
+                f"with forward implementation {f.entries_with_forward}/{f.entries}"
+            )
             if f.verified:
                 lines.append("  verified (passed): " + ", ".join(f"{m} {n}" for m, n in f.verified.items()))
             if f.seed_entries:
-                lines.append(f"  entries shared with the shipped seed files: translated {f.seed_entries_translated}/{f.seed_entries}")
+                lines.append(
+                    f"  entries shared with the shipped seed files: translated {f.seed_entries_translated}/{f.seed_entries}"
+                )
             if f.missing:
                 lines.append(f"  missing helpers and methods, by entries that need them (top {top}):")
                 for name, n in f.missing.most_common(top):
@@ -84,8 +88,10 @@ class Coverage:
                 rest = [n for n in f.seed_untranslated if n not in meaningless]
                 lines.append("  shared with the seed files but not translated: " + (", ".join(rest) or "none"))
                 if meaningless:
-                    lines.append(f"    and {len(meaningless)} with no JAX meaning (the seed's do not translate either): "
-                                 + ", ".join(meaningless))
+                    lines.append(
+                        f"    and {len(meaningless)} with no JAX meaning (the seed's do not translate either): "
+                        + ", ".join(meaningless)
+                    )
         return "\n".join(lines)
 
 
@@ -122,8 +128,13 @@ def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCo
         warnings.simplefilter("ignore", SpecWarning)
         spec = load_spec(path, torch_version=torch_version, strict=False)
     seed = _seed_names(path)
-    fc = FileCoverage(file=str(path), version=str(spec.version), entries=len(spec),
-                      entries_rejected=len(spec.rejected), rejected=[str(e) for e in spec.rejected])
+    fc = FileCoverage(
+        file=str(path),
+        version=str(spec.version),
+        entries=len(spec),
+        entries_rejected=len(spec.rejected),
+        rejected=[str(e) for e in spec.rejected],
+    )
     implemented = []
     for entry in spec:
         fc.entries_with_result_formula += bool(entry.forward)
@@ -165,7 +176,9 @@ def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCo
             implemented.append(entry.name)
     if verify and implemented:
         report = check_all(ops=implemented, registry=Registry(spec))
-        fc.verified = {m: sum(1 for r in report if r.mode == m and r.status == "passed") for m in ("vjp", "jvp", "vjp_vjp")}
+        fc.verified = {
+            m: sum(1 for r in report if r.mode == m and r.status == "passed") for m in ("vjp", "jvp", "vjp_vjp")
+        }
     return fc
 
 

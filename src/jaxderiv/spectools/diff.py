@@ -46,7 +46,9 @@ class SpecDiff:
     unchanged: int
     old_version: str = ""  # each file's PyTorch release and how it was found
     new_version: str = ""
-    verdicts: list = dataclasses.field(default_factory=list)  # diff_numeric.Verdict of each entry not unchanged, if computed
+    verdicts: list = dataclasses.field(
+        default_factory=list
+    )  # diff_numeric.Verdict of each entry not unchanged, if computed
     specs: tuple = dataclasses.field(default=(), repr=False)  # (old Spec, new Spec), for numeric_verdicts
 
     def numeric(self, progress=None, seed: int = 0) -> list:
@@ -67,7 +69,9 @@ class SpecDiff:
         if self.verdicts:
             from .diff_numeric import counts
 
-            lines.append("numeric (A = old, B = new): " + ", ".join(f"{n} {k}" for k, n in counts(self.verdicts).items()))
+            lines.append(
+                "numeric (A = old, B = new): " + ", ".join(f"{n} {k}" for k, n in counts(self.verdicts).items())
+            )
         if self.added:
             lines += ["", "added:"] + [f"  + {e.name}  ({e.location.line})" for e in self.added]
         if self.removed:
@@ -96,9 +100,13 @@ class SpecDiff:
             "added": [e.name for e in self.added],
             "removed": [e.name for e in self.removed],
             "changed": [
-                {"name": c.name, "schema_changed": c.schema_changed, "status": c.status,
-                 "keys": {k: {"old": a, "new": b} for k, (a, b) in c.keys.items()},
-                 **({"numeric": c.numeric.to_json()} if c.numeric is not None else {})}
+                {
+                    "name": c.name,
+                    "schema_changed": c.schema_changed,
+                    "status": c.status,
+                    "keys": {k: {"old": a, "new": b} for k, (a, b) in c.keys.items()},
+                    **({"numeric": c.numeric.to_json()} if c.numeric is not None else {}),
+                }
                 for c in self.changed
             ],
             **({"numeric_counts": _counts(self.verdicts)} if self.verdicts else {}),
@@ -121,7 +129,9 @@ def _load(spec: Spec | str | os.PathLike) -> tuple[Spec, str]:
     return load_spec(spec), os.path.basename(os.fspath(spec))
 
 
-def diff_specs(old: Spec | str | os.PathLike, new: Spec | str | os.PathLike, numeric: bool = False, progress=None, seed: int = 0) -> SpecDiff:
+def diff_specs(
+    old: Spec | str | os.PathLike, new: Spec | str | os.PathLike, numeric: bool = False, progress=None, seed: int = 0
+) -> SpecDiff:
     """Compare two spec files entry by entry (by ATen name with overload).
 
     An entry has changed when a formula's text differs (whitespace aside), a key was added or
@@ -138,7 +148,11 @@ def diff_specs(old: Spec | str | os.PathLike, new: Spec | str | os.PathLike, num
         if e.name not in a:
             continue
         before, after = _formulas(a[e.name]), _formulas(e)
-        keys = {k: (before.get(k), after.get(k)) for k in list(before) + [k for k in after if k not in before] if before.get(k) != after.get(k)}
+        keys = {
+            k: (before.get(k), after.get(k))
+            for k in list(before) + [k for k in after if k not in before]
+            if before.get(k) != after.get(k)
+        }
         schema_changed = str(a[e.name].schema) != str(e.schema)
         if keys or schema_changed:
             changed.append(Change(e.name, a[e.name], e, keys, schema_changed))

@@ -25,7 +25,13 @@ __all__ = ["RTOL", "ATOL", "CLASSES", "Verdict", "compare_entry", "numeric_verdi
 
 RTOL, ATOL = 1e-10, 1e-12
 SAME, CHANGES, SCHEMA, NOT_COMPARABLE, ONLY_A, ONLY_B = (
-    "same gradient", "gradient changes", "schema changed", "not comparable", "only in A", "only in B")
+    "same gradient",
+    "gradient changes",
+    "schema changed",
+    "not comparable",
+    "only in A",
+    "only in B",
+)
 CLASSES = (SAME, CHANGES, SCHEMA, NOT_COMPARABLE, ONLY_A, ONLY_B)
 
 
@@ -46,7 +52,13 @@ class Verdict:
         return self.kind + (f": {self.detail}" if self.detail else "") + tally
 
     def to_json(self) -> dict:
-        out = {"class": self.kind, "detail": self.detail, "compared": self.compared, "samples": self.samples, "seconds": round(self.seconds, 3)}
+        out = {
+            "class": self.kind,
+            "detail": self.detail,
+            "compared": self.compared,
+            "samples": self.samples,
+            "seconds": round(self.seconds, 3),
+        }
         if self.max_diff is not None:
             out["max_diff"] = self.max_diff if math.isfinite(self.max_diff) else str(self.max_diff)
         return out
@@ -67,8 +79,16 @@ def _call_shape(schema) -> tuple:
 
 def _schema_change(a, b) -> str:
     """What makes the same call impossible: the arguments (names, kinds, keyword-only) or the number of outputs."""
+
     def args(s):
-        return "(" + ", ".join(("*" if x.kwarg_only else "") + f"{x.type.base}{'[]' if x.type.is_list else ''} {x.name}" for x in s.arguments) + ")"
+        return (
+            "("
+            + ", ".join(
+                ("*" if x.kwarg_only else "") + f"{x.type.base}{'[]' if x.type.is_list else ''} {x.name}"
+                for x in s.arguments
+            )
+            + ")"
+        )
 
     parts = [f"arguments {args(a)} -> {args(b)}"] if args(a) != args(b) else []
     if len(a.returns) != len(b.returns):
@@ -99,11 +119,16 @@ class _Side:
         self.op = op
         bound = op.bind(tuple(sample.args), dict(sample.kwargs))
         self.arguments = op.schema.arguments
-        self.values = [np.asarray(v) if a.is_tensor and isinstance(v, np.generic) else v for a, v in zip(self.arguments, bound.values())]
+        self.values = [
+            np.asarray(v) if a.is_tensor and isinstance(v, np.generic) else v
+            for a, v in zip(self.arguments, bound.values())
+        ]
         self.flags = op.output_differentiable(*self._split(self.values)[0], **self._split(self.values)[1])
 
     def _split(self, values):
-        return [v for a, v in zip(self.arguments, values) if not a.kwarg_only], {a.name: v for a, v in zip(self.arguments, values) if a.kwarg_only}
+        return [v for a, v in zip(self.arguments, values) if not a.kwarg_only], {
+            a.name: v for a, v in zip(self.arguments, values) if a.kwarg_only
+        }
 
     def call(self, paths, xs, outs, gauge):
         values = [list(v) if isinstance(v, (list, tuple)) and not isinstance(v, str) else v for v in self.values]
@@ -156,6 +181,7 @@ def _evaluate(fn, xs, cts, ts, project, labels, split: bool) -> dict[str, np.nda
     out: dict[str, np.ndarray | Exception] = {}
     groups = [[k] for k in range(len(xs))] if split else [list(range(len(xs)))]
     for ks in groups:
+
         def sub(*chosen, ks=ks):
             full = list(xs)
             for k, c in zip(ks, chosen):
@@ -275,11 +301,16 @@ def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Ver
                     if isinstance(a, Exception) and isinstance(b, Exception) and _short(a) == _short(b):
                         both.append(f"{key} raises in both: {_short(a)}")
                         continue  # no change (a `not_implemented` both keep)
-                    sides_said = (_short(v) if isinstance(v, Exception) else "values" if v is not None else "absent" for v in (a, b))
+                    sides_said = (
+                        _short(v) if isinstance(v, Exception) else "values" if v is not None else "absent"
+                        for v in (a, b)
+                    )
                     errors.append(f"{key} on {label}: " + " -> ".join(sides_said))
                     continue
                 if a is None or b is None:
-                    errors.append(f"{key} on {label}: {'absent' if a is None else 'values'} -> {'absent' if b is None else 'values'}")
+                    errors.append(
+                        f"{key} on {label}: {'absent' if a is None else 'values'} -> {'absent' if b is None else 'values'}"
+                    )
                     continue
                 compared += 1
                 found = _difference(a, b)
@@ -293,15 +324,31 @@ def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Ver
         where = f"differs in {' and '.join(sorted(modes))} ({compared - agreed} of {compared} comparisons); largest: {worst[1]}"
         return Verdict(name, CHANGES, where, worst[0], compared, ran)
     if errors:
-        return Verdict(name, NOT_COMPARABLE, errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""), None, compared, ran)
+        return Verdict(
+            name,
+            NOT_COMPARABLE,
+            errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            None,
+            compared,
+            ran,
+        )
     if agreed:
         return Verdict(name, SAME, "", 0.0, compared, ran)
-    why = (both[0] if both else "; ".join(sorted(empty)) + " on its samples" if empty else
-           f"no sample runs: {skipped[0]}" if skipped else "no samples")
+    why = (
+        both[0]
+        if both
+        else "; ".join(sorted(empty)) + " on its samples"
+        if empty
+        else f"no sample runs: {skipped[0]}"
+        if skipped
+        else "no samples"
+    )
     return Verdict(name, NOT_COMPARABLE, why, None, compared, ran)
 
 
-def numeric_verdicts(diff, old: Registry, new: Registry, progress: Callable[[str], None] | None = None, seed: int = 0) -> list[Verdict]:
+def numeric_verdicts(
+    diff, old: Registry, new: Registry, progress: Callable[[str], None] | None = None, seed: int = 0
+) -> list[Verdict]:
     """A verdict for every entry of `diff` (a SpecDiff) that is not unchanged; sets each Change's `numeric`."""
     out = [Verdict(e.name, ONLY_A) for e in diff.removed] + [Verdict(e.name, ONLY_B) for e in diff.added]
     for c in diff.changed:

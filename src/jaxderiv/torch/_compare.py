@@ -77,14 +77,26 @@ def _rel(a, b) -> float:
     return float(np.max(diff) / max(float(np.max(np.abs(np.where(np.isnan(b), 0, b)))), 1e-30))
 
 
-def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int = 0, model: ImportedModel | None = None,
-            registry: Registry | None = None, **kwinputs) -> Comparison:
+def compare(
+    module: torch.nn.Module,
+    /,
+    *inputs,
+    rtol: float = 1e-6,
+    seed: int = 0,
+    model: ImportedModel | None = None,
+    registry: Registry | None = None,
+    **kwinputs,
+) -> Comparison:
     """Run `module` in torch and its import in JAX on `inputs` (torch tensors, also as keywords);
     compare every node's value and gradient. Buffers are read, not updated, on either side."""
     model = model or from_module(module, *inputs, registry=registry, **kwinputs)
     program, ep = model.program, model.exported
-    values = model._placeholder_values(model.params, model.buffers, [jnp.asarray(to_numpy(x)) for x in inputs],
-                                       {k: jnp.asarray(to_numpy(v)) for k, v in kwinputs.items()})
+    values = model._placeholder_values(
+        model.params,
+        model.buffers,
+        [jnp.asarray(to_numpy(x)) for x in inputs],
+        {k: jnp.asarray(to_numpy(v)) for k, v in kwinputs.items()},
+    )
 
     # torch: the same decomposed graph, each node's output plus a zero that requires grad.
     torch_vals, probes = {}, {}
@@ -92,7 +104,11 @@ def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int =
     class Probed(torch.fx.Interpreter):
         def run_node(self, n):
             out = super().run_node(n)
-            if n.op == "call_function" and isinstance(out, torch.Tensor) and (out.is_floating_point() or out.is_complex()):
+            if (
+                n.op == "call_function"
+                and isinstance(out, torch.Tensor)
+                and (out.is_floating_point() or out.is_complex())
+            ):
                 p = torch.zeros_like(out, requires_grad=True)
                 probes[n.name] = p
                 out = out + p
@@ -100,7 +116,10 @@ def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int =
             return out
 
     placeholders = [n.name for n in ep.graph.nodes if n.op == "placeholder"]
-    args = [torch.from_numpy(np.array(values[name])) if hasattr(values[name], "shape") else values[name] for name in placeholders]
+    args = [
+        torch.from_numpy(np.array(values[name])) if hasattr(values[name], "shape") else values[name]
+        for name in placeholders
+    ]
     outs = Probed(ep.graph_module).run(*args)
     user = [o for o, (_, role, _) in zip(outs, program.outputs) if role == "user"]
     rng = np.random.default_rng(seed)
@@ -116,7 +135,9 @@ def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int =
     def run(z):
         env = program.run(values, on_step=lambda s, y: y + z[s.name] if s.name in z else y)
         ys = [env[r.name] for r, role, _ in program.outputs if role == "user"]
-        total = sum(jnp.sum(y * jnp.asarray(c, y.dtype)) for y, c in zip(ys, cts) if jnp.issubdtype(y.dtype, jnp.inexact))
+        total = sum(
+            jnp.sum(y * jnp.asarray(c, y.dtype)) for y, c in zip(ys, cts) if jnp.issubdtype(y.dtype, jnp.inexact)
+        )
         return total, {k: env[k] for k in z}
 
     jax_grads, jax_vals = jax.grad(run, has_aux=True)(zeros)
@@ -126,5 +147,9 @@ def compare(module: torch.nn.Module, /, *inputs, rtol: float = 1e-6, seed: int =
             continue
         tg = torch_grads.get(step.name)
         grad_err = None if tg is None else _rel(jax_grads[step.name], to_numpy(tg))
-        rows.append(NodeDifference(step.name, step.op, step.source, _rel(jax_vals[step.name], to_numpy(torch_vals[step.name])), grad_err))
+        rows.append(
+            NodeDifference(
+                step.name, step.op, step.source, _rel(jax_vals[step.name], to_numpy(torch_vals[step.name])), grad_err
+            )
+        )
     return Comparison(tuple(rows), rtol)

@@ -105,6 +105,7 @@ class ImportedModel:
 
     def load_state_dict(self, state_dict) -> tuple[dict[str, jax.Array], dict[str, jax.Array]]:
         """`(params, buffers)` from a state_dict of torch tensors or arrays (e.g. a checkpoint)."""
+
         def conv(v):
             return to_jax_array(v) if isinstance(v, torch.Tensor) else jnp.asarray(v)
 
@@ -128,7 +129,9 @@ def _user_leaves(in_spec, inputs, kwinputs) -> list:
         kwinputs = {k: kwinputs[k] for k in order if k in kwinputs}
     leaves, spec = torch_pytree.tree_flatten((tuple(inputs), dict(kwinputs)))
     if in_spec is not None and spec != in_spec:
-        raise TypeError(f"inputs do not match the exported program's structure:\n  given    {spec}\n  exported {in_spec}")
+        raise TypeError(
+            f"inputs do not match the exported program's structure:\n  given    {spec}\n  exported {in_spec}"
+        )
     return [jnp.asarray(x) if isinstance(x, (np.ndarray, jax.Array)) else x for x in leaves if x is not None]
 
 
@@ -139,7 +142,12 @@ def _unflatten(spec, leaves):
     children = [_unflatten(c, leaves) for c in spec.children()]
     if spec.type in (tuple, list):
         return spec.type(children)
-    if spec.type is dict or isinstance(spec.context, (list, tuple)) and len(spec.context) == len(children) and all(isinstance(k, str) for k in spec.context):
+    if (
+        spec.type is dict
+        or isinstance(spec.context, (list, tuple))
+        and len(spec.context) == len(children)
+        and all(isinstance(k, str) for k in spec.context)
+    ):
         return dict(zip(spec.context, children))
     if hasattr(spec.type, "_fields"):  # namedtuple
         return spec.type(*children)
@@ -165,8 +173,10 @@ def _tie_groups(ep: torch.export.ExportedProgram) -> dict[str, str]:
 def _require_x64(tensors) -> None:
     wide = sorted({str(t.dtype) for t in tensors if t.dtype in (torch.float64, torch.complex128)})
     if wide and not jax.config.jax_enable_x64:  # type: ignore[attr-defined]  # each flag is a Config attribute set at run time
-        raise TypeError(f"the model holds {', '.join(wide)} tensors, but JAX runs in 32 bits: "
-                        "call jax.config.update('jax_enable_x64', True) before importing it")
+        raise TypeError(
+            f"the model holds {', '.join(wide)} tensors, but JAX runs in 32 bits: "
+            "call jax.config.update('jax_enable_x64', True) before importing it"
+        )
 
 
 def from_exported(ep: torch.export.ExportedProgram, *, registry: Registry | None = None) -> ImportedModel:
@@ -194,15 +204,22 @@ def export(module: torch.nn.Module, *args, **kwargs) -> torch.export.ExportedPro
     return torch.export.export(module, tuple(args), kwargs or None)
 
 
-def from_module(module: torch.nn.Module, /, *example_args, registry: Registry | None = None, **example_kwargs) -> ImportedModel:
+def from_module(
+    module: torch.nn.Module, /, *example_args, registry: Registry | None = None, **example_kwargs
+) -> ImportedModel:
     """Export `module` on the example inputs (torch tensors) and import it: see `from_exported`."""
     return from_exported(export(module, *example_args, **example_kwargs), registry=registry)
 
 
-def unsupported(ep_or_module, /, *example_args, registry: Registry | None = None, **example_kwargs) -> list[UnsupportedNode]:
+def unsupported(
+    ep_or_module, /, *example_args, registry: Registry | None = None, **example_kwargs
+) -> list[UnsupportedNode]:
     """Every node of the graph that cannot run on jaxderiv ops, with why and the user's line
     (an empty list when the whole graph runs). Takes an ExportedProgram, or a module and inputs."""
     registry = registry or torch_registry()
-    ep = ep_or_module if isinstance(ep_or_module, torch.export.ExportedProgram) else export(ep_or_module, *example_args, **example_kwargs)
+    ep = (
+        ep_or_module
+        if isinstance(ep_or_module, torch.export.ExportedProgram)
+        else export(ep_or_module, *example_args, **example_kwargs)
+    )
     return build_program(decompose(ep, registry), registry)[1]
-

@@ -74,9 +74,13 @@ class Step:
 class Program:
     """Placeholders by role, the steps, and where each output goes."""
 
-    inputs: tuple[tuple[str, str, str | None], ...]  # (node, role, state_dict name or None); role: parameter/buffer/constant/user/token
+    inputs: tuple[
+        tuple[str, str, str | None], ...
+    ]  # (node, role, state_dict name or None); role: parameter/buffer/constant/user/token
     steps: tuple[Step, ...]
-    outputs: tuple[tuple[Any, str, str | None], ...]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
+    outputs: tuple[
+        tuple[Any, str, str | None], ...
+    ]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
 
     def run(self, values: dict[str, Any], *, key=None, on_step: Callable | None = None) -> dict[str, Any]:
         """Evaluate every step on `values` (placeholder name -> array); returns the environment.
@@ -129,7 +133,9 @@ def _is_composite_implicit(op) -> bool:
 
 def _differentiable_nodes(ep: torch.export.ExportedProgram) -> set[str]:
     """Nodes whose value depends on a parameter or a floating user input: what requires grad in eager."""
-    roots = {s.arg.name for s in ep.graph_signature.input_specs if s.kind in (InputKind.PARAMETER, InputKind.USER_INPUT)}
+    roots = {
+        s.arg.name for s in ep.graph_signature.input_specs if s.kind in (InputKind.PARAMETER, InputKind.USER_INPUT)
+    }
     found = set()
     for node in ep.graph.nodes:
         val = node.meta.get("val")
@@ -149,7 +155,12 @@ def _attention_as_autograd_picks(ep: torch.export.ExportedProgram) -> torch.expo
     if not nodes:
         return ep
     live = _differentiable_nodes(ep)
-    masked = [n.name for n in nodes if isinstance(mask := (n.args[3] if len(n.args) > 3 else n.kwargs.get("attn_mask")), torch.fx.Node) and mask.name in live]
+    masked = [
+        n.name
+        for n in nodes
+        if isinstance(mask := (n.args[3] if len(n.args) > 3 else n.kwargs.get("attn_mask")), torch.fx.Node)
+        and mask.name in live
+    ]
     if not masked:
         return ep
     ep = copy.deepcopy(ep)
@@ -238,7 +249,14 @@ def build_program(ep: torch.export.ExportedProgram, registry: Registry) -> tuple
             steps.append(Step(node.name, getattr(target, "__name__", str(target)), target, args, kwargs, "python", src))
         else:
             kind = "a higher-order op" if isinstance(target, torch._ops.HigherOrderOperator) else "not an ATen op"
-            bad.append(UnsupportedNode(node.name, str(getattr(target, "__name__", target)), f"{kind}: torch's decompositions leave it in the graph", src))
+            bad.append(
+                UnsupportedNode(
+                    node.name,
+                    str(getattr(target, "__name__", target)),
+                    f"{kind}: torch's decompositions leave it in the graph",
+                    src,
+                )
+            )
     out_node = next(n for n in ep.graph.nodes if n.op == "output")
     results = [Ref(a.name) if isinstance(a, torch.fx.Node) else convert_constant(a) for a in out_node.args[0]]
     outputs = tuple((r, _OUTPUT_ROLES[s.kind], s.target) for r, s in zip(results, sig.output_specs))
@@ -246,4 +264,15 @@ def build_program(ep: torch.export.ExportedProgram, registry: Registry) -> tuple
 
 
 # Python arithmetic on sizes that exported graphs may hold (shapes are static here).
-_PYTHON_OPS = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.truediv, operator.neg, operator.mod, operator.pow})
+_PYTHON_OPS = frozenset(
+    {
+        operator.add,
+        operator.sub,
+        operator.mul,
+        operator.floordiv,
+        operator.truediv,
+        operator.neg,
+        operator.mod,
+        operator.pow,
+    }
+)

@@ -97,7 +97,9 @@ def resolve(name: str, registry: Registry) -> Resolved:
         return Resolved(_held_constant(impl), kind, "no gradient (a constructor, assert or query)")
     if name in registry.spec:
         return Resolved(None, kind, f"entry {registry.spec[name].location} has no forward implementation in jaxderiv")
-    return Resolved(None, kind, "no derivatives.yaml entry, no torch decomposition, and no gradient-free forward in jaxderiv")
+    return Resolved(
+        None, kind, "no derivatives.yaml entry, no torch decomposition, and no gradient-free forward in jaxderiv"
+    )
 
 
 def _held_constant(impl: Callable) -> Callable:

@@ -72,8 +72,12 @@ def _native_dropout(registry, op, input, p, train, *, key=None):
 
 
 VARIANTS: dict[str, Variant] = {
-    "native_dropout": Variant("native_dropout", _native_dropout, "the entry's formulas, the mask drawn from apply's key", random=True),
+    "native_dropout": Variant(
+        "native_dropout", _native_dropout, "the entry's formulas, the mask drawn from apply's key", random=True
+    ),
     "_native_batch_norm_legit_functional": Variant(
-        "_native_batch_norm_legit", _batch_norm_functional, "outputs 0-2 as the entry; the running statistics carry none"
+        "_native_batch_norm_legit",
+        _batch_norm_functional,
+        "outputs 0-2 as the entry; the running statistics carry none",
     ),
 }

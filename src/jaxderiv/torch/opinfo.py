@@ -52,8 +52,10 @@ __all__ = ["Recorder", "Call", "OpRow", "Replay", "replay", "record_sample", "ma
 RTOL, ATOL = 1e-7, 1e-9  # float64 (and complex128), as the issue asks
 # Other dtypes' forward values: torch.testing's default tolerances.
 _TOLS = {
-    torch.float32: (1.3e-6, 1e-5), torch.complex64: (1.3e-6, 1e-5),
-    torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
 }
 
 
@@ -72,10 +74,12 @@ class Call:
 
     def key(self) -> tuple:
         """Overload, tensor shapes and dtypes, and the other arguments' values."""
+
         def leaf(x):
             if isinstance(x, torch.Tensor):
                 return ("T", tuple(x.shape), str(x.dtype), x.layout == torch.strided and x.is_conj())
             return repr(x)
+
         leaves = pytree.tree_leaves((self.args, self.kwargs))
         return (str(self.func), tuple(leaf(x) for x in leaves))
 
@@ -97,7 +101,9 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if isinstance(func, torch._ops.OpOverload) and func.namespace == "aten":
             try:
-                self.calls.append(Call(func, pytree.tree_map(_clone, tuple(args)), pytree.tree_map(_clone, dict(kwargs))))
+                self.calls.append(
+                    Call(func, pytree.tree_map(_clone, tuple(args)), pytree.tree_map(_clone, dict(kwargs)))
+                )
             except Exception:  # an argument that cannot be cloned (a storage, an odd subclass)
                 pass
         return func(*args, **kwargs)
@@ -117,7 +123,27 @@ def _tensors(tree) -> list:
 
 
 def _to_jax(tree):
-    return pytree.tree_map(lambda x: convert_constant(x) if isinstance(x, (torch.Tensor, torch.dtype, torch.device, torch.layout, torch.memory_format, torch.SymInt, torch.SymFloat, torch.SymBool, torch.Size)) else x, tree)
+    return pytree.tree_map(
+        lambda x: (
+            convert_constant(x)
+            if isinstance(
+                x,
+                (
+                    torch.Tensor,
+                    torch.dtype,
+                    torch.device,
+                    torch.layout,
+                    torch.memory_format,
+                    torch.SymInt,
+                    torch.SymFloat,
+                    torch.SymBool,
+                    torch.Size,
+                ),
+            )
+            else x
+        ),
+        tree,
+    )
 
 
 def _wide(x):
@@ -164,9 +190,15 @@ def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
         return False
     if a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer):
         return bool(np.array_equal(a, b.astype(a.dtype) if b.dtype != a.dtype else b))
-    return bool(np.allclose(a.astype(np.complex128) if np.iscomplexobj(a) else a.astype(np.float64),
-                            b.astype(np.complex128) if np.iscomplexobj(b) else b.astype(np.float64),
-                            rtol=rtol, atol=atol, equal_nan=True))
+    return bool(
+        np.allclose(
+            a.astype(np.complex128) if np.iscomplexobj(a) else a.astype(np.float64),
+            b.astype(np.complex128) if np.iscomplexobj(b) else b.astype(np.float64),
+            rtol=rtol,
+            atol=atol,
+            equal_nan=True,
+        )
+    )
 
 
 def _np(x) -> np.ndarray:
@@ -242,8 +274,12 @@ def _herm(x: np.ndarray) -> np.ndarray:
 
 
 def _is_hermitian(t) -> bool:
-    return isinstance(t, torch.Tensor) and t.dim() >= 2 and t.shape[-1] == t.shape[-2] and bool(
-        torch.allclose(t, t.mH, rtol=1e-12, atol=1e-12))
+    return (
+        isinstance(t, torch.Tensor)
+        and t.dim() >= 2
+        and t.shape[-1] == t.shape[-2]
+        and bool(torch.allclose(t, t.mH, rtol=1e-12, atol=1e-12))
+    )
 
 
 class _Bound:
@@ -255,7 +291,9 @@ class _Bound:
         self.names = [a.name for a in call.func._schema.arguments]
         self.kwarg_only = {a.name for a in call.func._schema.arguments if a.kwarg_only}
         # arguments an in-place overload writes: torch's side mutates a clone of them
-        self.written = {a.name for a in call.func._schema.arguments if a.alias_info is not None and a.alias_info.is_write}
+        self.written = {
+            a.name for a in call.func._schema.arguments if a.alias_info is not None and a.alias_info.is_write
+        }
         args, kwargs = pytree.tree_map(_wide, (call.args, call.kwargs))
         diff = set(op.differentiable_inputs)
         self.bound = dict(zip([n for n in self.names if n not in self.kwarg_only], args))
@@ -297,6 +335,7 @@ class _Bound:
         def f(*vals):
             p, k = _split(self._with(self.jbound, vals), self.names, self.kwarg_only)
             return op(*p, **k)
+
         return f
 
     def label(self, k: int) -> str:
@@ -326,19 +365,27 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
         return "skip", 0.0, f"torch forward in float64 failed: {type(e).__name__}: {str(e)[:120]}"
     outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
     rng = np.random.default_rng(seed)
-    cts = [_random_like(rng, tuple(o.shape), o.is_complex()) if (o.is_floating_point() or o.is_complex()) else None for o in outs_t]
+    cts = [
+        _random_like(rng, tuple(o.shape), o.is_complex()) if (o.is_floating_point() or o.is_complex()) else None
+        for o in outs_t
+    ]
     grad_outs, with_grad = [], []
     for o, c in zip(outs_t, cts):
         if c is not None and o.requires_grad:
             with_grad.append(o)
-            grad_outs.append(torch.from_numpy(np.asarray(np.conj(c)).astype(np.complex128 if o.is_complex() else np.float64)))
+            grad_outs.append(
+                torch.from_numpy(np.asarray(np.conj(c)).astype(np.complex128 if o.is_complex() else np.float64))
+            )
     if not with_grad:
         return "skip", 0.0, "torch output carries no gradient"
     try:
         g_t = torch.autograd.grad(with_grad, leaves_t, grad_outs, allow_unused=True)
     except Exception as e:  # noqa: BLE001
         return "skip", 0.0, f"torch backward failed: {type(e).__name__}: {str(e)[:120]}"
-    want = [np.conj(to_numpy(g)) if g is not None else np.zeros(tuple(t.shape), to_numpy(t).dtype) for g, t in zip(g_t, leaves_t)]
+    want = [
+        np.conj(to_numpy(g)) if g is not None else np.zeros(tuple(t.shape), to_numpy(t).dtype)
+        for g, t in zip(g_t, leaves_t)
+    ]
     torch_has_grad = [o.requires_grad for o in outs_t]
 
     # jax
@@ -388,15 +435,25 @@ def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
     # torch
     try:
         with fwAD.dual_level():
-            duals = [fwAD.make_dual(t.clone(), torch.from_numpy(np.array(v, order="C"))) for (_, _, t), v in zip(targets, tangents)]
+            duals = [
+                fwAD.make_dual(t.clone(), torch.from_numpy(np.array(v, order="C")))
+                for (_, _, t), v in zip(targets, tangents)
+            ]
             pos, kw = bd.torch_args(duals)
             out_t = call.func(*pos, **kw)
             outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
             want = []
             for o in outs_t:
                 tan = fwAD.unpack_dual(o).tangent
-                want.append(None if not (o.is_floating_point() or o.is_complex()) else
-                            (to_numpy(tan.detach()) if tan is not None else np.zeros(tuple(o.shape), to_numpy(o.detach()).dtype)))
+                want.append(
+                    None
+                    if not (o.is_floating_point() or o.is_complex())
+                    else (
+                        to_numpy(tan.detach())
+                        if tan is not None
+                        else np.zeros(tuple(o.shape), to_numpy(o.detach()).dtype)
+                    )
+                )
     except Exception as e:  # noqa: BLE001 - no forward-mode formula in torch (or torch refuses)
         return "n/a", 0.0, f"torch: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
 
@@ -409,8 +466,13 @@ def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
         raise _Crash(f"jvp: {type(e).__name__}: {e}") from e
     if len(tan_j) != len(want):
         return "mismatch", float("inf"), f"{len(tan_j)} output tangents, torch has {len(want)}"
-    return _verdict([(f"tangent of output {k}", g, w, RTOL, ATOL) for k, (g, w) in enumerate(zip(tan_j, want))
-                     if w is not None and g.dtype != jax.dtypes.float0])
+    return _verdict(
+        [
+            (f"tangent of output {k}", g, w, RTOL, ATOL)
+            for k, (g, w) in enumerate(zip(tan_j, want))
+            if w is not None and g.dtype != jax.dtypes.float0
+        ]
+    )
 
 
 def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True) -> Outcome:
@@ -436,7 +498,9 @@ def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True) -> Outcome:
             j, je, jwhy = "crash", 0.0, str(e)[:300]
         if j in ("mismatch", "crash"):
             msgs.append(jwhy if j == "crash" else f"jvp {jwhy}")
-    return Outcome(fwd, vjp, fe, ve, "; ".join(m for m in msgs if m), jvp=j, jvp_error=je, jvp_reason=jwhy if j == "n/a" else "")
+    return Outcome(
+        fwd, vjp, fe, ve, "; ".join(m for m in msgs if m), jvp=j, jvp_error=je, jvp_reason=jwhy if j == "n/a" else ""
+    )
 
 
 # -- the replay ---------------------------------------------------------------------------
@@ -495,7 +559,9 @@ class Replay:
     calls_recorded: int = 0
     calls_replayed: int = 0  # recorded calls of implemented overloads (before the cache)
     calls_routed: int = 0  # of those, in-place / `_copy` overloads run through their functional entry
-    jvp_not_applicable: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # torch's reason -> distinct calls
+    jvp_not_applicable: collections.Counter[str] = dataclasses.field(
+        default_factory=collections.Counter
+    )  # torch's reason -> distinct calls
     skipped: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # reason -> count
     sample_errors: dict = dataclasses.field(default_factory=dict)  # opinfo -> message
     opinfos: int = 0
@@ -540,21 +606,47 @@ class Replay:
         return "\n".join(lines)
 
     def markdown(self) -> str:
-        out = ["# OpInfo replay", "", "```", self.summary(), "```", "",
-               "## Ops ranked by mismatches and crashes", "",
-               "| op | distinct calls | forward agree | vjp agree / compared | jvp agree / compared (n/a) | forward mismatches (max err) | vjp mismatches (max err) | jvp mismatches (max err) | crashes | first messages |",
-               "|---|---|---|---|---|---|---|---|---|---|"]
-        rows = sorted(self.rows.values(), key=lambda r: (-(r.forward_mismatch + r.vjp_mismatch + r.jvp_mismatch + r.crashes), r.op))
+        out = [
+            "# OpInfo replay",
+            "",
+            "```",
+            self.summary(),
+            "```",
+            "",
+            "## Ops ranked by mismatches and crashes",
+            "",
+            "| op | distinct calls | forward agree | vjp agree / compared | jvp agree / compared (n/a) | forward mismatches (max err) | vjp mismatches (max err) | jvp mismatches (max err) | crashes | first messages |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        rows = sorted(
+            self.rows.values(),
+            key=lambda r: (-(r.forward_mismatch + r.vjp_mismatch + r.jvp_mismatch + r.crashes), r.op),
+        )
         for r in rows:
             msg = "<br>".join(m.replace("|", "\\|").replace("\n", " ")[:200] for m in r.messages)
             via = f" (as `{r.via}`)" if r.via else ""
-            out.append(f"| `{r.op}`{via} | {r.calls} | {r.forward_agree} | {r.vjp_agree}/{r.vjp_compared} | {r.jvp_agree}/{r.jvp_compared} ({r.jvp_na}) | {r.forward_mismatch} ({r.forward_max_error:.3g}) | {r.vjp_mismatch} ({r.vjp_max_error:.3g}) | {r.jvp_mismatch} ({r.jvp_max_error:.3g}) | {r.crashes} | {msg} |")
-        out += ["", "## Overloads OpInfo samples call that the registry lacks", "", "ranked by how many OpInfos call them", "",
-                "| overload | OpInfos | examples |", "|---|---|---|"]
+            out.append(
+                f"| `{r.op}`{via} | {r.calls} | {r.forward_agree} | {r.vjp_agree}/{r.vjp_compared} | {r.jvp_agree}/{r.jvp_compared} ({r.jvp_na}) | {r.forward_mismatch} ({r.forward_max_error:.3g}) | {r.vjp_mismatch} ({r.vjp_max_error:.3g}) | {r.jvp_mismatch} ({r.jvp_max_error:.3g}) | {r.crashes} | {msg} |"
+            )
+        out += [
+            "",
+            "## Overloads OpInfo samples call that the registry lacks",
+            "",
+            "ranked by how many OpInfos call them",
+            "",
+            "| overload | OpInfos | examples |",
+            "|---|---|---|",
+        ]
         for name, infos in sorted(self.missing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             out.append(f"| `{name}` | {len(infos)} | {', '.join(sorted(infos)[:5])} |")
         if self.jvp_not_applicable:
-            out += ["", "## jvp not applicable: torch has no forward-mode formula", "", "| torch's message | distinct calls |", "|---|---|"]
+            out += [
+                "",
+                "## jvp not applicable: torch has no forward-mode formula",
+                "",
+                "| torch's message | distinct calls |",
+                "|---|---|",
+            ]
             for why, n in self.jvp_not_applicable.most_common():
                 out.append(f"| {why.replace('|', chr(92) + '|')} | {n} |")
         if self.sample_errors:
@@ -609,9 +701,18 @@ def _dtypes_for(opinfo, dtypes: Iterable[torch.dtype]) -> list[torch.dtype]:
     return [d for d in dtypes if d in supported]
 
 
-def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None, *, limit: int | None = None,
-           samples: int | None = None, dtypes=(torch.float64, torch.complex128), time_limit: float | None = None,
-           progress: bool = False, seed: int = 0, jvp: bool = True) -> Replay:
+def replay(
+    registry: Registry | str = "torch",
+    ops: Iterable[str] | None = None,
+    *,
+    limit: int | None = None,
+    samples: int | None = None,
+    dtypes=(torch.float64, torch.complex128),
+    time_limit: float | None = None,
+    progress: bool = False,
+    seed: int = 0,
+    jvp: bool = True,
+) -> Replay:
     """Replay op_db samples (filtered to OpInfo names `ops`; the first `limit` OpInfos; at most
     `samples` samples per OpInfo and dtype) and compare every implemented call (forward, vjp,
     and with `jvp` forward mode)."""
@@ -624,7 +725,11 @@ def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None,
     infos = list(op_db)
     if ops is not None:
         wanted = list(ops)
-        infos = [o for o in infos if o.name in wanted or (o.variant_test_name and f"{o.name}.{o.variant_test_name}" in wanted)]
+        infos = [
+            o
+            for o in infos
+            if o.name in wanted or (o.variant_test_name and f"{o.name}.{o.variant_test_name}" in wanted)
+        ]
     if limit is not None:
         infos = infos[:limit]
     result = Replay(rows={}, missing=collections.defaultdict(set), registry=label)
@@ -633,6 +738,7 @@ def replay(registry: Registry | str = "torch", ops: Iterable[str] | None = None,
     bar = None
     if progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         bar = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         task = bar.add_task("OpInfos", total=len(infos))
         bar.start()
@@ -715,7 +821,10 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
 
 # -- CLI ----------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jaxderiv.torch.opinfo", description="Replay PyTorch's OpInfo samples through jaxderiv and compare with torch.")
+    p = argparse.ArgumentParser(
+        prog="python -m jaxderiv.torch.opinfo",
+        description="Replay PyTorch's OpInfo samples through jaxderiv and compare with torch.",
+    )
     p.add_argument("--registry", choices=["default", "torch"], default="torch")
     p.add_argument("--ops", help="comma-separated OpInfo names (default: all of op_db)")
     p.add_argument("--limit", type=int, help="at most N OpInfos")
@@ -727,9 +836,16 @@ def main(argv=None) -> int:
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     jax.config.update("jax_enable_x64", True)
-    r = replay(a.registry, a.ops.split(",") if a.ops else None, limit=a.limit, samples=a.samples,
-               dtypes=tuple(getattr(torch, d) for d in a.dtypes.split(",")), time_limit=a.time_limit,
-               progress=not a.no_progress, jvp=not a.no_jvp)
+    r = replay(
+        a.registry,
+        a.ops.split(",") if a.ops else None,
+        limit=a.limit,
+        samples=a.samples,
+        dtypes=tuple(getattr(torch, d) for d in a.dtypes.split(",")),
+        time_limit=a.time_limit,
+        progress=not a.no_progress,
+        jvp=not a.no_jvp,
+    )
     print(r.summary())
     t = r.totals
     bad = lambda x: x.forward_mismatch + x.vjp_mismatch + x.jvp_mismatch + x.crashes  # noqa: E731
@@ -737,8 +853,10 @@ def main(argv=None) -> int:
     if worst:
         print("top mismatching / crashing ops:")
         for w in worst:
-            print(f"  {w.op}: forward {w.forward_mismatch} (max {w.forward_max_error:.3g}), vjp {w.vjp_mismatch} (max {w.vjp_max_error:.3g}),"
-                  f" jvp {w.jvp_mismatch} (max {w.jvp_max_error:.3g}), crashes {w.crashes}")
+            print(
+                f"  {w.op}: forward {w.forward_mismatch} (max {w.forward_max_error:.3g}), vjp {w.vjp_mismatch} (max {w.vjp_max_error:.3g}),"
+                f" jvp {w.jvp_mismatch} (max {w.jvp_max_error:.3g}), crashes {w.crashes}"
+            )
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write(r.markdown())

@@ -80,7 +80,13 @@ samples("threshold")(_unary((0.3,), 0.3, -1.5))
 def _threshold_inplace(op, rng, dtype=np.float64):
     """value below the threshold, then above it: the 1.7 formula reads the result, which
     above the threshold cannot tell a replaced element from a kept one."""
-    return [*_unary((0.3,), 0.3, -1.5)(op, rng, dtype), *[Sample((s.args[0], 0.3, 1.5), label=s.label + " value=1.5") for s in _unary((0.3,), 0.3, 1.5)(op, rng, dtype)[:1]]]
+    return [
+        *_unary((0.3,), 0.3, -1.5)(op, rng, dtype),
+        *[
+            Sample((s.args[0], 0.3, 1.5), label=s.label + " value=1.5")
+            for s in _unary((0.3,), 0.3, 1.5)(op, rng, dtype)[:1]
+        ],
+    ]
 
 
 known_failure(
@@ -122,7 +128,10 @@ def _softplus_backward(op, rng, dtype=np.float64):
 @samples("log_sigmoid_backward")
 def _log_sigmoid_backward(op, rng, dtype=np.float64):
     """buffer is exp(-|self|), as log_sigmoid_forward makes it."""
-    return [Sample((*s.args, np.exp(-np.abs(s.args[1]))), label=s.label) for s in _backward((0.0,), lo=-4.0, hi=4.0)(op, rng)]
+    return [
+        Sample((*s.args, np.exp(-np.abs(s.args[1]))), label=s.label)
+        for s in _backward((0.0,), lo=-4.0, hi=4.0)(op, rng)
+    ]
 
 
 @samples("elu_backward")
@@ -131,8 +140,11 @@ def _elu_backward(op, rng, dtype=np.float64):
     files take (..., is_result, self_or_result): both forms, values inside elu's range."""
     if len(op.schema.arguments) == 5:
         return [Sample((s.args[0], 1.3, 0.8, 1.7, s.args[1]), label=s.label) for s in _backward((0.0,))(op, rng)]
-    return [Sample((s.args[0], 1.3, 0.8, 1.7, is_result, s.args[1]), label=f"{s.label} is_result={is_result}")
-            for is_result in (False, True) for s in _backward((0.0,), lo=-1.0)(op, rng)]
+    return [
+        Sample((s.args[0], 1.3, 0.8, 1.7, is_result, s.args[1]), label=f"{s.label} is_result={is_result}")
+        for is_result in (False, True)
+        for s in _backward((0.0,), lo=-1.0)(op, rng)
+    ]
 
 
 _RRELU = (0.1, 0.4)  # lower, upper
@@ -168,7 +180,10 @@ _PRELU_SHAPES = (((2, 3, 4), (3,)), ((2, 3), (1,)), ((4,), ()), ((), (1,)))
 
 @samples("prelu")
 def _prelu(op, rng, dtype=np.float64):
-    return [Sample((_away(rng, xs, (0.0,)), rng.uniform(0.05, 0.5, size=ws)), label=f"{_shape(xs)} weight {_shape(ws)}") for xs, ws in _PRELU_SHAPES]
+    return [
+        Sample((_away(rng, xs, (0.0,)), rng.uniform(0.05, 0.5, size=ws)), label=f"{_shape(xs)} weight {_shape(ws)}")
+        for xs, ws in _PRELU_SHAPES
+    ]
 
 
 @samples("prelu_backward")
@@ -188,9 +203,21 @@ kinks("hardshrink", (vector(0.5, -0.5, 0.0, 1.0), 0.5))
 kinks("softshrink", (vector(0.5, -0.5, 0.0, 1.0), 0.5))
 kinks("leaky_relu", (vector(0.0, 1.0, -1.0), 0.01))
 # schema changes since the seed files: the same computation under torch 2.13's signature
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.elu_backward(a["grad_output"], a["alpha"], a["scale"], a["input_scale"], True, a["output"]),
-    "torch 2.13's elu_backward takes (..., bool is_result, Tensor self_or_result): is_result=True", True), "elu_backward")
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.softplus_backward(a["grad_output"], a["self"], a["beta"], a["threshold"]),
-    "torch 2.13's softplus_backward dropped Tensor output", True), "softplus_backward")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.elu_backward(
+            a["grad_output"], a["alpha"], a["scale"], a["input_scale"], True, a["output"]
+        ),
+        "torch 2.13's elu_backward takes (..., bool is_result, Tensor self_or_result): is_result=True",
+        True,
+    ),
+    "elu_backward",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.softplus_backward(a["grad_output"], a["self"], a["beta"], a["threshold"]),
+        "torch 2.13's softplus_backward dropped Tensor output",
+        True,
+    ),
+    "softplus_backward",
+)

@@ -17,8 +17,11 @@ from . import CUDA_ONLY
 
 
 def _qkv(rng, dtype, L=3, S=4, E=4):
-    return (rng.normal(size=(1, 2, L, E)).astype(dtype), rng.normal(size=(1, 2, S, E)).astype(dtype),
-            rng.normal(size=(1, 2, S, E)).astype(dtype))
+    return (
+        rng.normal(size=(1, 2, L, E)).astype(dtype),
+        rng.normal(size=(1, 2, S, E)).astype(dtype),
+        rng.normal(size=(1, 2, S, E)).astype(dtype),
+    )
 
 
 def _bool_mask(L=3, S=4):
@@ -35,7 +38,11 @@ def _flash_for_cpu(op, rng, dtype=np.float64):
         Sample(_qkv(rng, dtype), {}, "L=3 S=4"),
         Sample((*_qkv(rng, dtype), 0.0, True), {}, "causal L=3 S=4"),
         Sample(_qkv(rng, dtype), {"attn_mask": rng.normal(size=(1, 1, 3, 4))}, "additive mask, broadcast over B, H"),
-        Sample(_qkv(rng, dtype), {"attn_mask": np.where(_bool_mask(), 0.0, -np.inf)}, "0/-inf mask (a boolean one, as torch converts it)"),
+        Sample(
+            _qkv(rng, dtype),
+            {"attn_mask": np.where(_bool_mask(), 0.0, -np.inf)},
+            "0/-inf mask (a boolean one, as torch converts it)",
+        ),
         Sample((*_qkv(rng, dtype, L=4, S=2, E=3), 0.0, True), {"scale": 0.7}, "causal L=4 S=2, scale=0.7"),
     ]
 
@@ -44,24 +51,35 @@ def _flash_for_cpu(op, rng, dtype=np.float64):
 def _efficient(op, rng, dtype=np.float64):
     return [
         Sample((*_qkv(rng, dtype), None, True), {}, "no bias"),
-        Sample((*_qkv(rng, dtype), rng.normal(size=(1, 2, 3, 4)), True, 0.0, True), {"scale": 0.5}, "bias, causal, scale=0.5"),
+        Sample(
+            (*_qkv(rng, dtype), rng.normal(size=(1, 2, 3, 4)), True, 0.0, True),
+            {"scale": 0.5},
+            "bias, causal, scale=0.5",
+        ),
     ]
 
 
 @samples("_scaled_dot_product_flash_attention")
 def _flash(op, rng, dtype=np.float64):
-    return [Sample(_qkv(rng, dtype), {}, "L=3 S=4"), Sample((*_qkv(rng, dtype), 0.0, True), {"scale": 0.5}, "causal, scale=0.5")]
+    return [
+        Sample(_qkv(rng, dtype), {}, "L=3 S=4"),
+        Sample((*_qkv(rng, dtype), 0.0, True), {"scale": 0.5}, "causal, scale=0.5"),
+    ]
 
 
 @samples("_scaled_dot_product_cudnn_attention")
 def _cudnn(op, rng, dtype=np.float64):
-    return [Sample((*_qkv(rng, dtype), rng.normal(size=(1, 1, 3, 4)), True), {}, "bias (not differentiated by the spec)")]
+    return [
+        Sample((*_qkv(rng, dtype), rng.normal(size=(1, 1, 3, 4)), True), {}, "bias (not differentiated by the spec)")
+    ]
 
 
 @samples("_scaled_dot_product_fused_attention_overrideable")
 def _overrideable(op, rng, dtype=np.float64):
-    return [Sample((*_qkv(rng, dtype), rng.normal(size=(1, 2, 3, 4))), {}, "bias"),
-            Sample((*_qkv(rng, dtype), None, 0.0, True), {}, "causal, no bias")]
+    return [
+        Sample((*_qkv(rng, dtype), rng.normal(size=(1, 2, 3, 4))), {}, "bias"),
+        Sample((*_qkv(rng, dtype), None, 0.0, True), {}, "causal, no bias"),
+    ]
 
 
 # -- parity with torch ------------------------------------------------------------------------
@@ -82,7 +100,10 @@ def _torch_attention(lse_layout):
         if bias is not None:
             s = s + bias
         lse = aten.logsumexp(s, [-1])
-        return [aten.matmul(aten.exp(s - lse.unsqueeze(-1)), v), lse_layout(aten, lse, a).detach()]  # logsumexp: not differentiable
+        return [
+            aten.matmul(aten.exp(s - lse.unsqueeze(-1)), v),
+            lse_layout(aten, lse, a).detach(),
+        ]  # logsumexp: not differentiable
 
     return call
 
@@ -93,9 +114,25 @@ def _efficient_lse(aten, lse, a):
     return aten.constant_pad_nd(lse, [0, (-(-L // 32) * 32 if a["compute_log_sumexp"] else 0) - L])
 
 
-torch_equivalent(Equivalent(_torch_attention(_efficient_lse), f"{CUDA_ONLY}: attention in torch ops"), "_scaled_dot_product_efficient_attention")
-torch_equivalent(Equivalent(_torch_attention(lambda aten, lse, a: lse), f"{CUDA_ONLY}: attention in torch ops"), "_scaled_dot_product_flash_attention")
-torch_equivalent(Equivalent(_torch_attention(lambda aten, lse, a: lse.unsqueeze(-1)), f"{CUDA_ONLY}: attention in torch ops, logsumexp (B, H, L, 1)"),
-                 "_scaled_dot_product_cudnn_attention")
-torch_equivalent(Equivalent(_torch_attention(lambda aten, lse, a: lse), "torch has no CPU kernel for the privateuse1 hook: attention in torch ops"),
-                 "_scaled_dot_product_fused_attention_overrideable")
+torch_equivalent(
+    Equivalent(_torch_attention(_efficient_lse), f"{CUDA_ONLY}: attention in torch ops"),
+    "_scaled_dot_product_efficient_attention",
+)
+torch_equivalent(
+    Equivalent(_torch_attention(lambda aten, lse, a: lse), f"{CUDA_ONLY}: attention in torch ops"),
+    "_scaled_dot_product_flash_attention",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_attention(lambda aten, lse, a: lse.unsqueeze(-1)),
+        f"{CUDA_ONLY}: attention in torch ops, logsumexp (B, H, L, 1)",
+    ),
+    "_scaled_dot_product_cudnn_attention",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_attention(lambda aten, lse, a: lse),
+        "torch has no CPU kernel for the privateuse1 hook: attention in torch ops",
+    ),
+    "_scaled_dot_product_fused_attention_overrideable",
+)

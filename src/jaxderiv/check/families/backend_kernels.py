@@ -25,8 +25,12 @@ _register("mkldnn_max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
 _register("mkldnn_max_pool3d", *[_pool(_P3, **v) for v in _MAX3])
 _register("mkldnn_adaptive_avg_pool2d", *[_pool((2, 2, 6, 4), output_size=s) for s in ((3, 2), (2, 4), (6, 1))])
 samples("mkldnn_linear")(linear_samples)
-known_failure("torch 2.13's formula passes groups=1 to convolution_backward: wrong for a depthwise weight of C > 1 "
-              "input channels (torch's convolution_backward raises for the same arguments)", "_conv_depthwise2d", "conv_depthwise3d")
+known_failure(
+    "torch 2.13's formula passes groups=1 to convolution_backward: wrong for a depthwise weight of C > 1 "
+    "input channels (torch's convolution_backward raises for the same arguments)",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+)
 
 
 # -- parity with torch ------------------------------------------------------------------------
@@ -42,19 +46,61 @@ def _torch_max_pool_values(k):
     return call
 
 
-torch_equivalent(Equivalent(
-    lambda aten, a: [aten.convolution(a["self"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], False,
-                                      [0] * len(a["stride"]), a["self"].shape[1])],
-    f"{CUDA_ONLY}: aten.convolution, groups = in_channels"), "_conv_depthwise2d", "conv_depthwise3d")
-torch_equivalent(Equivalent(lambda aten, a: [aten.linear(a["self"], a["weight"], a["bias"])],
-                            "torch's mkldnn kernel takes mkldnn float32 tensors: aten.linear"), "mkldnn_linear")
-torch_equivalent(Equivalent(_torch_max_pool_values(2), "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool2d_with_indices' values"),
-                 "mkldnn_max_pool2d")
-torch_equivalent(Equivalent(_torch_max_pool_values(3), "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool3d_with_indices' values"),
-                 "mkldnn_max_pool3d")
-torch_equivalent(Equivalent(lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
-                            "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d"), "mkldnn_adaptive_avg_pool2d")
-parity_differs(("vjp",), "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
-               "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
-               "reaches it: its depthwise convolutions differentiate through convolution)",
-               "_conv_depthwise2d", "conv_depthwise3d", torch_spec=True, default_spec=False)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [
+            aten.convolution(
+                a["self"],
+                a["weight"],
+                a["bias"],
+                a["stride"],
+                a["padding"],
+                a["dilation"],
+                False,
+                [0] * len(a["stride"]),
+                a["self"].shape[1],
+            )
+        ],
+        f"{CUDA_ONLY}: aten.convolution, groups = in_channels",
+    ),
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [aten.linear(a["self"], a["weight"], a["bias"])],
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten.linear",
+    ),
+    "mkldnn_linear",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_max_pool_values(2),
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool2d_with_indices' values",
+    ),
+    "mkldnn_max_pool2d",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_max_pool_values(3),
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool3d_with_indices' values",
+    ),
+    "mkldnn_max_pool3d",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d",
+    ),
+    "mkldnn_adaptive_avg_pool2d",
+)
+parity_differs(
+    ("vjp",),
+    "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
+    "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
+    "reaches it: its depthwise convolutions differentiate through convolution)",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    torch_spec=True,
+    default_spec=False,
+)

@@ -56,7 +56,9 @@ def _sample(op, rng, dtype, spec: dict, shapes, kinks: Callable | None) -> Sampl
     return Sample((), values, label)  # by keyword: a Scalar may be given while one before it is not
 
 
-def _register(*names: str, variants=({},), kinks: Callable | None = None, complex_: bool = False, complex_variants=(), **args):
+def _register(
+    *names: str, variants=({},), kinks: Callable | None = None, complex_: bool = False, complex_variants=(), **args
+):
     """Samples of `names`: `args` (ranges or values) updated by each variant, in every default
     shape. `complex_variants` are added on complex inputs only: complex Scalars (alpha, weight),
     without which a formula's complex branch or a Scalar's missing `.conj()` goes unjudged."""
@@ -90,8 +92,17 @@ _COMPLEX_ALPHA = ({"alpha": 0.5 - 1.5j},)
 _register("add.Tensor", variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=_COMPLEX_ALPHA)
 # The 1.7 formulas of sub/rsub (`-grad * alpha`, no `.conj()`) are written for a real alpha.
 _register("sub.Tensor", "rsub.Tensor", variants=({}, {"alpha": 2.0}), complex_=True)
-_register("add.Scalar", "sub.Scalar", other=0.7, variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=_COMPLEX_ALPHA + ({"other": 0.7 + 0.4j},))
-_register("rsub.Scalar", other=0.7, variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=({"other": 0.7 + 0.4j},))
+_register(
+    "add.Scalar",
+    "sub.Scalar",
+    other=0.7,
+    variants=({}, {"alpha": 2.0}),
+    complex_=True,
+    complex_variants=_COMPLEX_ALPHA + ({"other": 0.7 + 0.4j},),
+)
+_register(
+    "rsub.Scalar", other=0.7, variants=({}, {"alpha": 2.0}), complex_=True, complex_variants=({"other": 0.7 + 0.4j},)
+)
 _register("mul.Tensor", complex_=True)
 _register("mul.Scalar", other=1.5, complex_=True, complex_variants=({"other": 1.5 - 0.5j},))
 _register("div.Tensor", other=(0.5, 2.0), complex_=True)
@@ -108,14 +119,28 @@ _register("fmod.Scalar", "remainder.Scalar", other=0.75, kinks=_from_multiples)
 # fmod.Tensor's `other` is not_implemented in the spec: an integer `other` leaves `self` to check
 _register("fmod.Tensor", other=_small_ints, kinks=_from_multiples)
 _register("remainder.Tensor", other=(0.5, 2.0), kinks=_from_multiples)
-_register("lerp.Scalar", variants=({"weight": 0.3}, {"weight": 0.8}), complex_=True, complex_variants=({"weight": 0.3 + 0.6j},))
+_register(
+    "lerp.Scalar",
+    variants=({"weight": 0.3}, {"weight": 0.8}),
+    complex_=True,
+    complex_variants=({"weight": 0.3 + 0.6j},),
+)
 _register("lerp.Tensor", complex_=True)
 _register("addcmul", variants=({}, {"value": 0.5}), complex_=True)
 _register("addcdiv", tensor2=(0.5, 2.0), variants=({}, {"value": 0.5}), complex_=True)
-_register("clamp", variants=({"min": -1.0, "max": 1.0}, {"min": -0.5}, {"max": 0.5}, {"min": 0.5, "max": -0.5}), kinks=_from_bounds)
+_register(
+    "clamp",
+    variants=({"min": -1.0, "max": 1.0}, {"min": -0.5}, {"max": 0.5}, {"min": 0.5, "max": -0.5}),
+    kinks=_from_bounds,
+)
 _register(
     "clamp.Tensor",
-    variants=({"min": (-1.2, -0.2), "max": (0.2, 1.2)}, {"min": (-1.0, 1.0), "max": None}, {"max": (-1.0, 1.0)}, {"min": (0.2, 1.2), "max": (-1.2, -0.2)}),
+    variants=(
+        {"min": (-1.2, -0.2), "max": (0.2, 1.2)},
+        {"min": (-1.0, 1.0), "max": None},
+        {"max": (-1.0, 1.0)},
+        {"min": (0.2, 1.2), "max": (-1.2, -0.2)},
+    ),
     kinks=_from_bounds,
 )
 _register("clamp_min", min=0.3, kinks=_from_bounds)
@@ -149,4 +174,6 @@ kinks("hypot", (vector(0.0, 3.0), vector(0.0, 4.0)))
 kinks("copysign.Tensor", (vector(0.0, -0.0, 1.5), vector(-1.0, 1.0, -0.0)))
 # where with equal branches: the gradient goes to the branch the condition selects
 kinks("_s_where", (np.array([True, False, True]), vector(1.0, 2.0, 3.0), vector(1.0, 2.0, 3.0)))
-torch_equivalent(Equivalent(lambda aten, a: aten.where.self(*a.values()), "torch 2.13 has no _s_where: aten.where.self"), "_s_where")
+torch_equivalent(
+    Equivalent(lambda aten, a: aten.where.self(*a.values()), "torch 2.13 has no _s_where: aten.where.self"), "_s_where"
+)

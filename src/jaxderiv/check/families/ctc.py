@@ -51,10 +51,25 @@ def _ctc(op, rng, dtype=np.float64):
     for targets, layout in ((PADDED, "padded"), (CONCATENATED, "concatenated")):
         for blank, zero_infinity in ((0, False), (0, True)):
             lp = _log_softmax(rng)
-            out.append(Sample((lp, targets, INPUT_LENGTHS, TARGET_LENGTHS, blank, zero_infinity), {}, f"{layout} zero_infinity={zero_infinity}",
-                              outputs=_loss_only, tangents=_normalized_directions(lp)))
+            out.append(
+                Sample(
+                    (lp, targets, INPUT_LENGTHS, TARGET_LENGTHS, blank, zero_infinity),
+                    {},
+                    f"{layout} zero_infinity={zero_infinity}",
+                    outputs=_loss_only,
+                    tangents=_normalized_directions(lp),
+                )
+            )
     lp = _log_softmax(rng)
-    out.append(Sample((lp, (PADDED + 1) % C, INPUT_LENGTHS, TARGET_LENGTHS, 3, False), {}, "blank=3", outputs=_loss_only, tangents=_normalized_directions(lp)))
+    out.append(
+        Sample(
+            (lp, (PADDED + 1) % C, INPUT_LENGTHS, TARGET_LENGTHS, 3, False),
+            {},
+            "blank=3",
+            outputs=_loss_only,
+            tangents=_normalized_directions(lp),
+        )
+    )
     return out
 
 
@@ -71,11 +86,20 @@ samples("_ctc_loss.Tensor")(lambda op, rng, dtype=np.float64: [_with_tensor_leng
 @samples("_cudnn_ctc_loss")
 def _cudnn_ctc(op, rng, dtype=np.float64):
     """cuDNN's op normalizes its input itself: log_probs move freely."""
-    return [Sample((rng.normal(size=(T, N, C)), CONCATENATED, INPUT_LENGTHS, TARGET_LENGTHS, 0, True, zero_infinity), {},
-                   f"concatenated zero_infinity={zero_infinity}", outputs=_loss_only) for zero_infinity in (False, True)]
+    return [
+        Sample(
+            (rng.normal(size=(T, N, C)), CONCATENATED, INPUT_LENGTHS, TARGET_LENGTHS, 0, True, zero_infinity),
+            {},
+            f"concatenated zero_infinity={zero_infinity}",
+            outputs=_loss_only,
+        )
+        for zero_infinity in (False, True)
+    ]
 
 
-samples("_cudnn_ctc_loss.Tensor")(lambda op, rng, dtype=np.float64: [_with_tensor_lengths(s) for s in _cudnn_ctc(op, rng, dtype)])
+samples("_cudnn_ctc_loss.Tensor")(
+    lambda op, rng, dtype=np.float64: [_with_tensor_lengths(s) for s in _cudnn_ctc(op, rng, dtype)]
+)
 
 
 not_applicable(
@@ -90,18 +114,40 @@ not_applicable(
 
 # -- parity with torch ------------------------------------------------------------------------
 
-torch_equivalent(Equivalent(
-    lambda aten, a: aten._ctc_loss(a["log_probs"].log_softmax(2), a["targets"], a["input_lengths"], a["target_lengths"], a["blank"],
-                                   a["zero_infinity"])[:1],
-    f"{CUDA_ONLY}: _ctc_loss's loss of the normalized input, as cuDNN normalizes (the 2nd output, cuDNN's gradient, not compared)"),
-    "_cudnn_ctc_loss")
-torch_equivalent(Equivalent(
-    lambda aten, a: aten._ctc_loss.Tensor(a["log_probs"].log_softmax(2), a["targets"], a["input_lengths"], a["target_lengths"], a["blank"],
-                                          a["zero_infinity"])[:1],
-    f"{CUDA_ONLY}: _ctc_loss.Tensor's loss of the normalized input, as cuDNN normalizes (the 2nd output not compared)"),
-    "_cudnn_ctc_loss.Tensor")
-_SCRATCH = ("log_alpha (output 1) past each sequence's input length and its 2 target_length + 1 states is "
-            "scratch: torch leaves 0 or uninitialized memory there, jaxderiv -inf (the shape, N x T x "
-            "2 max(target_lengths) + 1, is torch's); the loss and every gradient agree")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten._ctc_loss(
+            a["log_probs"].log_softmax(2),
+            a["targets"],
+            a["input_lengths"],
+            a["target_lengths"],
+            a["blank"],
+            a["zero_infinity"],
+        )[:1],
+        f"{CUDA_ONLY}: _ctc_loss's loss of the normalized input, as cuDNN normalizes (the 2nd output, cuDNN's gradient, not compared)",
+    ),
+    "_cudnn_ctc_loss",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten._ctc_loss.Tensor(
+            a["log_probs"].log_softmax(2),
+            a["targets"],
+            a["input_lengths"],
+            a["target_lengths"],
+            a["blank"],
+            a["zero_infinity"],
+        )[:1],
+        f"{CUDA_ONLY}: _ctc_loss.Tensor's loss of the normalized input, as cuDNN normalizes (the 2nd output not compared)",
+    ),
+    "_cudnn_ctc_loss.Tensor",
+)
+_SCRATCH = (
+    "log_alpha (output 1) past each sequence's input length and its 2 target_length + 1 states is "
+    "scratch: torch leaves 0 or uninitialized memory there, jaxderiv -inf (the shape, N x T x "
+    "2 max(target_lengths) + 1, is torch's); the loss and every gradient agree"
+)
 parity_differs(("forward",), _SCRATCH, "_ctc_loss", torch_spec=True)
-parity_differs(("forward",), _SCRATCH, "_ctc_loss.Tensor", torch_spec=True, default_spec=False)  # an entry of torch's file only
+parity_differs(
+    ("forward",), _SCRATCH, "_ctc_loss.Tensor", torch_spec=True, default_spec=False
+)  # an entry of torch's file only

@@ -64,7 +64,10 @@ def _cdist_cases(rng):
 
 @samples("_cdist_forward")
 def _cdist(op, rng, dtype=np.float64):
-    return [Sample((), {"x1": a, "x2": b, "p": p, "compute_mode": m}, f"p={p} compute_mode={m}") for a, b, p, m in _cdist_cases(rng)]
+    return [
+        Sample((), {"x1": a, "x2": b, "p": p, "compute_mode": m}, f"p={p} compute_mode={m}")
+        for a, b, p, m in _cdist_cases(rng)
+    ]
 
 
 @samples("_cdist_backward")
@@ -91,8 +94,24 @@ def _rand(rng, shape, dtype):
 def _trilinear(op, rng, dtype=np.float64):
     """bilinear's call (x1, W, x2 -> N x out), and one with a dim summed that two inputs lack."""
     n, in1, in2, out = 3, 2, 4, 2
-    bilinear = {"i1": _rand(rng, (n, in1), dtype), "i2": _rand(rng, (out, in1, in2), dtype), "i3": _rand(rng, (n, in2), dtype),
-                "expand1": (1, 3), "expand2": (0,), "expand3": (1, 2), "sumdim": (2, 3), "unroll_dim": 1}
-    other = {"i1": _rand(rng, (2, 3), dtype), "i2": _rand(rng, (3, 4), dtype), "i3": _rand(rng, (2, 4), dtype),
-             "expand1": (2,), "expand2": (0,), "expand3": (1,), "sumdim": (1,), "unroll_dim": 0}
+    bilinear = {
+        "i1": _rand(rng, (n, in1), dtype),
+        "i2": _rand(rng, (out, in1, in2), dtype),
+        "i3": _rand(rng, (n, in2), dtype),
+        "expand1": (1, 3),
+        "expand2": (0,),
+        "expand3": (1, 2),
+        "sumdim": (2, 3),
+        "unroll_dim": 1,
+    }
+    other = {
+        "i1": _rand(rng, (2, 3), dtype),
+        "i2": _rand(rng, (3, 4), dtype),
+        "i3": _rand(rng, (2, 4), dtype),
+        "expand1": (2,),
+        "expand2": (0,),
+        "expand3": (1,),
+        "sumdim": (1,),
+        "unroll_dim": 0,
+    }
     return [Sample((), bilinear, "bilinear"), Sample((), other, "sum over a shared dim")]

@@ -22,20 +22,51 @@ def _complex(rng, shape):
 
 @samples("_fft_c2c")
 def _c2c(op, rng, dtype=np.complex128):
-    cases = [((2, 5), (1,), 0, True), ((3, 4), (0, 1), 1, False), ((2, 3, 4), (2, 0), 2, True), ((2, 2, 3, 2), (1, 2, 3), 1, True)]
-    return [Sample((), {"self": _complex(rng, s), "dim": d, "normalization": n, "forward": f}, f"{s} dim={d} norm={n} forward={f}") for s, d, n, f in cases]
+    cases = [
+        ((2, 5), (1,), 0, True),
+        ((3, 4), (0, 1), 1, False),
+        ((2, 3, 4), (2, 0), 2, True),
+        ((2, 2, 3, 2), (1, 2, 3), 1, True),
+    ]
+    return [
+        Sample(
+            (),
+            {"self": _complex(rng, s), "dim": d, "normalization": n, "forward": f},
+            f"{s} dim={d} norm={n} forward={f}",
+        )
+        for s, d, n, f in cases
+    ]
 
 
 @samples("_fft_r2c")
 def _r2c(op, rng, dtype=np.float64):
-    cases = [((2, 5), (1,), 0, True), ((2, 6), (1,), 1, False), ((3, 4, 5), (1, 2), 2, True), ((4, 3, 2), (2, 0), 1, True)]
-    return [Sample((), {"self": rng.normal(size=s), "dim": d, "normalization": n, "onesided": o}, f"{s} dim={d} norm={n} onesided={o}") for s, d, n, o in cases]
+    cases = [
+        ((2, 5), (1,), 0, True),
+        ((2, 6), (1,), 1, False),
+        ((3, 4, 5), (1, 2), 2, True),
+        ((4, 3, 2), (2, 0), 1, True),
+    ]
+    return [
+        Sample(
+            (),
+            {"self": rng.normal(size=s), "dim": d, "normalization": n, "onesided": o},
+            f"{s} dim={d} norm={n} onesided={o}",
+        )
+        for s, d, n, o in cases
+    ]
 
 
 @samples("_fft_c2r")
 def _c2r(op, rng, dtype=np.complex128):
     cases = [((2, 3), (1,), 0, 5), ((2, 4), (1,), 1, 6), ((3, 4, 3), (1, 2), 2, 4), ((3, 2, 3), (2, 0), 1, 5)]
-    return [Sample((), {"self": _complex(rng, s), "dim": d, "normalization": n, "last_dim_size": m}, f"{s} dim={d} norm={n} n={m}") for s, d, n, m in cases]
+    return [
+        Sample(
+            (),
+            {"self": _complex(rng, s), "dim": d, "normalization": n, "last_dim_size": m},
+            f"{s} dim={d} norm={n} n={m}",
+        )
+        for s, d, n, m in cases
+    ]
 
 
 @samples("_fft_with_size.norm_modes")
@@ -59,7 +90,18 @@ def _fft_with_size(op, rng, dtype=np.float64):
             out_shape = shape[:-1] + (sizes[-1] // 2 + 1, 2)
         if ci and not co:
             out_shape = shape[: len(shape) - 1 - ndim] + sizes
-        kw = dict(self=x, signal_ndim=ndim, complex_input=ci, complex_output=co, inverse=inv, checked_signal_sizes=sizes,
-                  normalization=norm, onesided=onesided, output_sizes=out_shape)
-        out.append(Sample((), kw, f"{shape} ndim={ndim} c_in={ci} c_out={co} inverse={inv} norm={norm} onesided={onesided}"))
+        kw = dict(
+            self=x,
+            signal_ndim=ndim,
+            complex_input=ci,
+            complex_output=co,
+            inverse=inv,
+            checked_signal_sizes=sizes,
+            normalization=norm,
+            onesided=onesided,
+            output_sizes=out_shape,
+        )
+        out.append(
+            Sample((), kw, f"{shape} ndim={ndim} c_in={ci} c_out={co} inverse={inv} norm={norm} onesided={onesided}")
+        )
     return out

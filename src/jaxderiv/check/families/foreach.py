@@ -50,7 +50,11 @@ def _extremum_scalar(op, rng, dtype=np.float64):
 @samples("_foreach_minimum.ScalarList", "_foreach_maximum.ScalarList")
 def _extremum_scalar_list(op, rng, dtype=np.float64):
     scalars = [0.3, -0.5, 1.0]
-    return [Sample(([_away_from([x], s)[0] for x, s in zip(_list(rng, dtype), scalars)], scalars), {}, "scalars 0.3, -0.5, 1")]
+    return [
+        Sample(
+            ([_away_from([x], s)[0] for x, s in zip(_list(rng, dtype), scalars)], scalars), {}, "scalars 0.3, -0.5, 1"
+        )
+    ]
 
 
 @samples("_foreach_norm.Scalar")
@@ -60,19 +64,34 @@ def _norm(op, rng, dtype=np.float64):
 
 @samples("_foreach_mm")
 def _mm(op, rng, dtype=np.float64):
-    return [Sample(([draw(rng, (2, 3), -2, 2, dtype), draw(rng, (1, 2), -2, 2, dtype)],
-                    [draw(rng, (3, 4), -2, 2, dtype), draw(rng, (2, 2), -2, 2, dtype)]), {}, "2 products")]
+    return [
+        Sample(
+            (
+                [draw(rng, (2, 3), -2, 2, dtype), draw(rng, (1, 2), -2, 2, dtype)],
+                [draw(rng, (3, 4), -2, 2, dtype), draw(rng, (2, 2), -2, 2, dtype)],
+            ),
+            {},
+            "2 products",
+        )
+    ]
 
 
-complex_ok("_foreach_div.List", "_foreach_mm", "_foreach_pow.List", "_foreach_pow.ScalarList", "_foreach_pow.ScalarAndTensor")
+complex_ok(
+    "_foreach_div.List", "_foreach_mm", "_foreach_pow.List", "_foreach_pow.ScalarList", "_foreach_pow.ScalarAndTensor"
+)
 
 # torch 2.13's result formulas `scalar + where(self_p == scalar, 0.5, self_p < scalar) * (self_t - scalar)`
 # give the scalar, not 0, as the tangent of every clamped element (torch.func.jvp returns the
 # same wrong value; torch.minimum's jvp gives 0): a spec bug the check reports each run.
-known_failure("torch 2.13's result formula gives `scalar`, not 0, as the tangent of elements clamped to the scalar "
-              "(a spec bug: torch.func.jvp of torch._foreach_minimum/_maximum agrees with the formula, torch.minimum's does not)",
-              "_foreach_minimum.Scalar", "_foreach_minimum.ScalarList", "_foreach_maximum.Scalar", "_foreach_maximum.ScalarList",
-              modes=("jvp",))
+known_failure(
+    "torch 2.13's result formula gives `scalar`, not 0, as the tangent of elements clamped to the scalar "
+    "(a spec bug: torch.func.jvp of torch._foreach_minimum/_maximum agrees with the formula, torch.minimum's does not)",
+    "_foreach_minimum.Scalar",
+    "_foreach_minimum.ScalarList",
+    "_foreach_maximum.Scalar",
+    "_foreach_maximum.ScalarList",
+    modes=("jvp",),
+)
 
 
 # -- parity with torch ------------------------------------------------------------------------
@@ -81,6 +100,11 @@ kinks("_foreach_minimum.Scalar", ([vector(0.5, 0.4, 0.6), vector(0.5)], 0.5))
 kinks("_foreach_maximum.Scalar", ([vector(0.5, 0.4, 0.6), vector(0.5)], 0.5))
 kinks("_foreach_minimum.ScalarList", ([vector(0.5, 0.4, 0.6), vector(-1.0)], [0.5, -1.0]))
 kinks("_foreach_maximum.ScalarList", ([vector(0.5, 0.4, 0.6), vector(-1.0)], [0.5, -1.0]))
-parity_differs(("jvp",), "torch.func.jvp of aten._foreach_norm.Scalar raises in torch 2.13 (a forward gradient of "
-               "another size than the 0-d norm), as for norm.Scalar; jaxderiv evaluates the result formula",
-               "_foreach_norm.Scalar", torch_spec=True, default_spec=False)
+parity_differs(
+    ("jvp",),
+    "torch.func.jvp of aten._foreach_norm.Scalar raises in torch 2.13 (a forward gradient of "
+    "another size than the 0-d norm), as for norm.Scalar; jaxderiv evaluates the result formula",
+    "_foreach_norm.Scalar",
+    torch_spec=True,
+    default_spec=False,
+)

@@ -90,13 +90,29 @@ def _cudnn_affine(op, rng, dtype=np.float64):
 
 # -- parity with torch ------------------------------------------------------------------------
 
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.grid_sampler_2d(a["self"], a["grid"], 0, 0, True), f"{CUDA_ONLY}: grid_sampler_2d bilinear, zeros, align_corners"),
-    "cudnn_grid_sampler")
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.grid_sampler_2d_backward(a["grad_output"], a["self"], a["grid"], 0, 0, True, [True, True]),
-    f"{CUDA_ONLY}: grid_sampler_2d_backward bilinear, zeros, align_corners"), "cudnn_grid_sampler_backward")
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.affine_grid_generator(a["theta"], [a["N"], a["C"], a["H"], a["W"]], True),
-    f"{CUDA_ONLY}: affine_grid_generator, align_corners"), "cudnn_affine_grid_generator")
-parity_in_float32("torch's fallback kernel takes float32 only", "_grid_sampler_2d_cpu_fallback", "_grid_sampler_2d_cpu_fallback_backward")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.grid_sampler_2d(a["self"], a["grid"], 0, 0, True),
+        f"{CUDA_ONLY}: grid_sampler_2d bilinear, zeros, align_corners",
+    ),
+    "cudnn_grid_sampler",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.grid_sampler_2d_backward(a["grad_output"], a["self"], a["grid"], 0, 0, True, [True, True]),
+        f"{CUDA_ONLY}: grid_sampler_2d_backward bilinear, zeros, align_corners",
+    ),
+    "cudnn_grid_sampler_backward",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.affine_grid_generator(a["theta"], [a["N"], a["C"], a["H"], a["W"]], True),
+        f"{CUDA_ONLY}: affine_grid_generator, align_corners",
+    ),
+    "cudnn_affine_grid_generator",
+)
+parity_in_float32(
+    "torch's fallback kernel takes float32 only",
+    "_grid_sampler_2d_cpu_fallback",
+    "_grid_sampler_2d_cpu_fallback_backward",
+)

@@ -11,5 +11,10 @@ from __future__ import annotations
 
 from ..opdb import Equivalent, torch_equivalent
 
-torch_equivalent(Equivalent(lambda aten, a: [a["self"].clone()],
-                            "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))"), "to_mkldnn")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [a["self"].clone()],
+        "a dense array has no mkldnn layout in JAX: the identity, as torch's to_dense(to_mkldnn(x))",
+    ),
+    "to_mkldnn",
+)

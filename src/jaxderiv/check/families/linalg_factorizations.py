@@ -27,7 +27,6 @@ def _rand(rng, shape, dtype):
     return np.asarray(x, dtype)  # an array also when 0-d
 
 
-
 def _well_conditioned(rng, shape, dtype):
     return _rand(rng, shape, dtype) * 0.3 + 2 * np.eye(shape[-2], shape[-1], dtype=dtype)
 
@@ -52,19 +51,32 @@ def _s(label, outputs=None, tangents=None, **kwargs):
 
 
 # -- determinants ---------------------------------------------------------------------------------
-_register("_linalg_det", "_linalg_slogdet", cases=lambda r, d: [
-    _s("3x3", A=_well_conditioned(r, (3, 3), d)),
-    _s("2x3x3 negative det", A=-_well_conditioned(r, (2, 3, 3), d)),
-])
-_register("linalg_matrix_exp", cases=lambda r, d: [
-    _s("3x3", self=_well_conditioned(r, (3, 3), d)), _s("2x3x3", self=_rand(r, (2, 3, 3), d)),
-])
+_register(
+    "_linalg_det",
+    "_linalg_slogdet",
+    cases=lambda r, d: [
+        _s("3x3", A=_well_conditioned(r, (3, 3), d)),
+        _s("2x3x3 negative det", A=-_well_conditioned(r, (2, 3, 3), d)),
+    ],
+)
+_register(
+    "linalg_matrix_exp",
+    cases=lambda r, d: [
+        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
+        _s("2x3x3", self=_rand(r, (2, 3, 3), d)),
+    ],
+)
 
 
 # -- block_diag -----------------------------------------------------------------------------------
-_register("block_diag", cases=lambda r, d: [
-    _s("2x3, 0-d, 1-d, 1x2", tensors=[_rand(r, (2, 3), d), _rand(r, (), d), _rand(r, (2,), d), _rand(r, (1, 2), d)]),
-])
+_register(
+    "block_diag",
+    cases=lambda r, d: [
+        _s(
+            "2x3, 0-d, 1-d, 1x2", tensors=[_rand(r, (2, 3), d), _rand(r, (), d), _rand(r, (2,), d), _rand(r, (1, 2), d)]
+        ),
+    ],
+)
 
 
 # -- solves ---------------------------------------------------------------------------------------
@@ -80,22 +92,39 @@ def _in_triangle(upper, unit):
     return lambda vs: [np.triu(vs[0], k) if upper else np.tril(vs[0], -k), *vs[1:]]
 
 
-_register("linalg_solve_triangular", cases=lambda r, d: [
-    _s(f"upper={u} left={lf} unit={un}", tangents=_in_triangle(u, un), self=_triangular(r, d, u, (2, 3, 3)),
-       B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d), upper=u, left=lf, unitriangular=un)
-    for u, lf, un in [(True, True, False), (False, False, False), (False, True, True)]
-])
-_register("_linalg_solve_ex", cases=lambda r, d: [
-    _s("3x3, 2x3x2 (batch broadcast)", A=_well_conditioned(r, (3, 3), d), B=_rand(r, (2, 3, 2), d)),
-    _s("2x3x3, vector 2x3", A=_well_conditioned(r, (2, 3, 3), d), B=_rand(r, (2, 3), d)),
-    _s("3x3 right", A=_well_conditioned(r, (3, 3), d), B=_rand(r, (2, 3), d), left=False),
-])
+_register(
+    "linalg_solve_triangular",
+    cases=lambda r, d: [
+        _s(
+            f"upper={u} left={lf} unit={un}",
+            tangents=_in_triangle(u, un),
+            self=_triangular(r, d, u, (2, 3, 3)),
+            B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d),
+            upper=u,
+            left=lf,
+            unitriangular=un,
+        )
+        for u, lf, un in [(True, True, False), (False, False, False), (False, True, True)]
+    ],
+)
+_register(
+    "_linalg_solve_ex",
+    cases=lambda r, d: [
+        _s("3x3, 2x3x2 (batch broadcast)", A=_well_conditioned(r, (3, 3), d), B=_rand(r, (2, 3, 2), d)),
+        _s("2x3x3, vector 2x3", A=_well_conditioned(r, (2, 3, 3), d), B=_rand(r, (2, 3), d)),
+        _s("3x3 right", A=_well_conditioned(r, (3, 3), d), B=_rand(r, (2, 3), d), left=False),
+    ],
+)
 
 
 # -- LU -------------------------------------------------------------------------------------------
 def _lu_cases(r, d):
-    return [_s("3x3", A=_well_conditioned(r, (3, 3), d)), _s("2x3x3", A=_well_conditioned(r, (2, 3, 3), d)),
-            _s("wide 3x5", A=_well_conditioned(r, (3, 5), d)), _s("tall 2x5x3", A=_well_conditioned(r, (2, 5, 3), d))]
+    return [
+        _s("3x3", A=_well_conditioned(r, (3, 3), d)),
+        _s("2x3x3", A=_well_conditioned(r, (2, 3, 3), d)),
+        _s("wide 3x5", A=_well_conditioned(r, (3, 5), d)),
+        _s("tall 2x5x3", A=_well_conditioned(r, (2, 5, 3), d)),
+    ]
 
 
 _register("linalg_lu_factor_ex", "linalg_lu", cases=_lu_cases)
@@ -110,8 +139,17 @@ def _lu_of(a):
 
 def _lu_solve_cases(r, d):
     lu, piv = _lu_of(_rand(r, (2, 3, 3), d) + 2 * np.eye(3))
-    return [_s(f"left={lf} adjoint={adj}", LU=lu, pivots=piv, B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d), left=lf, adjoint=adj)
-            for lf, adj in [(True, False), (True, True), (False, False), (False, True)]]
+    return [
+        _s(
+            f"left={lf} adjoint={adj}",
+            LU=lu,
+            pivots=piv,
+            B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d),
+            left=lf,
+            adjoint=adj,
+        )
+        for lf, adj in [(True, False), (True, True), (False, False), (False, True)]
+    ]
 
 
 _register("linalg_lu_solve", cases=_lu_solve_cases)
@@ -123,10 +161,20 @@ def _away_from_zero(r, shape, d):
     return np.where(np.abs(x) < 0.2, x + 0.5, x)
 
 
-_register("linalg_vector_norm", cases=lambda r, d: [
-    _s(f"2x3 ord={o} dim={dim} keepdim={k}", self=_away_from_zero(r, (2, 3), d), ord=o, dim=dim, keepdim=k)
-    for o, dim, k in [(2, None, False), (1, (1,), False), (3.5, (-1,), True), (0.5, (0,), False), (float("inf"), (1,), False), (-1.5, None, False)]
-])
+_register(
+    "linalg_vector_norm",
+    cases=lambda r, d: [
+        _s(f"2x3 ord={o} dim={dim} keepdim={k}", self=_away_from_zero(r, (2, 3), d), ord=o, dim=dim, keepdim=k)
+        for o, dim, k in [
+            (2, None, False),
+            (1, (1,), False),
+            (3.5, (-1,), True),
+            (0.5, (0,), False),
+            (float("inf"), (1,), False),
+            (-1.5, None, False),
+        ]
+    ],
+)
 
 
 # -- spectral -------------------------------------------------------------------------------------
@@ -136,10 +184,24 @@ def _svd_outputs(outs):
     return [S, _squares(U[..., :k]), _squares(Vh[..., :k, :]), U[..., :k] @ Vh[..., :k, :]]
 
 
-_register("_linalg_svd", cases=lambda r, d: [
-    _s(f"{shape}", outputs=_svd_outputs, A=_spread_singular_values(r, shape, d))
-    for shape in [(3, 3), (2, 4, 3), (3, 4)]
-] + [_s(f"{shape} full_matrices", outputs=_svd_outputs, A=_spread_singular_values(r, shape, d), full_matrices=True) for shape in [(3, 3), (3, 4)]])
+_register(
+    "_linalg_svd",
+    cases=lambda r, d: (
+        [
+            _s(f"{shape}", outputs=_svd_outputs, A=_spread_singular_values(r, shape, d))
+            for shape in [(3, 3), (2, 4, 3), (3, 4)]
+        ]
+        + [
+            _s(
+                f"{shape} full_matrices",
+                outputs=_svd_outputs,
+                A=_spread_singular_values(r, shape, d),
+                full_matrices=True,
+            )
+            for shape in [(3, 3), (3, 4)]
+        ]
+    ),
+)
 
 
 def _hermitian_spread(r, d, shape):
@@ -151,10 +213,19 @@ def _hermitian(vs):
     return [(vs[0] + _mH(vs[0])) / 2]
 
 
-_register("_linalg_eigh", cases=lambda r, d: [
-    _s(f"{shape} UPLO={u}", outputs=lambda outs: [outs[0], _squares(outs[1])], tangents=_hermitian, A=_hermitian_spread(r, d, shape), UPLO=u)
-    for shape, u in [((3, 3), "L"), ((2, 3, 3), "U")]
-])
+_register(
+    "_linalg_eigh",
+    cases=lambda r, d: [
+        _s(
+            f"{shape} UPLO={u}",
+            outputs=lambda outs: [outs[0], _squares(outs[1])],
+            tangents=_hermitian,
+            A=_hermitian_spread(r, d, shape),
+            UPLO=u,
+        )
+        for shape, u in [((3, 3), "L"), ((2, 3, 3), "U")]
+    ],
+)
 
 
 def _spread_spectrum(r, d):
@@ -162,17 +233,28 @@ def _spread_spectrum(r, d):
     return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
 
 
-_register("linalg_eig", cases=lambda r, d: [
-    _s("3x3 distinct eigenvalues", outputs=lambda outs: [outs[0], _squares(outs[1])], self=_spread_spectrum(r, d)),
-])
-_register("linalg_pinv.atol_rtol_tensor", cases=lambda r, d: [
-    _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-    _s("wide 2x3x4", self=_spread_singular_values(r, (2, 3, 4), d)),
-    _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
-])
+_register(
+    "linalg_eig",
+    cases=lambda r, d: [
+        _s("3x3 distinct eigenvalues", outputs=lambda outs: [outs[0], _squares(outs[1])], self=_spread_spectrum(r, d)),
+    ],
+)
+_register(
+    "linalg_pinv.atol_rtol_tensor",
+    cases=lambda r, d: [
+        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
+        _s("wide 2x3x4", self=_spread_singular_values(r, (2, 3, 4), d)),
+        _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
+    ],
+)
 
 
 # -- parity with torch ------------------------------------------------------------------------
 # the norm's kink: the zero vector (and ties of the inf-norm)
-kinks("linalg_vector_norm", (np.zeros((2, 3)), 2, [1]), (matrix([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), float("inf"), [1]),
-      (vector(0.0, 1.0, -2.0), 1), (vector(0.0, 1.0, -2.0), 0.5))
+kinks(
+    "linalg_vector_norm",
+    (np.zeros((2, 3)), 2, [1]),
+    (matrix([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), float("inf"), [1]),
+    (vector(0.0, 1.0, -2.0), 1),
+    (vector(0.0, 1.0, -2.0), 0.5),
+)

@@ -47,7 +47,9 @@ def _make(fn, kwarg_only=()):
 
 
 def _softmax(rng):
-    return [((rng.normal(size=s), d, False), f"{s} dim={d}") for s, d in (((2, 3), 1), ((2, 3), -2), ((4,), 0), ((), 0))]
+    return [
+        ((rng.normal(size=s), d, False), f"{s} dim={d}") for s, d in (((2, 3), 1), ((2, 3), -2), ((4,), 0), ((), 0))
+    ]
 
 
 def _softmax_backward_data(log):
@@ -70,8 +72,14 @@ def _softmax_backward_data(log):
             x = rng.normal(size=s)
             y = np.asarray(softmax(x, d, False))
             last = x if keyed_to_self else np.dtype(dtype)
-            out.append(Sample((rng.normal(size=s), y, d, last), {}, f"{s} dim={d}, output = {forward_name}(self)",
-                              reference=reference if keyed_to_self else None))
+            out.append(
+                Sample(
+                    (rng.normal(size=s), y, d, last),
+                    {},
+                    f"{s} dim={d}, output = {forward_name}(self)",
+                    reference=reference if keyed_to_self else None,
+                )
+            )
         return out
 
     return make
@@ -81,18 +89,30 @@ def _softmax_backward_data(log):
 # entries give no formula: PyTorch's graph has no derivative there either.
 not_applicable(
     "the second derivative runs through `output` (= softmax(self)), for which the 1.7 entry gives no formula",
-    "_softmax_backward_data", "_log_softmax_backward_data", modes=("vjp_vjp",),
-    when=lambda op: op.schema.arguments[-1].name == "self")
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+    modes=("vjp_vjp",),
+    when=lambda op: op.schema.arguments[-1].name == "self",
+)
 samples("_softmax", "_log_softmax")(_make(_softmax))
 samples("_softmax_backward_data")(_softmax_backward_data(False))
 samples("_log_softmax_backward_data")(_softmax_backward_data(True))
 samples("glu")(_make(lambda rng: [((rng.normal(size=(2, 4)), d), f"2x4 dim={d}") for d in (-1, 0)]))
-samples("glu_backward")(_make(lambda rng: [((rng.normal(size=(2, 2)), rng.normal(size=(2, 4)), 1), "2x4 dim=1"), ((rng.normal(size=(1, 3)), rng.normal(size=(2, 3)), 0), "2x3 dim=0")]))
+samples("glu_backward")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(2, 2)), rng.normal(size=(2, 4)), 1), "2x4 dim=1"),
+            ((rng.normal(size=(1, 3)), rng.normal(size=(2, 3)), 0), "2x3 dim=0"),
+        ]
+    )
+)
 
 
 # -- dropout and embedding ----------------------------------------------------------------------
 
-samples("_fused_dropout")(_make(lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")]))
+samples("_fused_dropout")(
+    _make(lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")])
+)
 
 
 def _embedding(rng):
@@ -104,7 +124,11 @@ def _embedding(rng):
 
 samples("embedding")(_make(_embedding))
 samples("embedding_renorm_")(_make(lambda rng: [((rng.normal(size=(5, 3)), np.array([0, 2]), 1.0, 2.0), "max_norm=1")]))
-samples("embedding_dense_backward")(_make(lambda rng: [((rng.normal(size=(2, 2, 3)), np.array([[0, 2], [4, 2]]), 5, -1, False), "no padding, no scaling")]))
+samples("embedding_dense_backward")(
+    _make(
+        lambda rng: [((rng.normal(size=(2, 2, 3)), np.array([[0, 2], [4, 2]]), 5, -1, False), "no padding, no scaling")]
+    )
+)
 
 
 def _embedding_bag(rng):
@@ -113,8 +137,15 @@ def _embedding_bag(rng):
     for mode in (0, 1, 2):
         w = rng.normal(size=(5, 3))
         psw = rng.uniform(0.5, 1.5, size=6) if mode == 0 else None
-        out.append(((w, idx, offsets, False, mode, False, psw, False), f"mode={mode} per_sample_weights={psw is not None}"))
-    out.append(((rng.normal(size=(5, 3)), idx, np.array([0, 2, 4, 6]), False, 1, False, None, True), "mean include_last_offset"))
+        out.append(
+            ((w, idx, offsets, False, mode, False, psw, False), f"mode={mode} per_sample_weights={psw is not None}")
+        )
+    out.append(
+        (
+            (rng.normal(size=(5, 3)), idx, np.array([0, 2, 4, 6]), False, 1, False, None, True),
+            "mean include_last_offset",
+        )
+    )
     return out
 
 
@@ -123,27 +154,53 @@ samples("_embedding_bag")(_make(_embedding_bag))
 
 # -- torch 2.13's linear, prelu kernel, dropout backward and softmax variants ------------------------
 
-linear_samples = samples("linear")(_make(lambda rng: [
-    ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "2x3 by 4x3, bias"),
-    ((rng.normal(size=(2, 2, 3)), rng.normal(size=(4, 3)), None), "batched 2x2x3, no bias"),
-    ((rng.normal(size=(3,)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "1-d input"),
-]))
+linear_samples = samples("linear")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "2x3 by 4x3, bias"),
+            ((rng.normal(size=(2, 2, 3)), rng.normal(size=(4, 3)), None), "batched 2x2x3, no bias"),
+            ((rng.normal(size=(3,)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "1-d input"),
+        ]
+    )
+)
 # every output_mask entry on: an output the mask turns off is undefined (None), nothing to check
-samples("linear_backward")(_make(lambda rng: [
-    ((rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3)), (True, True, True)), "2x3 by 4x3, every output"),
-    ((rng.normal(size=(2, 2, 3)), rng.normal(size=(2, 2, 4)), rng.normal(size=(4, 3)), (True, True, True)), "batched 2x2x3"),
-]))
+samples("linear_backward")(
+    _make(
+        lambda rng: [
+            (
+                (rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3)), (True, True, True)),
+                "2x3 by 4x3, every output",
+            ),
+            (
+                (rng.normal(size=(2, 2, 3)), rng.normal(size=(2, 2, 4)), rng.normal(size=(4, 3)), (True, True, True)),
+                "batched 2x2x3",
+            ),
+        ]
+    )
+)
 # the kink of prelu is self = 0: values kept away from it
-samples("_prelu_kernel")(_make(lambda rng: [
-    ((_away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
-    ((_away(rng, (2, 3, 2), (0.0,)), rng.normal(size=(1, 3, 1))), "channel weight"),
-]))
-samples("_prelu_kernel_backward")(_make(lambda rng: [
-    ((rng.normal(size=(2, 3)), _away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
-]))
-samples("native_dropout_backward")(_make(lambda rng: [
-    ((rng.normal(size=(3, 4)), rng.uniform(size=(3, 4)) < 0.7, 1 / 0.7), "3x4 scale=1/0.7"),
-]))
+samples("_prelu_kernel")(
+    _make(
+        lambda rng: [
+            ((_away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
+            ((_away(rng, (2, 3, 2), (0.0,)), rng.normal(size=(1, 3, 1))), "channel weight"),
+        ]
+    )
+)
+samples("_prelu_kernel_backward")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(2, 3)), _away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
+        ]
+    )
+)
+samples("native_dropout_backward")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(3, 4)), rng.uniform(size=(3, 4)) < 0.7, 1 / 0.7), "3x4 scale=1/0.7"),
+        ]
+    )
+)
 
 
 def _masked(rng, shape, dim):
@@ -153,15 +210,23 @@ def _masked(rng, shape, dim):
     return mask & ~keep
 
 
-samples("_masked_softmax")(_make(lambda rng: [
-    ((rng.normal(size=(2, 4)), _masked(rng, (2, 4), -1), None, None), "2x4 last dim"),
-    ((rng.normal(size=(3, 2, 3)), _masked(rng, (3, 2, 3), 0), 0, 2), "3x2x3 dim=0"),
-]))
-samples("_safe_softmax")(_make(lambda rng: [
-    ((rng.normal(size=(2, 3)), 1, None), "2x3 dim=1"),
-    ((rng.normal(size=(3, 2)), -2, None), "3x2 dim=-2"),
-    ((rng.normal(size=()), 0, None), "0-d"),
-]))
+samples("_masked_softmax")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(2, 4)), _masked(rng, (2, 4), -1), None, None), "2x4 last dim"),
+            ((rng.normal(size=(3, 2, 3)), _masked(rng, (3, 2, 3), 0), 0, 2), "3x2x3 dim=0"),
+        ]
+    )
+)
+samples("_safe_softmax")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(2, 3)), 1, None), "2x3 dim=1"),
+            ((rng.normal(size=(3, 2)), -2, None), "3x2 dim=-2"),
+            ((rng.normal(size=()), 0, None), "0-d"),
+        ]
+    )
+)
 
 
 def _embedding_bag_backward(rng):
@@ -172,11 +237,30 @@ def _embedding_bag_backward(rng):
     for (w, idx, offsets, _, mode, _, psw, last), label in _embedding_bag(rng):
         if last:
             continue
-        _, offset2bag, bag_size, max_indices = (np.asarray(t) for t in bag(w, idx, offsets, False, mode, False, psw, last))
+        _, offset2bag, bag_size, max_indices = (
+            np.asarray(t) for t in bag(w, idx, offsets, False, mode, False, psw, last)
+        )
         g = rng.normal(size=(len(offsets), w.shape[1]))
         for scale, padding_idx in ((False, -1), (True, 2)):
-            out.append(((g, idx, offsets, offset2bag, bag_size, max_indices, w.shape[0], scale, mode, False, psw, padding_idx),
-                        f"{label} scale_grad_by_freq={scale} padding_idx={padding_idx}"))
+            out.append(
+                (
+                    (
+                        g,
+                        idx,
+                        offsets,
+                        offset2bag,
+                        bag_size,
+                        max_indices,
+                        w.shape[0],
+                        scale,
+                        mode,
+                        False,
+                        psw,
+                        padding_idx,
+                    ),
+                    f"{label} scale_grad_by_freq={scale} padding_idx={padding_idx}",
+                )
+            )
     return out
 
 
@@ -201,23 +285,57 @@ def _torch_linear_backward(aten, a):
     return [gr if m else None for gr, m in zip(grads, mask)]
 
 
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.native_dropout(a["self"], 1 - a["p"], True), f"{CUDA_ONLY}: native_dropout(self, 1 - p)"), "_fused_dropout")
-torch_equivalent(Equivalent(_torch_linear_backward, "torch 2.13 runs linear_backward only on MKL-DNN and nested tensors: "
-                            "torch.autograd.grad of aten.linear, create_graph=True"), "linear_backward")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.native_dropout(a["self"], 1 - a["p"], True), f"{CUDA_ONLY}: native_dropout(self, 1 - p)"
+    ),
+    "_fused_dropout",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_linear_backward,
+        "torch 2.13 runs linear_backward only on MKL-DNN and nested tensors: "
+        "torch.autograd.grad of aten.linear, create_graph=True",
+    ),
+    "linear_backward",
+)
 # schema changes since the seed files: the same computation under torch 2.13's signature
-torch_equivalent(Equivalent(
-    lambda aten, a: aten._softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
-    "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True), "_softmax_backward_data")
-torch_equivalent(Equivalent(
-    lambda aten, a: aten._log_softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
-    "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self", True), "_log_softmax_backward_data")
-parity_differs(("vjp",), "the seed's formula sends softmax_double_backward to Tensor self; torch 2.13's "
-               "schema has input_dtype there and sends it to output: the second-order gradient lands on another input",
-               "_softmax_backward_data")
-parity_differs(("vjp",), "the seed's formula sends the second-order gradient to Tensor self; torch 2.13's "
-               "schema has input_dtype there and sends it to output", "_log_softmax_backward_data")
-parity_differs(("forward",), "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "
-               "(make_bag_size), else returns zeros; jaxderiv always computes it", "_embedding_bag", torch_spec=True)
-not_compared("a backward op whose checker samples are schema defaults (float indices); compared through _embedding_bag's vjp",
-             "_embedding_bag_dense_backward")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten._softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
+        "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self",
+        True,
+    ),
+    "_softmax_backward_data",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten._log_softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
+        "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self",
+        True,
+    ),
+    "_log_softmax_backward_data",
+)
+parity_differs(
+    ("vjp",),
+    "the seed's formula sends softmax_double_backward to Tensor self; torch 2.13's "
+    "schema has input_dtype there and sends it to output: the second-order gradient lands on another input",
+    "_softmax_backward_data",
+)
+parity_differs(
+    ("vjp",),
+    "the seed's formula sends the second-order gradient to Tensor self; torch 2.13's "
+    "schema has input_dtype there and sends it to output",
+    "_log_softmax_backward_data",
+)
+parity_differs(
+    ("forward",),
+    "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "
+    "(make_bag_size), else returns zeros; jaxderiv always computes it",
+    "_embedding_bag",
+    torch_spec=True,
+)
+not_compared(
+    "a backward op whose checker samples are schema defaults (float indices); compared through _embedding_bag's vjp",
+    "_embedding_bag_dense_backward",
+)

@@ -57,7 +57,16 @@ def _gpu_batch_norm_backward(reserve):
 
     def fn(rng):
         x, g = rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 3, 2))
-        args = (x, g, rng.uniform(0.5, 1.5, size=3), None, None, x.mean((0, 2)), 1 / np.sqrt(x.var((0, 2)) + 1e-5), 1e-5)
+        args = (
+            x,
+            g,
+            rng.uniform(0.5, 1.5, size=3),
+            None,
+            None,
+            x.mean((0, 2)),
+            1 / np.sqrt(x.var((0, 2)) + 1e-5),
+            1e-5,
+        )
         return [(args + ((np.zeros(0, np.uint8),) if reserve else ()), "training")]
 
     return fn
@@ -70,14 +79,18 @@ not_applicable(
     "the derivative through save_mean and save_var as functions of input, and those inputs' own formulas "
     "are not_implemented: held fixed, as the checker holds a refused input, the call is another function "
     "(measured: vjp off by up to 3.0 at 24 of 24 elements)",
-    "cudnn_batch_norm_backward", "miopen_batch_norm_backward",
+    "cudnn_batch_norm_backward",
+    "miopen_batch_norm_backward",
     modes=("vjp", "jvp", "vjp_vjp"),  # every mode: the parity tables still compare them with torch
 )
 
 
 def _gpu_batch_norm():
     def fn(rng):
-        return [((x, w if w is not None else np.ones(3), b, rm, rv, tr, m, eps), label) for (x, w, b, rm, rv, tr, m, eps), label in _batch_norm(rng)]
+        return [
+            ((x, w if w is not None else np.ones(3), b, rm, rv, tr, m, eps), label)
+            for (x, w, b, rm, rv, tr, m, eps), label in _batch_norm(rng)
+        ]
 
     return fn
 
@@ -110,19 +123,29 @@ def _native_layer_norm(op, rng, dtype=np.float64):
     if len(op.schema.arguments) == 6:
         return made
     return [Sample((x, (n,), w, b, eps), {}, s.label) for s in made for x, w, b, _, n, eps in [s.args]]
+
+
 samples("native_group_norm")(_make(_group_norm))
-samples("_weight_norm_cuda_interface")(_make(lambda rng: [
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
-]))
+samples("_weight_norm_cuda_interface")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
+            ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
+        ]
+    )
+)
 
 
 # -- torch 2.13's normalization entries --------------------------------------------------------------
 
-samples("_weight_norm_interface")(_make(lambda rng: [
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
-    ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
-]))
+samples("_weight_norm_interface")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
+            ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
+        ]
+    )
+)
 
 
 def _batch_norm_split(update):
@@ -130,17 +153,28 @@ def _batch_norm_split(update):
     only: torch 2.13's backward of these entries rejects an absent weight."""
 
     def make(rng):
-        return [((x, w, b, rm, rv, m, eps), label.replace(f" training={training}", "")) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if training == update and w is not None]
+        return [
+            ((x, w, b, rm, rv, m, eps), label.replace(f" training={training}", ""))
+            for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng)
+            if training == update and w is not None
+        ]
 
     return make
 
 
 samples("_batch_norm_with_update")(_make(_batch_norm_split(True)))
 samples("_batch_norm_no_update")(_make(_batch_norm_split(False)))
-samples("_fused_rms_norm")(_make(lambda rng: [
-    ((rng.normal(size=(2, 3, 4)), (3, 4), rng.uniform(0.5, 1.5, size=(3, 4)), None), "2x3x4 over 3x4, weight, default eps"),
-    ((rng.normal(size=(2, 5)), (5,), None, 1e-3), "2x5 no weight eps=1e-3"),
-]))
+samples("_fused_rms_norm")(
+    _make(
+        lambda rng: [
+            (
+                (rng.normal(size=(2, 3, 4)), (3, 4), rng.uniform(0.5, 1.5, size=(3, 4)), None),
+                "2x3x4 over 3x4, weight, default eps",
+            ),
+            ((rng.normal(size=(2, 5)), (5,), None, 1e-3), "2x5 no weight eps=1e-3"),
+        ]
+    )
+)
 
 
 def _layer_norm_backward(rng):
@@ -152,7 +186,9 @@ def _layer_norm_backward(rng):
         axes = tuple(range(3 - len(normalized), 3))
         mean, rstd = x.mean(axes, keepdims=True), 1 / np.sqrt(x.var(axes, keepdims=True) + 1e-5)
         w, b = (rng.uniform(0.5, 1.5, size=normalized), rng.normal(size=normalized)) if affine else (None, None)
-        out.append(((g, x, normalized, mean, rstd, w, b, (True, affine, affine)), f"2x3x4 over {normalized} affine={affine}"))
+        out.append(
+            ((g, x, normalized, mean, rstd, w, b, (True, affine, affine)), f"2x3x4 over {normalized} affine={affine}")
+        )
     return out
 
 
@@ -170,13 +206,33 @@ not_applicable(
 # -- torch 2.13's batch norm entries for export -------------------------------------------------------
 
 samples("_native_batch_norm_legit")(_make(_batch_norm))
-samples("_native_batch_norm_legit_no_training")(_make(lambda rng: [
-    ((x, w, b, rm, rv, m, eps), label.replace(" training=False", "")) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if not training]))
-samples("_native_batch_norm_legit.no_stats")(_make(lambda rng: [
-    ((x, w, b, training, m, eps), label) for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng) if training]))
-samples("batch_norm_backward")(_make(lambda rng: [
-    ((g, x, w, rm, rv, sm, sv, False, eps, mask, np.zeros(0, np.uint8)), label)
-    for (g, x, w, rm, rv, sm, sv, train, eps, mask), label in _batch_norm_backward(rng) if w is not None]))
+samples("_native_batch_norm_legit_no_training")(
+    _make(
+        lambda rng: [
+            ((x, w, b, rm, rv, m, eps), label.replace(" training=False", ""))
+            for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng)
+            if not training
+        ]
+    )
+)
+samples("_native_batch_norm_legit.no_stats")(
+    _make(
+        lambda rng: [
+            ((x, w, b, training, m, eps), label)
+            for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng)
+            if training
+        ]
+    )
+)
+samples("batch_norm_backward")(
+    _make(
+        lambda rng: [
+            ((g, x, w, rm, rv, sm, sv, False, eps, mask, np.zeros(0, np.uint8)), label)
+            for (g, x, w, rm, rv, sm, sv, train, eps, mask), label in _batch_norm_backward(rng)
+            if w is not None
+        ]
+    )
+)
 
 
 # -- parity with torch ------------------------------------------------------------------------
@@ -185,13 +241,31 @@ samples("batch_norm_backward")(_make(lambda rng: [
 
 
 def _torch_batch_norm(aten, a):
-    return aten.native_batch_norm(a["input"], a["weight"], a["bias"], a["running_mean"], a["running_var"], a["training"],
-                                  a["exponential_average_factor"], a["epsilon"])
+    return aten.native_batch_norm(
+        a["input"],
+        a["weight"],
+        a["bias"],
+        a["running_mean"],
+        a["running_var"],
+        a["training"],
+        a["exponential_average_factor"],
+        a["epsilon"],
+    )
 
 
 def _torch_batch_norm_backward(aten, a):
-    return aten.native_batch_norm_backward(a["grad_output"], a["input"], a["weight"], a["running_mean"], a["running_var"],
-                                           a["save_mean"], a["save_var"], a["save_mean"] is not None, a["epsilon"], [True] * 3)
+    return aten.native_batch_norm_backward(
+        a["grad_output"],
+        a["input"],
+        a["weight"],
+        a["running_mean"],
+        a["running_var"],
+        a["save_mean"],
+        a["save_var"],
+        a["save_mean"] is not None,
+        a["epsilon"],
+        [True] * 3,
+    )
 
 
 def _torch_layer_norm(aten, a):
@@ -202,9 +276,19 @@ def _torch_layer_norm(aten, a):
     return [out, mean.reshape(-1), rstd.reshape(-1)]
 
 
-torch_equivalent(Equivalent(_torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm (the 4th output, cuDNN's reserve space, not compared)"),
-                 "cudnn_batch_norm")
+torch_equivalent(
+    Equivalent(
+        _torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm (the 4th output, cuDNN's reserve space, not compared)"
+    ),
+    "cudnn_batch_norm",
+)
 torch_equivalent(Equivalent(_torch_batch_norm, f"{CUDA_ONLY}: native_batch_norm"), "miopen_batch_norm")
-torch_equivalent(Equivalent(_torch_batch_norm_backward, f"{CUDA_ONLY}: native_batch_norm_backward"),
-                 "cudnn_batch_norm_backward", "miopen_batch_norm_backward")
-torch_equivalent(Equivalent(_torch_layer_norm, "torch 2.13 takes normalized_shape where the seed takes int M, int N", True), "native_layer_norm")
+torch_equivalent(
+    Equivalent(_torch_batch_norm_backward, f"{CUDA_ONLY}: native_batch_norm_backward"),
+    "cudnn_batch_norm_backward",
+    "miopen_batch_norm_backward",
+)
+torch_equivalent(
+    Equivalent(_torch_layer_norm, "torch 2.13 takes normalized_shape where the seed takes int M, int N", True),
+    "native_layer_norm",
+)

@@ -11,10 +11,30 @@ from __future__ import annotations
 from ..opdb import not_applicable
 
 SPARSE = "operates on a sparse COO tensor (indices and values); JAX arrays are dense, with no sparse layout"
-not_applicable(SPARSE, "_sparse_addmm", "coalesce", "_coalesce", "indices", "_indices", "values", "_values",
-               "to_sparse", "sparse_mask", "_sparse_coo_tensor_with_dims_and_tensors", "_sparse_sum.dim",
-               "_sparse_softmax", "_sparse_log_softmax")
+not_applicable(
+    SPARSE,
+    "_sparse_addmm",
+    "coalesce",
+    "_coalesce",
+    "indices",
+    "_indices",
+    "values",
+    "_values",
+    "to_sparse",
+    "sparse_mask",
+    "_sparse_coo_tensor_with_dims_and_tensors",
+    "_sparse_sum.dim",
+    "_sparse_softmax",
+    "_sparse_log_softmax",
+)
 
-FBGEMM = "takes weights packed into fbgemm's opaque format (an inference-only CPU kernel); JAX has no packed-weight tensors"
-not_applicable(FBGEMM, "fbgemm_linear_int8_weight_fp32_activation", "fbgemm_linear_int8_weight",
-               "fbgemm_linear_fp16_weight_fp32_activation", "fbgemm_linear_fp16_weight")
+FBGEMM = (
+    "takes weights packed into fbgemm's opaque format (an inference-only CPU kernel); JAX has no packed-weight tensors"
+)
+not_applicable(
+    FBGEMM,
+    "fbgemm_linear_int8_weight_fp32_activation",
+    "fbgemm_linear_int8_weight",
+    "fbgemm_linear_fp16_weight_fp32_activation",
+    "fbgemm_linear_fp16_weight",
+)

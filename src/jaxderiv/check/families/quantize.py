@@ -80,8 +80,14 @@ def _per_tensor(op, rng, dtype=np.float64):
 @samples("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams")
 def _tensor_qparams(op, rng, dtype=np.float64):
     def make(enabled):
-        kw = {"self": _values(rng, (3, 4), SCALE, 3), "scale": np.array([SCALE], np.float32), "zero_point": np.array([3], np.int32),
-              "fake_quant_enabled": np.array([enabled], np.int64), "quant_min": QMIN, "quant_max": QMAX}
+        kw = {
+            "self": _values(rng, (3, 4), SCALE, 3),
+            "scale": np.array([SCALE], np.float32),
+            "zero_point": np.array([3], np.int32),
+            "fake_quant_enabled": np.array([enabled], np.int64),
+            "quant_min": QMIN,
+            "quant_max": QMAX,
+        }
         return Sample((), kw, f"fake_quant_enabled={enabled}", reference=_reference(op, enabled="fake_quant_enabled"))
 
     return [make(1), make(0)]
@@ -95,7 +101,14 @@ def _channel_params(rng, channels):
 def _per_channel(op, rng, dtype=np.float64):
     scale, zp = _channel_params(rng, 3)
     x = _values(rng, (2, 3, 4), scale[:, None], zp[:, None])
-    kw = {"self": x, "scale": scale.astype(np.float32), "zero_point": zp, "axis": 1, "quant_min": QMIN, "quant_max": QMAX}
+    kw = {
+        "self": x,
+        "scale": scale.astype(np.float32),
+        "zero_point": zp,
+        "axis": 1,
+        "quant_min": QMIN,
+        "quant_max": QMAX,
+    }
     return [Sample((), kw, "axis=1", reference=_reference(op, along="axis"))]
 
 
@@ -141,7 +154,8 @@ def _learnable_reference(op, anchor, along=None):
 
         def at(point):
             return lambda x, scale, zero_point: _learned_step(
-                *shaped(x, scale, zero_point), shaped(*point), kw["quant_min"], kw["quant_max"], grad_factor)
+                *shaped(x, scale, zero_point), shaped(*point), kw["quant_min"], kw["quant_max"], grad_factor
+            )
 
         @jax.custom_jvp
         def quantized(x, scale, zero_point):
@@ -158,7 +172,13 @@ def _learnable_reference(op, anchor, along=None):
 
 @samples("_fake_quantize_learnable_per_tensor_affine")
 def _learnable_per_tensor(op, rng, dtype=np.float64):
-    kw = {"self": _values(rng, (3, 4), SCALE, 3), "scale": np.array([SCALE]), "zero_point": np.array([3.2]), "quant_min": QMIN, "quant_max": QMAX}
+    kw = {
+        "self": _values(rng, (3, 4), SCALE, 3),
+        "scale": np.array([SCALE]),
+        "zero_point": np.array([3.2]),
+        "quant_min": QMIN,
+        "quant_max": QMAX,
+    }
     if any(a.name == "grad_factor" for a in op.schema.arguments):
         kw["grad_factor"] = 0.5
     anchor = (kw["self"], kw["scale"], kw["zero_point"])
@@ -168,8 +188,14 @@ def _learnable_per_tensor(op, rng, dtype=np.float64):
 @samples("_fake_quantize_learnable_per_channel_affine")
 def _learnable_per_channel(op, rng, dtype=np.float64):
     scale, zp = _channel_params(rng, 3)
-    kw = {"self": _values(rng, (2, 3, 4), scale[:, None], zp[:, None]), "scale": scale, "zero_point": zp + np.array([0.2, -0.1, 0.3]),
-          "axis": 1, "quant_min": QMIN, "quant_max": QMAX}
+    kw = {
+        "self": _values(rng, (2, 3, 4), scale[:, None], zp[:, None]),
+        "scale": scale,
+        "zero_point": zp + np.array([0.2, -0.1, 0.3]),
+        "axis": 1,
+        "quant_min": QMIN,
+        "quant_max": QMAX,
+    }
     if any(a.name == "grad_factor" for a in op.schema.arguments):
         kw["grad_factor"] = 0.5
     anchor = (kw["self"], kw["scale"], kw["zero_point"])
@@ -182,11 +208,25 @@ def _fused_observer(op, rng, dtype=np.float64):
     0..255: inputs keep clear of rounding boundaries. Fake quantization on, then off."""
 
     def make(fake_quant):
-        kw = {"self": _values(rng, (3, 4), SCALE, 0), "observer_on": np.array([0]), "fake_quant_on": np.array([fake_quant]),
-              "running_min": np.array([0.0], np.float32), "running_max": np.array([255 * SCALE], np.float32),
-              "scale": np.ones(1, np.float32), "zero_point": np.zeros(1, np.int32), "averaging_const": 0.01,
-              "quant_min": 0, "quant_max": 255, "ch_axis": 0}
-        return Sample((), kw, f"fake_quant_on={fake_quant}", reference=_reference(op, enabled="fake_quant_on", qparams=_running_range_qparams))
+        kw = {
+            "self": _values(rng, (3, 4), SCALE, 0),
+            "observer_on": np.array([0]),
+            "fake_quant_on": np.array([fake_quant]),
+            "running_min": np.array([0.0], np.float32),
+            "running_max": np.array([255 * SCALE], np.float32),
+            "scale": np.ones(1, np.float32),
+            "zero_point": np.zeros(1, np.int32),
+            "averaging_const": 0.01,
+            "quant_min": 0,
+            "quant_max": 255,
+            "ch_axis": 0,
+        }
+        return Sample(
+            (),
+            kw,
+            f"fake_quant_on={fake_quant}",
+            reference=_reference(op, enabled="fake_quant_on", qparams=_running_range_qparams),
+        )
 
     return [make(1), make(0)]
 
@@ -202,5 +242,8 @@ def _running_range_qparams(kw):
 
 # -- parity with torch ------------------------------------------------------------------------
 
-parity_in_float32("torch's CPU kernel takes float32 only",
-                  "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine")
+parity_in_float32(
+    "torch's CPU kernel takes float32 only",
+    "_fake_quantize_learnable_per_tensor_affine",
+    "_fake_quantize_learnable_per_channel_affine",
+)

@@ -57,6 +57,8 @@ samples("bernoulli_.Tensor")(_keyed(lambda rng: [((_x(rng), rng.uniform(0.1, 0.9
 samples("bernoulli_.float")(_keyed(lambda rng: [((_x(rng), 0.4), "2x3 p=0.4")]))
 samples("poisson")(_keyed(lambda rng: [((rng.uniform(0.5, 5.0, size=(2, 3)),), "2x3 rate in (0.5, 5)")]))
 samples("multinomial")(_keyed(lambda rng: [((rng.uniform(0.1, 1.0, size=(2, 4)), 3), "2x4 3 draws")]))
+
+
 def _held_constant(name, make_args):
     """Samples whose reference is the drawn sample itself, constant in mean and std."""
 
@@ -73,8 +75,14 @@ def _held_constant(name, make_args):
 
 
 samples("normal.Tensor_float")(_held_constant("normal.Tensor_float", lambda rng: [((_x(rng), 0.5), "2x3 std=0.5")]))
-samples("normal.float_Tensor")(_held_constant("normal.float_Tensor", lambda rng: [((0.5, rng.uniform(0.5, 2.0, size=(2, 3))), "mean=0.5, 2x3")]))
-samples("normal.Tensor_Tensor")(_held_constant("normal.Tensor_Tensor", lambda rng: [((_x(rng), rng.uniform(0.5, 2.0, size=(3,))), "2x3, std 3 broadcast")]))
+samples("normal.float_Tensor")(
+    _held_constant("normal.float_Tensor", lambda rng: [((0.5, rng.uniform(0.5, 2.0, size=(2, 3))), "mean=0.5, 2x3")])
+)
+samples("normal.Tensor_Tensor")(
+    _held_constant(
+        "normal.Tensor_Tensor", lambda rng: [((_x(rng), rng.uniform(0.5, 2.0, size=(3,))), "2x3, std 3 broadcast")]
+    )
+)
 
 
 def _gamma_quantile(alpha, u, start, steps=12):
@@ -105,6 +113,10 @@ domain(0.5, 5.0, "_standard_gamma_grad")
 
 # -- parity with torch ------------------------------------------------------------------------
 
-parity_differs(("forward",), "torch evaluates d sample / d alpha by series and rational fits (relative error ~1e-4); "
-               "jaxderiv by the exact implicit derivative of the regularized incomplete gamma function",
-               "_standard_gamma_grad", torch_spec=True)
+parity_differs(
+    ("forward",),
+    "torch evaluates d sample / d alpha by series and rational fits (relative error ~1e-4); "
+    "jaxderiv by the exact implicit derivative of the regularized incomplete gamma function",
+    "_standard_gamma_grad",
+    torch_spec=True,
+)

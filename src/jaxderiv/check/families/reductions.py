@@ -98,7 +98,11 @@ def _cumsum(rng, dtype):
 
 @_register("cumprod", complex_=True)
 def _cumprod(rng, dtype):
-    return [((_x(rng, dtype), 0), {}, "dim=0"), ((_zeros(rng, dtype), -1), {}, "zeros dim=-1"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+    return [
+        ((_x(rng, dtype), 0), {}, "dim=0"),
+        ((_zeros(rng, dtype), -1), {}, "zeros dim=-1"),
+        ((_x(rng, dtype, ()), 0), {}, "0-d"),
+    ]
 
 
 known_failure(
@@ -112,7 +116,11 @@ known_failure(
 
 @_register("cummax", "cummin")
 def _scans(rng, dtype):
-    return [((_x(rng, dtype), 1), {}, "dim=1"), ((_x(rng, dtype), -2), {}, "dim=-2"), ((_x(rng, dtype, ()), 0), {}, "0-d")]
+    return [
+        ((_x(rng, dtype), 1), {}, "dim=1"),
+        ((_x(rng, dtype), -2), {}, "dim=-2"),
+        ((_x(rng, dtype, ()), 0), {}, "0-d"),
+    ]
 
 
 @_register("logcumsumexp", complex_=True)
@@ -131,14 +139,20 @@ def _moments(rng, dtype):
 
 @_register("var.dim", "std.dim", "var_mean.dim", "std_mean.dim", complex_=True)
 def _moments_dim(rng, dtype):
-    return [((_x(rng, dtype), list(d), u, k), {}, f"dim={d} unbiased={u} keepdim={k}") for (d, k), u in zip(_DIMS, (True, False, True))]
+    return [
+        ((_x(rng, dtype), list(d), u, k), {}, f"dim={d} unbiased={u} keepdim={k}")
+        for (d, k), u in zip(_DIMS, (True, False, True))
+    ]
 
 
 @_register("var.correction", "std.correction", "var_mean.correction", "std_mean.correction", complex_=True)
 def _moments_correction(rng, dtype):
     """Newer files' overloads: a correction (None meaning 1) instead of `unbiased`."""
     cases = [(None, None, False), ([1], 0, True), ([0, 1], 2.5, False)]
-    return [((_x(rng, dtype), d), {"correction": c, "keepdim": k}, f"dim={d} correction={c} keepdim={k}") for d, c, k in cases]
+    return [
+        ((_x(rng, dtype), d), {"correction": c, "keepdim": k}, f"dim={d} correction={c} keepdim={k}")
+        for d, c, k in cases
+    ]
 
 
 _P = (2, 1, 3, 1.5, 0.5, np.inf, -np.inf, 0)
@@ -173,7 +187,10 @@ def _norms_dtype(rng, dtype):
 
 @_register("norm.ScalarOpt_dim_dtype")
 def _norms_dim_dtype(rng, dtype):
-    return [((_x(rng, dtype), p, [1], k), {"dtype": np.dtype(dtype)}, f"p={p} keepdim={k}") for p, k in ((2, False), (3, True))]
+    return [
+        ((_x(rng, dtype), p, [1], k), {"dtype": np.dtype(dtype)}, f"p={p} keepdim={k}")
+        for p, k in ((2, False), (3, True))
+    ]
 
 
 @_register("renorm")
@@ -209,12 +226,20 @@ def _nanmedian(rng, dtype):
 
 @_register("amax", "amin")
 def _amax(rng, dtype):
-    return [((_x(rng, dtype), [], False), {}, "all"), ((_x(rng, dtype), [1], True), {}, "dim=1 keepdim"), ((_x(rng, dtype), [-1, 0], False), {}, "dims=-1,0")]
+    return [
+        ((_x(rng, dtype), [], False), {}, "all"),
+        ((_x(rng, dtype), [1], True), {}, "dim=1 keepdim"),
+        ((_x(rng, dtype), [-1, 0], False), {}, "dims=-1,0"),
+    ]
 
 
 @_register("max.dim", "min.dim", "median.dim")
 def _selections(rng, dtype):
-    return [((_x(rng, dtype), 1, False), {}, "dim=1"), ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim"), ((_x(rng, dtype, ()), 0, False), {}, "0-d")]
+    return [
+        ((_x(rng, dtype), 1, False), {}, "dim=1"),
+        ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim"),
+        ((_x(rng, dtype, ()), 0, False), {}, "0-d"),
+    ]
 
 
 @_register("mode")
@@ -225,7 +250,10 @@ def _mode(rng, dtype):
 
 @_register("nanmedian.dim")
 def _nanmedian_dim(rng, dtype):
-    return [((_with(_x(rng, dtype), [np.nan]), 1, False), {}, "NaN dim=1"), ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim")]
+    return [
+        ((_with(_x(rng, dtype), [np.nan]), 1, False), {}, "NaN dim=1"),
+        ((_x(rng, dtype), -2, True), {}, "dim=-2 keepdim"),
+    ]
 
 
 @_register("kthvalue")
@@ -240,34 +268,54 @@ def _topk(rng, dtype):
 
 @_register("sort")
 def _sort(rng, dtype):
-    return [((_x(rng, dtype),), {}, "dim=-1"), ((_x(rng, dtype), 0, True), {}, "dim=0 descending"), ((_x(rng, dtype, ()),), {}, "0-d")]
+    return [
+        ((_x(rng, dtype),), {}, "dim=-1"),
+        ((_x(rng, dtype), 0, True), {}, "dim=0 descending"),
+        ((_x(rng, dtype, ()),), {}, "0-d"),
+    ]
 
 
 @_register("sort.stable")
 def _sort_stable(rng, dtype):
-    return [((_x(rng, dtype),), {"stable": True}, "stable dim=-1"), ((_x(rng, dtype),), {"stable": None, "dim": 0, "descending": True}, "dim=0 descending"),
-            ((_x(rng, dtype, ()),), {"stable": False}, "0-d")]
+    return [
+        ((_x(rng, dtype),), {"stable": True}, "stable dim=-1"),
+        ((_x(rng, dtype),), {"stable": None, "dim": 0, "descending": True}, "dim=0 descending"),
+        ((_x(rng, dtype, ()),), {"stable": False}, "0-d"),
+    ]
 
 
 @_register("any.dims", "all.dims")
 def _any_all_dims(rng, dtype):
     """Zeros among the values; None reduces every dim, an empty list none."""
     x = _x(rng, dtype) * (rng.random((3, 4)) < 0.7)
-    return [((x, None, False), {}, "dim=None"), ((x, [1], True), {}, "dim=1 keepdim"), ((x, [-1, 0], False), {}, "dims=-1,0"), ((x, [], False), {}, "dims=[]")]
+    return [
+        ((x, None, False), {}, "dim=None"),
+        ((x, [1], True), {}, "dim=1 keepdim"),
+        ((x, [-1, 0], False), {}, "dims=-1,0"),
+        ((x, [], False), {}, "dims=[]"),
+    ]
 
 
 @_register("_is_all_true", "_is_any_true")
 def _is_true(rng, dtype):
     """Bool inputs only, as ATen requires."""
-    return [((rng.random((3, 4)) < 0.5,), {}, "bool 3x4"), ((np.ones((2,), bool),), {}, "all True"), ((np.zeros((0,), bool),), {}, "empty")]
+    return [
+        ((rng.random((3, 4)) < 0.5,), {}, "bool 3x4"),
+        ((np.ones((2,), bool),), {}, "all True"),
+        ((np.zeros((0,), bool),), {}, "empty"),
+    ]
 
 
 @_register("aminmax")
 def _aminmax(rng, dtype):
     """Over all elements (keepdim or not), one dim (negative), a 0-d input."""
-    return [((_x(rng, dtype),), {}, "3x4 all"), ((_x(rng, dtype),), {"keepdim": True}, "3x4 all keepdim"),
-            ((_x(rng, dtype),), {"dim": 1}, "dim=1"), ((_x(rng, dtype),), {"dim": -2, "keepdim": True}, "dim=-2 keepdim"),
-            ((_x(rng, dtype, ()),), {"dim": 0}, "0-d dim=0")]
+    return [
+        ((_x(rng, dtype),), {}, "3x4 all"),
+        ((_x(rng, dtype),), {"keepdim": True}, "3x4 all keepdim"),
+        ((_x(rng, dtype),), {"dim": 1}, "dim=1"),
+        ((_x(rng, dtype),), {"dim": -2, "keepdim": True}, "dim=-2 keepdim"),
+        ((_x(rng, dtype, ()),), {"dim": 0}, "0-d dim=0"),
+    ]
 
 
 @_register("segment_reduce")
@@ -278,9 +326,21 @@ def _segment_reduce(rng, dtype):
     for reduce in ("sum", "mean", "max", "min", "prod"):
         lengths = np.array([2, 0, 3] if reduce in ("sum", "prod") else [2, 3], np.int64)
         out.append(((_x(rng, dtype, (5, 2)), reduce), {"lengths": lengths}, f"{reduce} lengths={lengths.tolist()}"))
-        out.append(((_x(rng, dtype, (2, 5)), reduce), {"offsets": np.array([[0, 2, 5], [0, 1, 5]], np.int64), "axis": 1}, f"{reduce} offsets axis=1"))
+        out.append(
+            (
+                (_x(rng, dtype, (2, 5)), reduce),
+                {"offsets": np.array([[0, 2, 5], [0, 1, 5]], np.int64), "axis": 1},
+                f"{reduce} offsets axis=1",
+            )
+        )
     for reduce in ("sum", "mean", "prod"):
-        out.append(((_x(rng, dtype, (5,)), reduce), {"lengths": np.array([4, 1], np.int64), "initial": 1.5}, f"{reduce} initial=1.5"))
+        out.append(
+            (
+                (_x(rng, dtype, (5,)), reduce),
+                {"lengths": np.array([4, 1], np.int64), "initial": 1.5},
+                f"{reduce} initial=1.5",
+            )
+        )
     return out
 
 
@@ -294,13 +354,19 @@ def _repeated(rng, dtype):
 @_register("_unique2")
 def _unique2(rng, dtype):
     x = _repeated(rng, dtype)
-    return [((x, True, True, True), {}, "4x3 ties, inverse and counts"), ((x, False, False, False), {}, "4x3 ties, values only")]
+    return [
+        ((x, True, True, True), {}, "4x3 ties, inverse and counts"),
+        ((x, False, False, False), {}, "4x3 ties, values only"),
+    ]
 
 
 @_register("unique_dim", "unique_dim_consecutive")
 def _unique_dim(rng, dtype):
     x = _repeated(rng, dtype)
-    return [((x, 0), {}, "4x3 dim=0 repeated rows"), ((x, -1), {"return_inverse": True, "return_counts": True}, "4x3 dim=-1")]
+    return [
+        ((x, 0), {}, "4x3 dim=0 repeated rows"),
+        ((x, -1), {"return_inverse": True, "return_counts": True}, "4x3 dim=-1"),
+    ]
 
 
 @_register("unique_consecutive")
@@ -333,11 +399,26 @@ kinks("sort", (vector(2.0, 1.0, 2.0, 1.0, 3.0),), (vector(2.0, 1.0, 2.0, 1.0, 3.
 kinks("topk", (vector(2.0, 1.0, 3.0, 3.0, 1.0), 2), (vector(2.0, 1.0, 3.0, 3.0, 1.0), 2, -1, False))
 kinks("kthvalue", (vector(2.0, 1.0, 2.0, 1.0, 3.0), 2))
 kinks("mode", (vector(2.0, 1.0, 2.0, 1.0, 3.0),))
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.nansum(a["self"], a["dim"], a["keepdim"], dtype=a.get("dtype")), "torch 2.13 merged the overload into nansum", True),
-    "nansum.dim_IntList")
-parity_differs(("jvp", "kinks", "complex"), "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
-               "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula",
-               "norm.Scalar", torch_spec=True, default_spec=False)
-parity_differs(("jvp",), "torch.func.jvp of aten.norm.ScalarOpt_dtype raises in torch 2.13, as for norm.Scalar",
-               "norm.ScalarOpt_dtype", torch_spec=True, default_spec=False)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.nansum(a["self"], a["dim"], a["keepdim"], dtype=a.get("dtype")),
+        "torch 2.13 merged the overload into nansum",
+        True,
+    ),
+    "nansum.dim_IntList",
+)
+parity_differs(
+    ("jvp", "kinks", "complex"),
+    "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
+    "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula",
+    "norm.Scalar",
+    torch_spec=True,
+    default_spec=False,
+)
+parity_differs(
+    ("jvp",),
+    "torch.func.jvp of aten.norm.ScalarOpt_dtype raises in torch 2.13, as for norm.Scalar",
+    "norm.ScalarOpt_dtype",
+    torch_spec=True,
+    default_spec=False,
+)

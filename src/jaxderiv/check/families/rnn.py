@@ -38,8 +38,10 @@ samples("_thnn_fused_gru_cell")(_cell(3))
 @samples("_pack_padded_sequence")
 def _pack(op, rng, dtype=np.float64):
     lengths = np.array([4, 2, 1])
-    return [Sample((rng.normal(size=(4, 3, 2)), lengths, False), {}, "T=4 B=3 lengths 4,2,1"),
-            Sample((rng.normal(size=(3, 4, 2)), lengths, True), {}, "batch_first")]
+    return [
+        Sample((rng.normal(size=(4, 3, 2)), lengths, False), {}, "T=4 B=3 lengths 4,2,1"),
+        Sample((rng.normal(size=(3, 4, 2)), lengths, True), {}, "batch_first"),
+    ]
 
 
 # Multi-layer networks: T=3 steps, batch 2, input 3, hidden 2; weights per layer-direction in
@@ -60,13 +62,17 @@ def _network(rng, mode, layers, bidirectional, bias, batch_first, with_buf):
         for _ in range(d):
             size = I if layer == 0 else d * HIDDEN
             weight += [rng.normal(size=(gates * HIDDEN, size)) * 0.5, rng.normal(size=(gates * HIDDEN, HIDDEN)) * 0.5]
-            weight += [rng.normal(size=(gates * HIDDEN,)) * 0.5, rng.normal(size=(gates * HIDDEN,)) * 0.5] if bias else []
+            weight += (
+                [rng.normal(size=(gates * HIDDEN,)) * 0.5, rng.normal(size=(gates * HIDDEN,)) * 0.5] if bias else []
+            )
     x = rng.normal(size=(N, T, I) if batch_first else (T, N, I))
     hx = rng.normal(size=(layers * d, N, HIDDEN))
     cx = rng.normal(size=(layers * d, N, HIDDEN)) if mode == 2 else None
     head = (x, weight, 4 if bias else 2) + ((None,) if with_buf else ())
     args = head + (hx, cx, mode, HIDDEN, layers, batch_first, 0.0, True, bidirectional, (), None)
-    return Sample(args, {}, f"mode={mode} layers={layers} bidirectional={bidirectional} bias={bias} batch_first={batch_first}")
+    return Sample(
+        args, {}, f"mode={mode} layers={layers} bidirectional={bidirectional} bias={bias} batch_first={batch_first}"
+    )
 
 
 @samples("_cudnn_rnn")
@@ -119,9 +125,27 @@ def _torch_rnn(aten, a):
     return list(fn(a["input"], a["hx"], weights, *flags))
 
 
-torch_equivalent(Equivalent(_torch_fused_lstm_cell, f"{CUDA_ONLY}: the LSTM cell in torch ops (the workspace not compared)"), "_thnn_fused_lstm_cell")
-torch_equivalent(Equivalent(_torch_fused_gru_cell, f"{CUDA_ONLY}: the GRU cell in torch ops (the workspace not compared)"), "_thnn_fused_gru_cell")
-torch_equivalent(Equivalent(_torch_rnn, f"{CUDA_ONLY}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and weight buffer not compared)"), "_cudnn_rnn")
-torch_equivalent(Equivalent(_torch_rnn, f"{CUDA_ONLY}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and workspace not compared)"), "miopen_rnn")
-not_compared("a backward op whose checker samples are schema defaults; compared through _cudnn_rnn's vjp", "_cudnn_rnn_backward")
-not_compared("a backward op whose checker samples are schema defaults; compared through miopen_rnn's vjp", "miopen_rnn_backward")
+torch_equivalent(
+    Equivalent(_torch_fused_lstm_cell, f"{CUDA_ONLY}: the LSTM cell in torch ops (the workspace not compared)"),
+    "_thnn_fused_lstm_cell",
+)
+torch_equivalent(
+    Equivalent(_torch_fused_gru_cell, f"{CUDA_ONLY}: the GRU cell in torch ops (the workspace not compared)"),
+    "_thnn_fused_gru_cell",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_rnn, f"{CUDA_ONLY}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and weight buffer not compared)"
+    ),
+    "_cudnn_rnn",
+)
+torch_equivalent(
+    Equivalent(_torch_rnn, f"{CUDA_ONLY}: aten.rnn_relu/rnn_tanh/lstm/gru.input (reserve and workspace not compared)"),
+    "miopen_rnn",
+)
+not_compared(
+    "a backward op whose checker samples are schema defaults; compared through _cudnn_rnn's vjp", "_cudnn_rnn_backward"
+)
+not_compared(
+    "a backward op whose checker samples are schema defaults; compared through miopen_rnn's vjp", "miopen_rnn_backward"
+)

@@ -63,7 +63,9 @@ _register("permute", cases=[(T(2, 3, 4), (2, 0, 1)), (T(2, 3), (-1, 0))])
 _register("unsqueeze", "unsqueeze_", cases=[(T(2, 3), 0), (T(2, 3), -1), (T(), 0)])
 _register("squeeze", "squeeze_", cases=[(T(2, 1, 3, 1),), (T(1),)])
 _register("squeeze.dim", "squeeze_.dim", cases=[(T(2, 1, 3), 1), (T(2, 1, 3), -3), (T(), 0)])
-_register("squeeze.dims", "squeeze_.dims", cases=[(T(2, 1, 3, 1), (1, -1)), (T(1, 2, 1), (0, 1)), (T(2, 3), ()), (T(), (0,))])
+_register(
+    "squeeze.dims", "squeeze_.dims", cases=[(T(2, 1, 3, 1), (1, -1)), (T(1, 2, 1), (0, 1)), (T(2, 3), ()), (T(), (0,))]
+)
 _register("expand", cases=[(T(3, 1), (2, 3, 4)), (T(3, 1), (-1, 4)), (T(), (2,))])
 _register("_reshape_copy", cases=[(T(2, 3), (3, 2)), (T(2, 3), (-1,)), (T(), (1, 1))])
 # ATen makes _reshape_alias with the contiguous strides of `size` only: the formula assumes them
@@ -85,33 +87,64 @@ _register("repeat", cases=[(T(2, 3), (2, 1)), (T(2, 3), (2, 1, 3))])
 _register("diag_embed", cases=[(T(2, 3), 0, -2, -1), (T(3), 1, 0, 1), (T(2, 3), -1, 2, 0)])
 _register("diag", cases=[(T(3), 0), (T(3), -1), (T(3, 4), 1), (T(3, 4), -2)])
 _register("diagonal", cases=[(T(3, 4), 0, 0, 1), (T(2, 3, 4), 1, -1, 0), (T(2, 3, 4), -1, 0, 2)])
-_register("diagonal_backward", cases=[(T(3, 1), (2, 3, 4), 1, -1, 0), (T(3), (3, 4), 0, 0, 1), (T(3, 2), (3, 3, 4), -1, 0, 2)])
+_register(
+    "diagonal_backward", cases=[(T(3, 1), (2, 3, 4), 1, -1, 0), (T(3), (3, 4), 0, 0, 1), (T(3, 2), (3, 3, 4), -1, 0, 2)]
+)
 _register("tril", "triu", cases=[(T(3, 4), 0), (T(3, 4), -1), (T(2, 3, 4), 1)])
 _register("unfold", cases=[(T(2, 7), 1, 3, 2), (T(5), 0, 2, 1), (T(6, 2), 0, 2, 3)])
-_register("unfold_backward", cases=[(T(2, 3, 3), (2, 7), 1, 3, 2), (T(4, 2), (5,), 0, 2, 1), (T(2, 2, 2), (6, 2), 0, 2, 3)])
-_register("as_strided", "as_strided_", cases=[(T(3, 4), (2, 2), (1, 2), 1), (T(3, 4), (3, 3), (2, 1), None), (T(5), (2,), (2,), 0)])
+_register(
+    "unfold_backward", cases=[(T(2, 3, 3), (2, 7), 1, 3, 2), (T(4, 2), (5,), 0, 2, 1), (T(2, 2, 2), (6, 2), 0, 2, 3)]
+)
+_register(
+    "as_strided",
+    "as_strided_",
+    cases=[(T(3, 4), (2, 2), (1, 2), 1), (T(3, 4), (3, 3), (2, 1), None), (T(5), (2,), (2,), 0)],
+)
 _register("select_backward", cases=[(T(3, 4), (2, 3, 4), 0, 1), (T(2, 3), (2, 3, 5), -1, -2), (T(), (3,), 0, 2)])
-_register("slice_backward", cases=[(T(2, 3), (5, 3), 0, 1, 3, 1), (T(2, 2), (2, 6), -1, -5, 10, 3), (T(0, 3), (2, 3), 0, 2, 1, 1)])
+_register(
+    "slice_backward",
+    cases=[(T(2, 3), (5, 3), 0, 1, 3, 1), (T(2, 2), (2, 6), -1, -5, 10, 3), (T(0, 3), (2, 3), 0, 2, 1, 1)],
+)
 _register("pixel_shuffle", cases=[(T(1, 8, 2, 3), 2), (T(9, 2, 2), 3), (T(2, 1, 4, 1, 2), 1)])
 _register("pixel_unshuffle", cases=[(T(1, 2, 4, 6), 2), (T(1, 6, 6), 3), (T(2, 1, 3, 1, 2), 1)])
 _register("channel_shuffle", cases=[(T(2, 6, 3), 2), (T(1, 6, 2, 2), 3), (T(2, 4, 1), 1)])
 
 # torch differentiates slice_scatter and select_scatter on real dtypes only
-_register("slice_scatter", cases=[(T(4, 5), T(4, 2), 1, 1, 4, 2), (T(4, 5), T(2, 5), 0, -3, None, 2), (T(4, 5), T(4, 5))], complex_=False)
+_register(
+    "slice_scatter",
+    cases=[(T(4, 5), T(4, 2), 1, 1, 4, 2), (T(4, 5), T(2, 5), 0, -3, None, 2), (T(4, 5), T(4, 5))],
+    complex_=False,
+)
 _register("slice_inverse", cases=[(T(4, 2), T(4, 5), 1, 1, 4, 2), (T(2, 5), T(4, 5), 0, -3, None, 2)], complex_=False)
 _register("select_scatter", cases=[(T(2, 3, 4), T(2, 4), 1, -1), (T(3), T(), 0, 2)], complex_=False)
-_register("diagonal_scatter", cases=[(T(3, 4), T(3), 0, 0, 1), (T(2, 3, 4), T(3, 1), 1, -1, 0), (T(2, 3, 4), T(3, 1), -1, 0, 2)])
-_register("as_strided_scatter", cases=[(T(3, 4), T(2, 2), (2, 2), (1, 4), 1), (T(3, 4), T(3), (3,), (5,), None), (T(5), T(2), (2,), (2,), 0)])
+_register(
+    "diagonal_scatter",
+    cases=[(T(3, 4), T(3), 0, 0, 1), (T(2, 3, 4), T(3, 1), 1, -1, 0), (T(2, 3, 4), T(3, 1), -1, 0, 2)],
+)
+_register(
+    "as_strided_scatter",
+    cases=[(T(3, 4), T(2, 2), (2, 2), (1, 4), 1), (T(3, 4), T(3), (3,), (5,), None), (T(5), T(2), (2,), (2,), 0)],
+)
 known_failure(
     "spec bug: torch 2.13's as_strided_scatter_backward gives self the gradient at the scattered "
     "positions, which src overwrote, and zero elsewhere (the reverse of the derivative)",
-    "as_strided_scatter", modes=("vjp",))
+    "as_strided_scatter",
+    modes=("vjp",),
+)
 
 
 # -- parity with torch ------------------------------------------------------------------------
 
-torch_equivalent(Equivalent(
-    lambda aten, a: aten.slice_scatter(a["src"], a["self"], a["dim"], a["start"], a["end"], a["step"]),
-    "torch's CPU kernel needs `self` to be a view of `src`: aten.slice_scatter(src, self, ...)"), "slice_inverse")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.slice_scatter(a["src"], a["self"], a["dim"], a["start"], a["end"], a["step"]),
+        "torch's CPU kernel needs `self` to be a view of `src`: aten.slice_scatter(src, self, ...)",
+    ),
+    "slice_inverse",
+)
 # the checker's schema-default samples have no torch meaning here (float indices)
-parity_samples("one_hot", Sample((np.array([0, 2, 1, 3]), 4), {}, "4 classes"), Sample((np.array([[0, 2], [1, 1]]),), {}, "num_classes=-1"))
+parity_samples(
+    "one_hot",
+    Sample((np.array([0, 2, 1, 3]), 4), {}, "4 classes"),
+    Sample((np.array([[0, 2], [1, 1]]),), {}, "num_classes=-1"),
+)

@@ -41,7 +41,11 @@ def _polygamma(op, rng, dtype=np.float64):
 @samples("mvlgamma")
 def _mvlgamma(op, rng, dtype=np.float64):
     """Defined for x > (p - 1) / 2."""
-    return [s for p in (1, 2, 3) for s in _pointwise(op, rng, dtype, {"self": ((p - 1) / 2 + 0.3, (p - 1) / 2 + 3.0)}, {"p": p}, f"p={p}")]
+    return [
+        s
+        for p in (1, 2, 3)
+        for s in _pointwise(op, rng, dtype, {"self": ((p - 1) / 2 + 0.3, (p - 1) / 2 + 3.0)}, {"p": p}, f"p={p}")
+    ]
 
 
 @samples("xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other")
@@ -62,7 +66,9 @@ def _xlog1py(op, rng, dtype=np.float64):
 def _integer_self(samples: list[Sample]) -> list[Sample]:
     """The spec has no derivative in `self` (not_implemented): an integer `self`, which ATen
     promotes, is not differentiable and leaves the formula for `other` to be checked."""
-    return [Sample((np.rint(s.args[0]).astype(np.int64), *s.args[1:]), label=f"{s.label} integer self") for s in samples]
+    return [
+        Sample((np.rint(s.args[0]).astype(np.int64), *s.args[1:]), label=f"{s.label} integer self") for s in samples
+    ]
 
 
 @samples("igamma", "igammac")

@@ -21,11 +21,36 @@ domain(0.5, 2.0, "polar")  # abs > 0: polar_backward's sgn(result) has a kink at
 # complex inputs (on real ones its derivative is 0 and judges nothing), but its 1.10 `result:`
 # formula, angle_backward(self_t, self_p), is wrong off the real line: a declared failure.
 complex_ok(
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "log",
-    "log10", "log1p", "log2", "neg", "sgn", "sin", "sinh", "_conj_physical",
-    "conj_physical_", "_neg_view", "clone", "alias", "_to_copy", "fill_.Scalar", "fill_.Tensor",
-    "fill.Scalar", "fill.Tensor",
-    "zero_", "angle",
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "cos",
+    "cosh",
+    "exp",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "neg",
+    "sgn",
+    "sin",
+    "sinh",
+    "_conj_physical",
+    "conj_physical_",
+    "_neg_view",
+    "clone",
+    "alias",
+    "_to_copy",
+    "fill_.Scalar",
+    "fill_.Tensor",
+    "fill.Scalar",
+    "fill.Tensor",
+    "zero_",
+    "angle",
 )
 known_failure(
     "spec bug: the 1.10 result formula angle_backward(self_t, self_p) applies the backward helper "
@@ -52,7 +77,10 @@ def _view_as_complex(op, rng, dtype=np.float64):
 @samples("fill_.Tensor", "fill.Tensor")
 def _fill_tensor(op, rng, dtype=np.float64):
     """`value` must be 0-d."""
-    return [Sample((draw(rng, s, -2.0, 2.0, dtype), draw(rng, (), -2.0, 2.0, dtype)), label="x".join(map(str, s))) for s in _SHAPES]
+    return [
+        Sample((draw(rng, s, -2.0, 2.0, dtype), draw(rng, (), -2.0, 2.0, dtype)), label="x".join(map(str, s)))
+        for s in _SHAPES
+    ]
 
 
 @samples("_to_copy")
@@ -95,7 +123,16 @@ kinks("sgn", (vector(0.0, -0.0, 1.5, -2.0),))
 kinks("sign", (vector(0.0, 1.5, -2.0),))
 kinks("sqrt", (vector(0.0, 1.0, 4.0),))
 kinks("rsqrt", (vector(0.0, 1.0, 4.0),))
-torch_equivalent(Equivalent(lambda aten, a: aten.clone(a["self"]),
-                            "torch's _lazy_clone needs storage torch allocated itself (not torch.from_numpy's): aten.clone"), "_lazy_clone")
-parity_differs(("complex",), "the 1.10 result formula angle_backward(self_t, self_p) is wrong off the real line; torch 2.13's "
-               "conjugates the tangent and the result: complex jvp differs (declared as a known failure of the checker too)", "angle")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: aten.clone(a["self"]),
+        "torch's _lazy_clone needs storage torch allocated itself (not torch.from_numpy's): aten.clone",
+    ),
+    "_lazy_clone",
+)
+parity_differs(
+    ("complex",),
+    "the 1.10 result formula angle_backward(self_t, self_p) is wrong off the real line; torch 2.13's "
+    "conjugates the tangent and the result: complex jvp differs (declared as a known failure of the checker too)",
+    "angle",
+)
