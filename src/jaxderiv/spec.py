@@ -168,7 +168,7 @@ UNDETERMINABLE = "undeterminable: newest assumed; pass --torch-version"
 
 # Content fingerprints, newest release first: a file is of the newest release one of whose
 # markers it holds. Each marker is in that release's file and in none of the older ones
-# (tests/test_spec_version.py checks this against the files); markers sit early in the files
+# (tests/spec/test_spec_version.py checks this against the files); markers sit early in the files
 # where they can (1.10's shipped file stops after mul.Scalar). A marker is
 # ("entry", name), ("formula", identifier written in some formula) or
 # ("argument", entry, "Type name") for an entry whose schema has that argument.

@@ -587,7 +587,7 @@ PyTorch itself has changed kink conventions and formulas between releases (clamp
 bounds changed in 2.14; schemas of elu_backward, softplus_backward, _softmax_backward_data changed
 since 1.10), and jaxderiv follows whichever spec file is loaded: with the default (seed) spec some
 results differ from torch 2.13 for that reason; each such difference is listed below by op, with
-its reason, and asserted as a difference by tests/test_parity.py."""
+its reason, and asserted as a difference by tests/check/test_parity.py."""
 
 
 def _table(title: str, head: str, items) -> list[str]:

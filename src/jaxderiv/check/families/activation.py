@@ -2,7 +2,7 @@
 
 Finite differences cannot judge a derivative at a kink, so each op's inputs stay at least
 GAP away from its kinks (0 for relu, +-lambd for the shrinks, the bounds of hardtanh, ...);
-tests/test_activation.py checks the kinks themselves against PyTorch. Non-default
+tests/ops/test_activation.py checks the kinks themselves against PyTorch. Non-default
 parameters are used where they move the kinks, to catch a formula ignoring one.
 """
 

@@ -3,7 +3,7 @@
 Attention is smooth in query, key, value and an additive mask, so no input needs to avoid a
 kink; samples use L != S, causal (top-left, with no fully hidden row), 0/-inf and additive
 broadcast masks (torch's CPU op takes no boolean mask, so parity runs use the 0/-inf form
-torch converts one to; tests/test_attention.py covers boolean masks), and an explicit scale.
+torch converts one to; tests/ops/test_attention.py covers boolean masks), and an explicit scale.
 dropout_p is 0: the schemas carry no random key.
 """
 

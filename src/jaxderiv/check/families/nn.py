@@ -118,7 +118,7 @@ samples("_fused_dropout")(
 def _embedding(rng):
     idx = np.array([[0, 2], [4, 2]])
     # padding_idx and scale_grad_by_freq make the formula differ from the forward's derivative
-    # by design (tests/test_nn.py checks them against torch): the checker takes neither.
+    # by design (tests/nn/test_nn.py checks them against torch): the checker takes neither.
     return [((rng.normal(size=(5, 3)), idx, -1, False, False), "no padding, no scaling")]
 
 

@@ -38,7 +38,7 @@ samples("native_batch_norm")(_make(_batch_norm))
 
 def _batch_norm_backward(rng):
     """Eval mode only: in training save_mean and save_invstd are defined, and their formulas are
-    not_implemented, so no check could differentiate the call (tests/test_normalization.py
+    not_implemented, so no check could differentiate the call (tests/ops/test_normalization.py
     checks training mode's double backward against torch)."""
     out = []
     for affine in (True, False):

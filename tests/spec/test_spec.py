@@ -14,7 +14,7 @@ import jaxderiv
 from jaxderiv.errors import JaxderivError, SchemaError, SpecError
 from jaxderiv.spec import load_spec, read_spec_text, shipped_spec_files
 
-FORMULAS = Path(__file__).resolve().parents[1] / "formulas"
+FORMULAS = Path(__file__).resolve().parents[2] / "formulas"
 V1_7 = FORMULAS / "derivatives_v1_7.yaml"
 V1_10_FLAT = FORMULAS / "derivatives_v1_10_flat.yaml"
 
@@ -631,7 +631,7 @@ def test_unreadable_file_names_it(tmp_path):
 
 def test_spec_version_is_read_from_content_not_names(tmp_path):
     """A shipped file's release comes from what it holds: under a versioned-looking name a
-    file without fingerprints stays undeterminable (tests/test_spec_version.py has the rest)."""
+    file without fingerprints stays undeterminable (tests/spec/test_spec_version.py has the rest)."""
     from jaxderiv.spec import shipped_spec_files
 
     assert [load_spec(p).version.release for p in shipped_spec_files()] == [(1, 7), (1, 10)]

@@ -1,7 +1,7 @@
 """`_foreach_*` entries of torch 2.13's file: formulas written for element `i` of Tensor lists.
 
 Values and gradients against torch's own `_foreach_*` kernels, the checker on every entry, and
-checks that a formula reading the wrong element is caught. Parity (tests/test_parity.py) also
+checks that a formula reading the wrong element is caught. Parity (tests/check/test_parity.py) also
 compares each entry with torch through the same formulas.
 """
 

@@ -31,7 +31,7 @@ from jaxderiv.expr import (
 )
 from jaxderiv.grammar import MAX_DEPTH, MAX_LENGTH, parse_formula
 
-FORMULAS = pathlib.Path(__file__).resolve().parents[1] / "formulas"
+FORMULAS = pathlib.Path(__file__).resolve().parents[2] / "formulas"
 NOT_FORMULAS = {"name", "output_differentiability", "non_differentiable", "dispatch"}
 NOT_PARSED = {"auto_element_wise", "auto_linear"}  # markers, not expressions
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 # A small classifier with PyTorch's kink at 0 (abs: sgn(0) = 0, where JAX's own rule gives 1),
 # so that a gradient from JAX's rules instead of the spec's would not match.

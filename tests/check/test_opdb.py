@@ -15,7 +15,7 @@ from jaxderiv.cli import main
 from jaxderiv.forward import implementation
 from jaxderiv.spec import load_spec, shipped_spec_files, torch_spec_file
 
-SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "jaxderiv"
+SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "jaxderiv"
 
 
 def test_every_record_names_an_entry_of_a_spec_file():

@@ -14,7 +14,7 @@ from jaxderiv.check.html import entries_of, to_html
 from jaxderiv.cli import main
 from jaxderiv.spectools.diff import diff_specs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FORMULAS = ROOT / "formulas"
 
 OLD = """\

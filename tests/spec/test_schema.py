@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jaxderiv.errors import Location, SchemaError
 from jaxderiv.schema import BASE_TYPES, Argument, FunctionSchema, Return, Type, _tokenize
 
-FORMULAS = Path(__file__).resolve().parents[1] / "formulas"
+FORMULAS = Path(__file__).resolve().parents[2] / "formulas"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the packaged native_functions.yaml is big
 
 

@@ -15,7 +15,7 @@ from jaxderiv.spec import shipped_spec_files
 from jaxderiv.check import MODES
 from jaxderiv.check import opdb
 
-V1_7 = Path(__file__).resolve().parents[1] / "formulas" / "derivatives_v1_7.yaml"
+V1_7 = Path(__file__).resolve().parents[2] / "formulas" / "derivatives_v1_7.yaml"
 ROW_KEYS = {
     "op",
     "mode",

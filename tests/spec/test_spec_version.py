@@ -18,7 +18,7 @@ from jaxderiv import load_spec
 from jaxderiv.errors import SpecError
 from jaxderiv.spec import FINGERPRINTS, UNDETERMINABLE, detect_version, parse_version, read_spec_text
 
-FORMULAS = Path(__file__).resolve().parents[1] / "formulas"
+FORMULAS = Path(__file__).resolve().parents[2] / "formulas"
 V1_7, V1_10, V2_14_1 = (
     FORMULAS / "derivatives_v1_7.yaml",
     FORMULAS / "derivatives_v1_10_flat.yaml",

@@ -17,7 +17,7 @@ from jaxderiv.translate import names_called, translate
 
 helpers.load()
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "jaxderiv"
+SRC = Path(__file__).resolve().parents[2] / "src" / "jaxderiv"
 
 
 def ev(text: str, **env):
