@@ -52,12 +52,12 @@ complex_ok(
     "zero_",
     "angle",
 )
-known_failure(
+# angle's spec bug, stated once: the checker's known failure and the parity run's known difference.
+ANGLE_SPEC_BUG = (
     "spec bug: the 1.10 result formula angle_backward(self_t, self_p) applies the backward helper "
-    "to a tangent, which is right for real inputs only (later PyTorch fixed it)",
-    "angle",
-    modes=("jvp",),
+    "to a tangent, which is right for real inputs only (later PyTorch fixed it)"
 )
+known_failure(ANGLE_SPEC_BUG, "angle", modes=("jvp",))
 
 _SHAPES = ((2, 3), (3,), ())
 
@@ -130,9 +130,4 @@ torch_equivalent(
     ),
     "_lazy_clone",
 )
-parity_differs(
-    ("complex",),
-    "the 1.10 result formula angle_backward(self_t, self_p) is wrong off the real line; torch 2.13's "
-    "conjugates the tangent and the result: complex jvp differs (declared as a known failure of the checker too)",
-    "angle",
-)
+parity_differs(("complex",), ANGLE_SPEC_BUG + ": complex jvp differs from torch 2.13's, which conjugates", "angle")
