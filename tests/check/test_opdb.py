@@ -146,6 +146,7 @@ def test_describe_shows_entries_forward_and_record():
     assert "forward: forward/unary.py:" in text
     assert "record: check/families/unary.py" in text and "complex: True" in text
     assert "known_failures: jvp: spec bug" in text
+    assert "sympy definition: of self (check/proof_definitions.py)" in text
     assert "record: none declared" in describe("no_such_entry", load_spec())
 
 

@@ -69,4 +69,18 @@ def describe(name: str, spec: Spec | None = None) -> str:
         else "  record: none declared (schema-default samples on [-2, 2], real inputs, every mode)"
     )
     lines.extend(f"    {k}: {_show(k, v)}" for k, v in declared.items())
+    lines.append(f"  sympy definition: {_definition(name)}")
     return "\n".join(lines)
+
+
+def _definition(name: str) -> str:
+    """Whether the proofs have the op's meaning in sympy (check/proof_definitions.py), or why not."""
+    try:
+        from .proof_definitions import DEFINITIONS, WITHOUT_MEANING
+    except ModuleNotFoundError as e:
+        if e.name != "sympy":
+            raise
+        return "unknown (sympy, the `proofs` extra, is not installed)"
+    if name in DEFINITIONS:
+        return f"of {', '.join(DEFINITIONS[name].args)} (check/proof_definitions.py)"
+    return f"none: {WITHOUT_MEANING[name]}" if name in WITHOUT_MEANING else "none"
