@@ -63,6 +63,7 @@ def describe(name: str, spec: Spec | None = None) -> str:
     r = record(name)
     declared = r.declared()
     family = declared.pop("family", "")
+    declared.pop("without_meaning", None)  # shown with the sympy definition below
     lines.append(
         f"  record: check/families/{family}.py"
         if family
@@ -76,11 +77,11 @@ def describe(name: str, spec: Spec | None = None) -> str:
 def _definition(name: str) -> str:
     """Whether the proofs have the op's meaning in sympy (check/proof_definitions.py), or why not."""
     try:
-        from .proof_definitions import DEFINITIONS, WITHOUT_MEANING
+        from .proof_definitions import DEFINITIONS
     except ModuleNotFoundError as e:
         if e.name != "sympy":
             raise
         return "unknown (sympy, the `proofs` extra, is not installed)"
     if name in DEFINITIONS:
         return f"of {', '.join(DEFINITIONS[name].args)} (check/proof_definitions.py)"
-    return f"none: {WITHOUT_MEANING[name]}" if name in WITHOUT_MEANING else "none"
+    return f"none: {record(name).without_meaning}" if record(name).without_meaning else "none"

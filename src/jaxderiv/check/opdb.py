@@ -38,6 +38,7 @@ __all__ = [
     "Difference",
     "database",
     "record",
+    "without_meaning",
     "replaced",
     "samples",
     "domain",
@@ -125,6 +126,8 @@ class OpRecord:
     parity_samples: tuple | None = None  # samples for the parity run instead of the checker's
     not_compared: str | None = None  # why the parity run does not compare the entry with torch
     difference: Difference | None = None  # a known difference from torch's results
+    # --- the sympy proofs (check/proofs.py) ---
+    without_meaning: str | None = None  # why the op has no meaning over the reals to prove its formulas against
 
     def __post_init__(self) -> None:
         for key in _MAPPINGS:  # read-only views: a record is frozen all through
@@ -281,6 +284,13 @@ def not_applicable(
             _declare(n, not_applicable=reason)
         else:
             _declare(n, not_applicable_modes={m: NotApplicable(reason, when) for m in modes})
+
+
+def without_meaning(reason: str, *names: str) -> None:
+    """These elementwise entries have no sympy definition for the proofs, for the stated reason
+    (random, complex-valued, boolean-valued, ...)."""
+    for n in names:
+        _declare(n, without_meaning=reason)
 
 
 def kinks(name: str, *argument_tuples: tuple) -> None:

@@ -4,8 +4,8 @@ DEFINITIONS gives each op as a function of its arguments' symbols: the reference
 derivative the formulas must equal. Ops with kinks are sympy Piecewise expressions, so that
 each smooth piece is compared on its own side. FUNCTIONS and METHODS give the at:: functions,
 Tensor methods and FunctionsManual helpers of elementwise formulas, written from PyTorch's math (not from this
-project's JAX helpers, which these proofs judge). WITHOUT_MEANING says why an elementwise op
-has no definition.
+project's JAX helpers, which these proofs judge). Why an elementwise op has no definition is
+in its op record (`without_meaning` in check/families).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ __all__ = [
     "FUNCTIONS",
     "CONSTANTS",
     "OPAQUE",
-    "WITHOUT_MEANING",
     "as_number",
     "as_condition",
 ]
@@ -593,19 +592,6 @@ DEFINITIONS: dict[str, Definition] = {
     ),
 }
 
-_RANDOM = "random: a sample, not a function of its inputs"
-_COMPLEX = "complex-valued: the proofs are over the reals"
-WITHOUT_MEANING: dict[str, str] = {
-    **dict.fromkeys(
-        ["bernoulli", "bernoulli_.Tensor", "bernoulli_.float", "cauchy_", "exponential_", "geometric_", "log_normal_",
-         "normal_", "normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tensor", "poisson", "random_.from",
-         "random_.to", "random_", "uniform_", "_standard_gamma", "_standard_gamma_grad"],
-        _RANDOM,
-    ),
-    **dict.fromkeys(["complex", "polar", "view_as_real", "view_as_complex"], _COMPLEX),
-    "isnan": "boolean-valued: no derivative",
-    "nextafter": "steps to the next float: no real-number meaning",
-}  # fmt: skip
 
 # In-place comparisons write 0 or 1 into self: piecewise constant, so zero derivatives.
 _COMPARE = {"eq": sp.Eq, "ne": sp.Ne, "ge": sp.Ge, "gt": sp.Gt, "le": sp.Le, "lt": sp.Lt}

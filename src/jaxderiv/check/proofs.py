@@ -23,13 +23,13 @@ import sympy as sp
 from ..expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
 from ..normalize import Kind, derivative
 from ..spec import Entry, Formula, load_spec
+from .opdb import record
 from .proof_definitions import (
     CONSTANTS,
     DEFINITIONS,
     FUNCTIONS,
     METHODS,
     OPAQUE,
-    WITHOUT_MEANING,
     Definition,
     as_condition,
     as_number,
@@ -305,7 +305,7 @@ def prove_formula(entry: Entry, formula: Formula, points: int = 5, seed: int = 0
 def _prove(entry: Entry, formula: Formula, forward: bool, points: int, seed: int) -> Proof:
     op, key = entry.name, formula.key
     if op not in DEFINITIONS:
-        return Proof(op, key, "none", WITHOUT_MEANING.get(op, "no definition in DEFINITIONS"))
+        return Proof(op, key, "none", record(op).without_meaning or "no definition in DEFINITIONS")
     definition = DEFINITIONS[op]
     d = derivative(formula)
     tree = d.parsed
@@ -392,7 +392,7 @@ def elementwise_entries(spec) -> list[Entry]:
         fn = implementation(name)
         return fn.__module__.rsplit(".", 1)[-1] if fn is not None else ""
 
-    return [e for e in spec if e.name in DEFINITIONS or e.name in WITHOUT_MEANING or family(e.name) in _FAMILIES]
+    return [e for e in spec if e.name in DEFINITIONS or record(e.name).without_meaning or family(e.name) in _FAMILIES]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     for e in entries:
         found = prove_entry(e)
         if not found:
-            why = WITHOUT_MEANING.get(e.name) or (
+            why = record(e.name).without_meaning or (
                 "no formula: " + (", ".join(_marker(f) for f in e.backward + e.forward) or "not differentiable")
             )
             unproved.append((e.name, why))

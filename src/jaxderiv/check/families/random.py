@@ -22,7 +22,7 @@ import numpy as np
 from jax.scipy.special import gammainc, gammaln
 
 from ...forward import implementation
-from ..opdb import domain, parity_differs, samples
+from ..opdb import domain, parity_differs, samples, without_meaning
 from ..samples import Sample
 
 
@@ -120,3 +120,11 @@ parity_differs(
     "_standard_gamma_grad",
     torch_spec=True,
 )
+
+# The proofs have nothing to compare these with: a draw is a sample, not a function of its inputs.
+without_meaning(
+    "random: a sample, not a function of its inputs",
+    "bernoulli", "bernoulli_.Tensor", "bernoulli_.float", "cauchy_", "exponential_", "geometric_", "log_normal_",
+    "normal_", "normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tensor", "poisson", "random_.from",
+    "random_.to", "random_", "uniform_", "_standard_gamma", "_standard_gamma_grad",
+)  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import domain, samples
+from ..opdb import domain, samples, without_meaning
 from ..samples import DEFAULT_SHAPES, Sample, draw
 
 domain(-0.9, 0.9, "erfinv")  # erfinv has poles at +-1
@@ -93,3 +93,5 @@ def _logit(op, rng, dtype=np.float64):
 
 domain(0.1, 3.0, "special_entr")  # -x log x: -inf below 0, a kink of its derivative at 0
 domain(0.05, 0.95, "special_ndtri")  # the inverse normal CDF has poles at 0 and 1
+
+without_meaning("steps to the next float: no real-number meaning", "nextafter")  # for the sympy proofs

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import Equivalent, complex_ok, domain, kinks, known_failure, parity_differs, samples, torch_equivalent
+from ..opdb import (
+    Equivalent,
+    complex_ok,
+    domain,
+    kinks,
+    known_failure,
+    parity_differs,
+    samples,
+    torch_equivalent,
+    without_meaning,
+)
 from ..samples import Sample, default_samples, draw
 from . import vector
 
@@ -131,3 +141,7 @@ torch_equivalent(
     "_lazy_clone",
 )
 parity_differs(("complex",), ANGLE_SPEC_BUG + ": complex jvp differs from torch 2.13's, which conjugates", "angle")
+
+# The sympy proofs are over the reals: entries with no real-valued meaning there.
+without_meaning("complex-valued: the proofs are over the reals", "complex", "polar", "view_as_real", "view_as_complex")
+without_meaning("boolean-valued: no derivative", "isnan")
