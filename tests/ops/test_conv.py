@@ -162,3 +162,21 @@ def test_im2col_of_a_zero_size_batch_is_torchs_empty_columns():
     ours = jaxderiv.op("im2col")(jnp.asarray(x), *args)
     assert ours.shape == tuple(aten.im2col(torch.tensor(x), *args).shape) == (0, 12, 25)
     assert jax.grad(lambda x: jnp.sum(jaxderiv.op("im2col")(x, *args)))(jnp.asarray(x)).shape == x.shape
+
+
+def test_transposed_convolution_with_output_padding_past_the_stride_matches_torch():
+    """Found by the OpInfo replay (nn.functional.conv_transpose2d): an output_padding of at least
+    the stride (ATen allows it while it is below the dilation) makes the adjoint convolution of
+    grad_output one position longer than the input; the input gradient is cut to the input's size."""
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(2, 2, 4, 4)), rng.normal(size=(2, 2, 4, 5)), rng.normal(size=4)
+    params = ([3, 2], [1, 2], [4, 4], True, [2, 3], 2)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ty = aten.convolution(tx, tw, tb, *params)
+    ct = rng.normal(size=ty.shape)
+    grads = torch.autograd.grad(ty, (tx, tw, tb), torch.tensor(ct))
+    y, ours = _vjp("convolution_overrideable", (jnp.asarray(x), jnp.asarray(w), jnp.asarray(b), *params), (0, 1, 2), ct)
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, t in zip(ours, grads):
+        assert a.shape == t.shape
+        np.testing.assert_allclose(a, t.numpy(), rtol=1e-10, atol=1e-10)

@@ -223,3 +223,27 @@ def test_masked_scatter_broadcasts_self_with_the_mask():
         and row.vjp_agree == row.vjp_compared > 0
         and row.jvp_agree == row.jvp_compared > 0
     )
+
+
+def test_an_entry_without_a_forward_is_missing_not_an_aborted_opinfo():
+    """Found by a larger replay (OpInfo `to_sparse`): `_to_sparse` has an entry but no forward
+    (its result is sparse), and its formula's `.sym_blocksize()` does not translate. Looking the
+    overload up built the op, raised TranslationError and dropped the OpInfo's other calls; it is
+    now listed as missing, and the rest of the sample is compared."""
+    jax.config.update("jax_enable_x64", True)
+    assert opinfo._implemented(opinfo.torch_registry(), "_to_sparse") == (None, None)
+    r = opinfo.replay("torch", ["to_sparse"], dtypes=(torch.float64,), samples=2)
+    assert "to_sparse" not in r.sample_errors, r.sample_errors
+    assert "_to_sparse" in r.missing
+
+
+def test_torchs_storage_less_zero_tangent_is_compared():
+    """Found by a larger replay: on a real input torch's forward-mode tangent of slogdet's sign
+    is an `_efficientzerotensor`, which `.numpy()` refuses; the call was counted as jvp not
+    applicable (and a zero gradient as a harness error). `to_numpy` materializes it now."""
+    jax.config.update("jax_enable_x64", True)
+    z = torch._efficientzerotensor((2, 3), dtype=torch.float64)
+    assert (opinfo.to_numpy(z) == 0).all() and opinfo.to_numpy(z).shape == (2, 3)
+    r = opinfo.replay("torch", ["linalg.slogdet"], dtypes=(torch.float64,), samples=2)
+    row = r.rows["_linalg_slogdet"]
+    assert row.calls > 0 and row.jvp_na == 0 and row.jvp_agree == row.jvp_compared == row.calls, row.messages

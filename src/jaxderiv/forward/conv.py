@@ -125,7 +125,10 @@ def convolution_backward(
     gi = gw = gb = None
     if output_mask[0]:
         if transposed:
+            # I + output_padding // stride positions: an output_padding of at least the stride
+            # (allowed while it is below the dilation) adds taps that no input position reached
             gi = _conv(grad_output, weight, stride, padding, dilation, groups)
+            gi = gi[(..., *(slice(0, i) for i in input.shape[2:]))]
         else:
             # the output_padding that gives back input's size from grad_output's
             s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))

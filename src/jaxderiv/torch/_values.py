@@ -33,11 +33,13 @@ def jax_dtype(dtype: torch.dtype):
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
-    """A detached host copy; bfloat16 goes through float32 (NumPy has no bfloat16)."""
+    """A detached host copy; bfloat16 goes through float32 (NumPy has no bfloat16). `force=True`
+    also materializes torch's storage-less zeros (`_efficientzerotensor`: the forward-mode tangent
+    of slogdet's sign on a real input, a gradient that is known to be zero)."""
     t = t.detach().cpu()
     if t.dtype == torch.bfloat16:
-        return t.float().numpy().astype(jnp.bfloat16)
-    return t.resolve_conj().resolve_neg().numpy().copy()
+        return t.float().numpy(force=True).astype(jnp.bfloat16)
+    return t.resolve_conj().resolve_neg().numpy(force=True).copy()
 
 
 def to_jax_array(t: torch.Tensor):

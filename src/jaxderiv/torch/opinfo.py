@@ -43,6 +43,7 @@ import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .. import forward as _forward
 from ..registry import Registry, default_registry
 from ._resolve import aten_name, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
@@ -664,10 +665,12 @@ def _implemented(registry: Registry, name: str):
     """(op, the entry it runs) for an overload: its own entry with a forward, or for an in-place
     or `_copy` overload derivatives.yaml does not list, its functional entry (`add_.Tensor` runs
     as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`, as `jaxderiv.torch` runs
-    them); (None, None) otherwise."""
+    them); (None, None) otherwise. An entry without a forward is not built: its formulas need
+    not translate (`_to_sparse`'s `.sym_blocksize()`), and building it would abort the OpInfo."""
     if name in registry.spec:
-        op = registry.op(name)
-        return (op, name) if op.impl is not None else (None, None)
+        if _forward.implementation(name) is None:
+            return None, None
+        return registry.op(name), name
     kind, target = runs_as(name, registry)
     if kind == "entry" and target != name:
         assert target is not None  # runs_as names the entry
