@@ -370,11 +370,10 @@ def test_a_result_formula_wrong_only_in_its_own_derivative_fails_reverse_over_fo
 
 def test_reverse_over_forward_inherits_the_jvps_declared_failure():
     """angle's 1.10 result formula is a declared spec bug off the real line; its gradient is wrong too."""
-    from jaxderiv.check.samples import known_failure_reason
 
     row = next(r for r in check_all(load_spec(), ops=["angle"], modes=["vjp_jvp"]).rows)
     assert row.status == "known_failure" and row.reason.startswith(
-        "known failure: " + known_failure_reason("angle", "jvp")
+        "known failure: " + opdb.record("angle").known_failure("jvp")
     )
 
 

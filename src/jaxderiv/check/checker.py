@@ -35,7 +35,8 @@ from . import precision
 from .refusals import check_refusals, refused_inputs, states_not_implemented
 from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
-from .samples import Sample, checks_complex, known_failure_reason, not_applicable_reason, real_only_reason, samples_for
+from .opdb import record
+from .samples import Sample, samples_for
 from .transforms import TRANSFORMS, _compare_batched, _unjitted
 
 __all__ = ["MODES", "EXTRA_MODES", "TRANSFORMS", "check", "check_all", "plan", "Tolerance"]
@@ -608,7 +609,7 @@ def _check_op(
     # draws them; then all of them evaluated in one program; then each mode's comparisons.
     prepared, seconds = {}, {}
     why_not = {
-        mode: not_applicable_reason(op.name, _declared(mode), op) or _precision_not_applicable(mode, op)
+        mode: record(op.name).not_applicable_in(_declared(mode), op) or _precision_not_applicable(mode, op)
         for mode in modes
     }
     for mode in modes:
@@ -690,9 +691,9 @@ def _check_op(
             row.repro = repro(mode, index)
         # the gradient of a wrong jvp is wrong too: vjp_jvp inherits jvp's declared failures
         known = (
-            known_failure_reason(op.name, mode)
-            or known_failure_reason(op.name, _declared(mode))
-            or (known_failure_reason(op.name, "jvp") if mode == "vjp_jvp" else None)
+            record(op.name).known_failure(mode)
+            or record(op.name).known_failure(_declared(mode))
+            or (record(op.name).known_failure("jvp") if mode == "vjp_jvp" else None)
         )
         if known is not None and row.status in ("failed", "error"):
             row.status, row.reason = "known_failure", f"known failure: {known} [{row.reason}]"
@@ -724,7 +725,7 @@ class _Prepared:
             self.cases = [(s, False) for s in samples_for(op, rng)]
             if (
                 complex_
-                and checks_complex(op.name, _declared(mode))
+                and record(op.name).checks_complex(_declared(mode))
                 and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1])
             ):
                 self.cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
@@ -732,7 +733,7 @@ class _Prepared:
                     self.reason = (
                         f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
                     )
-            elif complex_ and (real_only := real_only_reason(op.name, _declared(mode))):
+            elif complex_ and (real_only := record(op.name).real_only_in(_declared(mode))):
                 self.reason = f"real inputs only in this mode: {real_only}"
             if sample is not None and not 0 <= sample < len(self.cases):
                 raise ValueError(
@@ -972,7 +973,7 @@ def _check_named(
     repro = _repro_command(
         spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)), given
     )
-    why_not = not_applicable_reason(name)
+    why_not = record(name).not_applicable
     if why_not is not None:
         rows = [Row(name, m, "not_applicable", reason=why_not) for m in modes]
     elif implementation(name) is None:

@@ -146,6 +146,10 @@ class OpRecord:
         """Whether complex128 samples are checked (in `mode`, which may be real-only)."""
         return self.complex and (mode is None or mode not in self.real_only)
 
+    def real_only_in(self, mode: str) -> str | None:
+        """Why complex samples are left out in `mode`, where the entry is otherwise checked on them."""
+        return self.real_only.get(mode) if self.complex else None
+
     def declared(self) -> dict[str, Any]:
         """The fields declared for the entry (those that differ from the empty record), for reading."""
         empty = OpRecord(self.name)

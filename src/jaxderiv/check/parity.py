@@ -30,7 +30,7 @@ from ..registry import Registry
 from ..spec import Spec
 from .checker import _random_like
 from .opdb import Difference, Equivalent, database, record
-from .samples import Sample, checks_complex, samples_for
+from .samples import Sample, samples_for
 
 __all__ = [
     "RTOL",
@@ -460,9 +460,7 @@ def torch_has(name: str) -> bool:
 
 def implemented(spec: Spec) -> list[str]:
     """The entries of `spec` that have a forward implementation (with or without a torch counterpart)."""
-    from .samples import not_applicable_reason
-
-    return [e.name for e in spec if implementation(e.name) is not None and not_applicable_reason(e.name) is None]
+    return [e.name for e in spec if implementation(e.name) is not None and record(e.name).not_applicable is None]
 
 
 @_float64
@@ -477,7 +475,7 @@ def compare(registry: Registry, name: str, seed: int = 0, max_samples: int | Non
         op = registry.op(name)
         rng = np.random.default_rng(seed)
         samples = _accepted(op, list(declared.parity_samples or ()) or samples_for(op, rng), max_samples)
-        complex_samples = samples_for(op, rng, complex_=True)[:max_samples] if checks_complex(name) else []
+        complex_samples = samples_for(op, rng, complex_=True)[:max_samples] if record(name).checks_complex() else []
         kinks = list(declared.kinks)
     except Exception as e:  # noqa: BLE001 - an op that does not build is a row, not a crash
         return ParityRow(name, "", forward=False, note=f"{type(e).__name__}: {str(e)[:200]}")

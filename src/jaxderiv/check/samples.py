@@ -13,13 +13,9 @@ from .opdb import record
 __all__ = [
     "Sample",
     "samples_for",
-    "checks_complex",
     "draw",
     "default_samples",
     "domain_of",
-    "known_failure_reason",
-    "not_applicable_reason",
-    "real_only_reason",
     "DEFAULT_SHAPES",
 ]
 
@@ -53,16 +49,6 @@ def domain_of(name: str) -> tuple[float, float]:
     """The interval entry `name`'s default samples draw from: its own, its base op's, else [-2, 2]."""
     own = record(name).domain
     return own or record(name.split(".")[0].rstrip("_")).domain or (-2.0, 2.0)
-
-
-def not_applicable_reason(name: str, mode: str | None = None, op: Op | None = None) -> str | None:
-    """Why the entry (mode None) or one of its modes (of `op`, this entry) is not applicable, if declared."""
-    r = record(name)
-    return r.not_applicable if mode is None else r.not_applicable_in(mode, op)
-
-
-def known_failure_reason(name: str, mode: str) -> str | None:
-    return record(name).known_failure(mode)
 
 
 def draw(rng: np.random.Generator, shape, lo: float, hi: float, dtype=np.float64) -> np.ndarray:
@@ -119,13 +105,3 @@ def samples_for(op: Op, rng: np.random.Generator, complex_: bool = False) -> lis
     # Formulas their release wrote for real tensors only are not asked about complex values (Op.real_only).
     accepts = getattr(op, "accepts_complex", None) if complex_ else None
     return [s for s in made if accepts(s.args, s.kwargs)] if accepts is not None else made
-
-
-def real_only_reason(name: str, mode: str) -> str | None:
-    r = record(name)
-    return r.real_only.get(mode) if r.complex else None
-
-
-def checks_complex(name: str, mode: str | None = None) -> bool:
-    """Whether op `name` is also checked on complex128 inputs (in `mode`, if given)."""
-    return record(name).checks_complex(mode)

@@ -82,9 +82,9 @@ class Coverage:
                 for cause, n in f.failing.most_common(top):
                     lines.append(f"    {n:4d}  {cause}")
             if f.seed_untranslated:
-                from ..check.samples import not_applicable_reason
+                from ..check.opdb import record
 
-                meaningless = [n for n in f.seed_untranslated if not_applicable_reason(n)]
+                meaningless = [n for n in f.seed_untranslated if record(n).not_applicable]
                 rest = [n for n in f.seed_untranslated if n not in meaningless]
                 lines.append("  shared with the seed files but not translated: " + (", ".join(rest) or "none"))
                 if meaningless:

@@ -240,12 +240,12 @@ def _samples(op, name: str, rng):
 def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Verdict:
     """The numeric verdict of entry `name`, present in both registries' specs (A = old, B = new)."""
     from ..check.compare import _random_like
-    from ..check.samples import not_applicable_reason
+    from ..check.opdb import record
     from ..forward import implementation
 
     if implementation(name) is None:
         return Verdict(name, NOT_COMPARABLE, "no forward implementation")
-    reason = not_applicable_reason(name)
+    reason = record(name).not_applicable
     if reason is not None:
         return Verdict(name, NOT_COMPARABLE, f"not applicable in JAX: {reason}")
     ops = []
