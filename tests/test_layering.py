@@ -212,6 +212,8 @@ LAYERS = (
     "translate",
     "rules",
     "helpers",
+    "entry_rules",
+    "application",
     "op",
     "registry",
     "literal",  # trees to ops

@@ -10,6 +10,7 @@ __all__ = [
     "SchemaError",
     "TranslationError",
     "NotImplementedDerivative",
+    "RealOnlyDerivative",
 ]
 
 import dataclasses
@@ -86,3 +87,8 @@ class TranslationError(JaxderivError):
 
 class NotImplementedDerivative(JaxderivError, NotImplementedError):
     """The spec says `not_implemented(...)` for a derivative that was requested."""
+
+
+class RealOnlyDerivative(JaxderivError, TypeError):
+    """A derivative was asked, with complex values, of formulas their release wrote for real
+    tensors only: the result would be silently wrong (see `translate.real_only_inputs`)."""

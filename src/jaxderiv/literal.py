@@ -13,7 +13,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .op import Op, _is_tensor_arg
+from .entry_rules import is_tensor_arg as _is_tensor_arg
+from .op import Op
 from .registry import default_registry
 from .rules import _like
 
@@ -58,7 +59,7 @@ def _make(op: Op, kind: str):
         return tuple(a for i, a in enumerate(args) if i not in static)
 
     def primal(*args):
-        call, xs = op._prepare(*_as_call(op, args))
+        call, xs = op.apply(*_as_call(op, args))
         return call.pack(call.primal(*xs))
 
     fn: jax.custom_vjp | jax.custom_jvp
@@ -66,13 +67,13 @@ def _make(op: Op, kind: str):
         fn = jax.custom_vjp(primal, nondiff_argnums=static)
 
         def fwd(*args):
-            call, xs = op._prepare(*_as_call(op, args))
+            call, xs = op.apply(*_as_call(op, args))
             ys = call.primal(*xs)
             return call.pack(ys), (split(args), ys)
 
         def bwd(*rest):
             (tensors, ys), ct = rest[-2], rest[-1]
-            call, xs = op._prepare(*_as_call(op, merge(rest[: len(static)], tensors)))
+            call, xs = op.apply(*_as_call(op, merge(rest[: len(static)], tensors)))
             cts = list(ct) if isinstance(ct, (tuple, list)) else [ct]
             cts = [c for c, d in zip(cts, call.flags) if d]
             wanted = tuple(
@@ -89,8 +90,8 @@ def _make(op: Op, kind: str):
 
         def jvp(*rest):
             statics, primals, tangents = rest[: len(static)], rest[-2], rest[-1]
-            call, xs = op._prepare(*_as_call(op, merge(statics, primals)))
-            _, ts = op._prepare(*_as_call(op, merge(statics, tangents)))
+            call, xs = op.apply(*_as_call(op, merge(statics, primals)))
+            _, ts = op.apply(*_as_call(op, merge(statics, tangents)))
             ys = call.primal(*xs)
             ts = [t if s.arg in op.differentiable_inputs else None for t, s in zip(ts, call.slots)]
             diff = iter(call.tangent_map(xs, ys, ts))

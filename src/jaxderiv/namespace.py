@@ -7,6 +7,7 @@ names registered here can ever reach JAX.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from typing import Any, Callable
@@ -16,24 +17,21 @@ __all__ = [
     "METHODS",
     "CONSTANTS",
     "TEMPLATES",
-    "REVISIONS",
-    "Overloads",
+    "Helper",
     "helper",
+    "resolve",
     "method",
     "constant",
     "template",
-    "lookup_helper",
+    "lookup",
     "plain",
     "CMATH_CONSTANTS",
 ]
 
-HELPERS: dict[str, Callable] = {}  # free functions: FunctionsManual helpers, at:: functions, types
+HELPERS: dict[str, "Helper | Callable"] = {}  # free functions: FunctionsManual helpers, at:: functions, types
 METHODS: dict[str, Callable] = {}  # `obj.name(args)`: called as fn(obj, *args)
 CONSTANTS: dict[str, Any] = {}  # names used as values: `at::Reduction::Mean`, `M_PI`
 TEMPLATES: dict[str, Callable] = {}  # `base<args>`: fn(*template_args) -> callable or value
-# Helpers PyTorch kept the name of but gave another meaning: name -> [(first PyTorch version, fn)],
-# oldest first. A formula gets the meaning of its spec file's PyTorch version.
-REVISIONS: dict[str, list[tuple[tuple[int, ...], Callable]]] = {}
 
 # Qualifiers that do not change meaning here: `at::where` is `where`.
 _NAMESPACES = (
@@ -46,58 +44,89 @@ _NAMESPACES = (
 )
 
 
-class Overloads:
-    """C++ overloads of one helper, told apart by their number of arguments (`svd_backward`
-    takes torch.svd's 7 or linalg.svd's 6): a formula's call picks the one its arguments fit."""
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One meaning of a helper: a Python function, the PyTorch release from which the files
+    call the helper with that meaning (None: from the first), and the argument counts it takes."""
 
-    def __init__(self, name: str, fns: list[Callable]):
-        self.name, self.fns = name, fns
+    fn: Callable
+    since: tuple[int, ...] | None
 
-    def pick(self, n: int) -> Callable | None:
-        for fn in self.fns:
-            try:
-                inspect.signature(fn).bind(*range(n))
-            except TypeError:
-                continue
-            return fn
-        return None
+    def takes(self, n: int) -> bool:
+        try:
+            inspect.signature(self.fn).bind(*range(n))
+        except TypeError:
+            return False
+        return True
+
+    def arities(self) -> str:
+        params = inspect.signature(self.fn).parameters.values()
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        return str(required) if required == len(params) else f"{required} to {len(params)}"
+
+
+class Helper:
+    """A FunctionsManual helper (or at:: function) as the spec files call it: every meaning
+    registered under its name. PyTorch changed helpers two ways between releases, and both are
+    variants here: another signature under the same name (`svd_backward` takes torch.svd's 7
+    arguments or linalg.svd's 6: told apart by the call's argument count), and another meaning
+    under the same signature (`softmax_double_backward` differentiates through `output` from
+    1.11: told apart by the spec file's release). `resolve` picks one; calling a Helper picks
+    the newest meaning that takes the arguments."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.variants: list[Variant] = []
+
+    def add(self, fn: Callable, since: tuple[int, ...] | None) -> None:
+        new = Variant(fn, since)
+        for old in self.variants:
+            if old.since == since and any(old.takes(n) and new.takes(n) for n in range(16)):
+                raise ValueError(
+                    f"{self.name!r} is registered twice for the same argument count and release "
+                    f"({old.fn.__qualname__} and {fn.__qualname__})"
+                )
+        self.variants.append(new)
+
+    def pick(self, n_args: int | None, version: tuple[int, ...] | None = None) -> Callable:
+        """The variant a call with `n_args` arguments (None: any) means in release `version`
+        (None: the newest); TypeError naming the argument counts taken, where none fits."""
+        fits = [v for v in self.variants if n_args is None or v.takes(n_args)]
+        if not fits:
+            counts = " or ".join(sorted({v.arities() for v in self.variants}))
+            raise TypeError(f"takes {counts} arguments")
+        valid = [v for v in fits if v.since is None or version is None or version >= v.since]
+        if not valid:  # a release before every variant's `since`: the oldest meaning
+            return min(fits, key=lambda v: v.since or ()).fn
+        return max(valid, key=lambda v: v.since or ()).fn
 
     def __call__(self, *args):
-        fn = self.pick(len(args))
-        if fn is None:
-            raise TypeError(f"no overload of {self.name!r} takes {len(args)} arguments")
-        return fn(*args)
+        return self.pick(len(args))(*args)
+
+    def __repr__(self) -> str:
+        return f"<helper {self.name}: {len(self.variants)} variant(s)>"
 
 
-def _register(table: dict, names: tuple[str, ...], overload: bool = False):
+def _register(table: dict, names: tuple[str, ...]):
     def deco(fn):
         for n in names or (fn.__name__.rstrip("_"),):
-            if n in table and not overload:
+            if n in table:
                 raise ValueError(f"{n!r} is registered twice")
-            if overload:
-                if n not in table:
-                    raise ValueError(f"{n!r}: an overload needs the function it overloads registered first")
-                first = table[n]
-                table[n] = Overloads(n, (first.fns if isinstance(first, Overloads) else [first]) + [fn])
-            else:
-                table[n] = fn
+            table[n] = fn
         return fn
 
     return deco
 
 
-def helper(*names: str, since: tuple[int, ...] | None = None, overload: bool = False):
-    """Register a function under each of `names` (default: its Python name). With `since`, it
-    is the meaning a helper already registered under that name has in PyTorch's files from
-    version `since` on (`softmax_double_backward` differentiates through `output` from 1.11).
-    With `overload`, it is another C++ overload of that helper, taking another number of
-    arguments (see `Overloads`)."""
-    if since is None:
-        return _register(HELPERS, names, overload)
+def helper(*names: str, since: tuple[int, ...] | None = None):
+    """Register a function as a variant of the helper under each of `names` (default: its
+    Python name). Variants of one name differ in the number of arguments they take, or in
+    `since`: the PyTorch release from which spec files call the helper with this meaning
+    (`softmax_double_backward` differentiates through `output` from 1.11). See `Helper`."""
 
     def deco(fn):
         for n in names or (fn.__name__.rstrip("_"),):
-            REVISIONS[n] = sorted(REVISIONS.get(n, []) + [(tuple(since), fn)], key=lambda r: r[0])
+            HELPERS.setdefault(n, Helper(n)).add(fn, tuple(since) if since is not None else None)
         return fn
 
     return deco
@@ -155,16 +184,21 @@ def plain(name: str) -> str:
     return name[: -len("_symint")] if name.endswith("_symint") else name
 
 
-def lookup_helper(table: dict, name: str, version: tuple[int, ...] | None = None):
-    """The entry for `name` as written, else without its namespace qualifier, else without a
-    `_symint` suffix, else None. For a helper PyTorch revised, the meaning it has in `version`
-    (a spec file's PyTorch version; None, a file of unknown version, gets the newest)."""
+def lookup(table: dict, name: str):
+    """The entry of `table` for `name` as written, else without its namespace qualifier, else
+    without a `_symint` suffix, else None."""
     for candidate in (name, unqualified(name), plain(unqualified(name))):
         if candidate in table:
-            found = table[candidate]
-            if table is HELPERS:
-                for since, fn in REVISIONS.get(candidate, ()):
-                    if version is None or version >= since:
-                        found = fn
-            return found
+            return table[candidate]
     return None
+
+
+def resolve(name: str, n_args: int | None = None, version: tuple[int, ...] | None = None) -> Callable | None:
+    """The one resolver of helper names, used by the translator, coverage and the proofs: the
+    function a formula's call `name(...)` with `n_args` arguments means in PyTorch release
+    `version` (None: the newest), namespace qualifier and `_symint` suffix dropped; None for an
+    unknown name, TypeError where no variant takes that many arguments."""
+    found = lookup(HELPERS, name)
+    if found is None or not isinstance(found, Helper):  # a plain function put in the table (tests)
+        return found
+    return found.pick(n_args, version)

@@ -145,7 +145,7 @@ COMPLEX_AUTOGRAD = (1, 8)
 @dataclasses.dataclass(frozen=True)
 class Version:
     """The PyTorch release a spec file's formulas come from, and how that was found out. It
-    picks the meaning of helpers PyTorch revised (namespace.REVISIONS) and whether complex
+    picks the meaning of helpers PyTorch revised (namespace.resolve) and whether complex
     inputs are accepted (releases before complex autograd are real-only)."""
 
     release: tuple[int, ...] | None  # (1, 7); None: undeterminable, the newest meanings apply

@@ -14,7 +14,15 @@ from __future__ import annotations
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-__all__ = ["gru_gate_grads", "lstm_gate_grads", "mH", "mT", "solve_triangular_right"]
+__all__ = ["gru_gate_grads", "lstm_gate_grads", "mH", "mT", "solve_triangular_right", "wrap_dim"]
+
+
+def wrap_dim(d: int, ndim: int) -> int:
+    """ATen's maybe_wrap_dim: a possibly negative dim as an index; a 0-d tensor accepts -1 and 0."""
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
 
 
 def mT(x, *, xp=jnp):

@@ -15,7 +15,7 @@ from . import expr as E
 from .cxx import BINARY, UNARY, truth
 from .errors import JaxderivError, Location, TranslationError
 from .forward import callable_named
-from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, Overloads, lookup_helper, plain, unqualified
+from .namespace import CONSTANTS, HELPERS, METHODS, TEMPLATES, lookup, plain, resolve, unqualified
 from .normalize import Kind, normalize
 
 __all__ = ["translate", "Compiled", "names_called"]
@@ -144,11 +144,17 @@ class _Translator:
         name = node.name
         if name in self.variables:
             return lambda env: env[name]
-        value = lookup_helper(CONSTANTS, name)
+        value = lookup(CONSTANTS, name)
         if value is not None or name in CONSTANTS:
             return lambda env: value
-        fn = lookup_helper(HELPERS, name, self.version)
-        if fn is not None:  # a function passed as a value
+        if lookup(HELPERS, name) is not None:  # a function passed as a value: its variant chosen when called
+            version = self.version
+
+            def fn(*args):
+                chosen = resolve(name, len(args), version)
+                assert chosen is not None  # the name was found above
+                return chosen(*args)
+
             return lambda env: fn
         known = ", ".join(sorted(self.variables))
         raise self.error(node, f"unknown name {name!r}: not a variable of this formula ({known}) nor a known constant")
@@ -208,7 +214,10 @@ class _Translator:
     def _callee(self, func, n_args: int | None) -> Callable:
         """The Python callable a call's function expression names (resolved now)."""
         if isinstance(func, E.Name):
-            fn = lookup_helper(HELPERS, func.name, self.version)
+            try:
+                fn = resolve(func.name, n_args, self.version)
+            except TypeError as e:  # a helper none of whose variants takes n_args arguments
+                raise self.error(func, f"helper {func.name!r} {e}, but the formula passes {n_args}") from None
             if fn is None:  # `at::sin(x)`: the ATen op, as the spec's op or its forward implementation
                 fn = self._entry_op(func.name) or _forward_named(func.name)
             if fn is None:
@@ -217,7 +226,7 @@ class _Translator:
                 )
             what = f"helper {func.name!r}"
         elif isinstance(func, E.Template):
-            builder = lookup_helper(TEMPLATES, func.base.name)
+            builder = lookup(TEMPLATES, func.base.name)
             if builder is None:
                 raise self.error(func, f"unknown template {func.base.name!r}")
             args = tuple(_template_arg(a) for a in func.args)
@@ -228,11 +237,6 @@ class _Translator:
             what = f"template {func.base.name!r}"
         else:
             raise self.error(func, "only named functions can be called")
-        if isinstance(fn, Overloads) and n_args is not None:
-            chosen = fn.pick(n_args)
-            if chosen is None:
-                raise self.error(func, f"{what} has no overload taking {n_args} arguments")
-            fn = chosen
         if n_args is not None and callable(fn):
             problem = _arity_error(fn, n_args)
             if problem:
@@ -296,8 +300,10 @@ def _logical_or(a, right, env):
     return truth(a) or truth(right(env))
 
 
-def unresolved_names(tree: E.Node) -> set[str]:
-    """Helpers (`name`) and methods (`.name`) a formula calls that nothing registered provides."""
+def unresolved_names(tree: E.Node, version: tuple[int, ...] | None = None) -> set[str]:
+    """Helpers (`name`) and methods (`.name`) a formula calls that nothing registered provides;
+    a helper none of whose variants takes the call's arguments is `name/<count>` (resolved as
+    the translator does: `namespace.resolve`)."""
     missing = set()
     for node in E.iter_nodes(tree):
         if not isinstance(node, E.Call):
@@ -305,9 +311,15 @@ def unresolved_names(tree: E.Node) -> set[str]:
         f = node.func
         if isinstance(f, E.Attr) and _method(f.name) is None:
             missing.add("." + f.name)
-        elif isinstance(f, E.Name) and lookup_helper(HELPERS, f.name) is None and _forward_named(f.name) is None:
-            missing.add(f.name)
-        elif isinstance(f, E.Template) and lookup_helper(TEMPLATES, f.base.name) is None:
+        elif isinstance(f, E.Name):
+            try:
+                found = resolve(f.name, len(node.args), version)
+            except TypeError:
+                missing.add(f"{f.name}/{len(node.args)}")
+                continue
+            if found is None and _forward_named(f.name) is None:
+                missing.add(f.name)
+        elif isinstance(f, E.Template) and lookup(TEMPLATES, f.base.name) is None:
             missing.add(f.base.name + "<>")
     return missing
 

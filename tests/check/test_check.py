@@ -399,7 +399,7 @@ def test_a_derivative_the_spec_does_not_give_is_refused(tmp_path, monkeypatch):
 
     from jaxderiv.errors import NotImplementedDerivative
 
-    op_mod = importlib.import_module("jaxderiv.op")  # the package's `op` attribute is the function
+    app_mod = importlib.import_module("jaxderiv.application")
 
     spec = tmp_path / "mul.yaml"
     spec.write_text(MUL_HALF_GIVEN)
@@ -409,7 +409,7 @@ def test_a_derivative_the_spec_does_not_give_is_refused(tmp_path, monkeypatch):
     wrong.write_text(MUL_HALF_GIVEN.replace("grad * other.conj()", "2 * grad * other.conj()"))
     assert _vjp_row(wrong, "mul.Tensor").status == "failed"
 
-    given = op_mod._Call._backward_formulas
+    given = app_mod.Application.backward_formulas
 
     def zeros_instead(self, xs, ys, grads, wanted):
         try:
@@ -417,7 +417,7 @@ def test_a_derivative_the_spec_does_not_give_is_refused(tmp_path, monkeypatch):
         except NotImplementedDerivative:
             return [jax.numpy.zeros_like(x) if w else None for x, w in zip(xs, wanted)]
 
-    monkeypatch.setattr(op_mod._Call, "_backward_formulas", zeros_instead)
+    monkeypatch.setattr(app_mod.Application, "backward_formulas", zeros_instead)
     row = _vjp_row(spec, "mul.Tensor")
     assert row.status == "failed" and "`other`: the spec gives no derivative, yet a gradient" in row.reason
 

@@ -6,6 +6,8 @@ import ast
 import dataclasses
 import glob
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -69,6 +71,24 @@ def test_each_record_lives_in_the_family_named_like_its_forward():
         ]
 
 
+def test_the_database_is_built_without_sympy_and_holds_the_sympy_definitions():
+    """sympy is the `proofs` extra: the family modules name it through `symbolic.sp`, which imports
+    it only when a definition is called (by the proofs), so the records load without it."""
+    code = (
+        "import sys; sys.modules['sympy'] = None\n"  # `import sympy` raises ModuleNotFoundError
+        "from jaxderiv.check.opdb import record\n"
+        "d = record('clamp').definition\n"
+        "assert d.args == ('self', 'min', 'max') and record('clamp').family == 'binary', d\n"
+        "try:\n"
+        "    d.fn(1.0, 0.0, 2.0)\n"
+        "except ModuleNotFoundError as e:\n"
+        "    print('needs', e.name)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "needs sympy\n"
+
+
 def test_an_undeclared_entry_has_the_empty_record():
     r = opdb.record("no_such_entry")
     assert r == opdb.OpRecord("no_such_entry") and r.declared() == {}
@@ -127,6 +147,7 @@ def test_no_checker_module_keeps_a_dict_of_its_own_keyed_by_op_names():
         "DIFFERENCES",
         "TORCH_SPEC_DIFFERENCES",
         "WITHOUT_MEANING",
+        "DEFINITIONS",
     }
     for path in (SRC / "check").rglob("*.py"):
         for node in ast.parse(path.read_text()).body:
@@ -147,7 +168,7 @@ def test_describe_shows_entries_forward_and_record():
     assert "forward: forward/unary.py:" in text
     assert "record: check/families/unary.py" in text and "complex: True" in text
     assert "known_failures: jvp: spec bug" in text
-    assert "sympy definition: of self (check/proof_definitions.py)" in text
+    assert "sympy definition: of self (check/families/unary.py)" in text
     assert "record: none declared" in describe("no_such_entry", load_spec())
 
 

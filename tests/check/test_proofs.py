@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from jaxderiv.check import proofs
-from jaxderiv.check.proof_definitions import DEFINITIONS
+from jaxderiv.check import opdb, proofs
 from jaxderiv.check.proofs import elementwise_entries, prove_entry, prove_formula
 from jaxderiv.spec import load_spec, shipped_spec_files
 
@@ -149,14 +148,15 @@ def test_every_elementwise_entry_is_proved_or_says_why_not(spec):
     assert len(proved) >= 0.75 * len(entries)
 
 
-def test_threshold_inplace_formula_holds_only_for_value_at_most_threshold(monkeypatch):
+def test_threshold_inplace_formula_holds_only_for_value_at_most_threshold():
     """threshold_'s formula reads the result: right where value <= threshold (the ranges
     sampled), wrong where the replacement value lies above the threshold."""
     entry = V1_7["threshold_"]
     assert prove_entry(entry)[0].status in ("symbolic", "numerical")
-    above = dataclasses.replace(DEFINITIONS["threshold_"], ranges=(("threshold", -1.0, -0.5), ("value", 1.0, 2.0)))
-    monkeypatch.setitem(DEFINITIONS, "threshold_", above)
-    assert proofs._prove(entry, entry.backward[0], False, 5, 0).status == "disproved"
+    definition = opdb.record("threshold_").definition
+    above = dataclasses.replace(definition, ranges=(("threshold", -1.0, -0.5), ("value", 1.0, 2.0)))
+    with opdb.replaced("threshold_", definition=above):
+        assert proofs._prove(entry, entry.backward[0], False, 5, 0).status == "disproved"
 
 
 def test_check_reports_proofs_beside_passed(write_spec):

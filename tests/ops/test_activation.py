@@ -1,14 +1,18 @@
-"""The activation family against PyTorch 2.13: forward values, vjp and jvp, kinks included.
+"""The activation family against PyTorch 2.13: what tests/check/test_parity.py does not compare.
 
-At a kink (relu at 0, hardtanh at its bounds, the shrinks at +-lambd, ...) the derivative is
-the subgradient PyTorch's formula picks, which JAX's own autodiff of the forward need not
-pick; the checker cannot judge kinks with finite differences, so these tests do.
+The op database (check/families/activation.py) holds every activation's samples and its kink
+inputs (relu at 0, hardtanh at its bounds, the shrinks at +-lambd, softplus at its threshold,
+...), where the derivative is the subgradient PyTorch's formula picks, which JAX's own autodiff
+of the forward need not pick; test_parity compares every op of the family with torch there, in
+float64: forward values and dtypes, vjp and jvp (the `result:` formula, or the backward formula
+transposed). This module adds, over the same records: float32 inputs stay float32 with torch's
+values; the kinks of
+elu_backward and softplus_backward, whose seed schema torch's own file changed (a record's kink
+tuple serves both); rrelu in training, given the slopes torch draws; integer inputs, NaN,
+refusals, and single-op checks.
 """
 
 from __future__ import annotations
-
-import dataclasses
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -16,61 +20,82 @@ import numpy as np
 import pytest
 
 import jaxderiv
+from jaxderiv import load_spec
+from jaxderiv.check import opdb
+from jaxderiv.check import parity as P
+from jaxderiv.check.samples import samples_for
+from jaxderiv.forward import implementation
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str  # the jaxderiv op
-    args: Callable[[np.random.Generator], tuple]  # float64 arrays and scalars, in the spec's schema order
-    torch_fn: Callable  # the same call in torch 2.13, on the same arguments as torch tensors
-    diff: tuple[int, ...] = (0,)  # positions of the differentiable tensor arguments
-    outputs: tuple[int, ...] | None = None  # differentiable outputs of a tuple-returning op
-    label: str = ""
+SEED_SPEC = load_spec()
+# The family's entries of the default spec that torch can be asked about (by name or its record's equivalent call).
+ACTIVATIONS = sorted(
+    n
+    for n, r in opdb.database().items()
+    if r.family == "activation" and n in SEED_SPEC and implementation(n) is not None and P.torch_has(n)
+)
 
 
-def _x(*kinks, lo=-2.0, hi=2.0, n=6):
-    """The kink points themselves, then random values in [lo, hi]."""
-    return lambda rng: np.concatenate([np.asarray(kinks, float), rng.uniform(lo, hi, n)])
+# Kink inputs in the seed's schema of the entries whose schema torch 2.13's own file changed: a
+# record's kink tuples are positional and serve both files' runs of test_parity, so these live here.
+_G = np.array([0.7, -1.3, 0.4, 2.0, -0.6])
+_SOFTPLUS_X = np.array([1.5, 0.0, -5.0, 3.0, 1.4])  # threshold / beta = 1.5 itself
+SEED_SCHEMA_KINKS = {
+    # output = elu(self) with alpha=1.5, scale=1, input_scale=1: 0 at the kink, above -alpha
+    "elu_backward": (_G, 1.5, 1.0, 1.0, np.array([0.0, -0.0, 1.5, -1.2, 0.4])),
+    # output = softplus(self) with beta=2, threshold=3
+    "softplus_backward": (
+        _G,
+        _SOFTPLUS_X,
+        2.0,
+        3.0,
+        np.where(2 * _SOFTPLUS_X > 3, _SOFTPLUS_X, np.logaddexp(2 * _SOFTPLUS_X, 0) / 2),
+    ),
+}
 
 
-def _unary(name, *scalars, kinks=(0.0,), lo=-2.0, hi=2.0, torch_fn=None):
-    """op(x, *scalars), x containing the kinks."""
-    x = _x(*kinks, lo=lo, hi=hi)
-    return Case(name, lambda rng: (x(rng), *scalars), torch_fn or getattr(aten, name).default)
+def _kinks(name):
+    return (*opdb.record(name).kinks, *([SEED_SCHEMA_KINKS[name]] if name in SEED_SCHEMA_KINKS else []))
 
 
-def _inplace(name, *scalars, kinks=(0.0,)):
-    """An in-place entry; torch works on a copy, so its input stays a leaf."""
-    return _unary(name, *scalars, kinks=kinks, torch_fn=lambda x, *s: getattr(aten, name).default(x.clone(), *s))
+def _inputs(op, groups=("samples", "kinks")):
+    """The record's checker samples, then its kink tuples: (args, kwargs, sample)."""
+    samples = samples_for(op, np.random.default_rng(0)) if "samples" in groups else []
+    kinks = _kinks(op.name) if "kinks" in groups else ()
+    return [(s.args, s.kwargs, s) for s in samples] + [(k, {}, None) for k in kinks]
 
 
-def _backward(name, *scalars, kinks=(0.0,), lo=-2.0, hi=2.0, torch_fn=None):
-    """op(grad_output, self, *scalars): a *_backward entry, differentiable in both tensors."""
-    x = _x(*kinks, lo=lo, hi=hi)
-
-    def args(rng):
-        self = x(rng)
-        return (rng.normal(size=self.shape), self, *scalars)
-
-    return Case(name, args, torch_fn or getattr(aten, name).default, diff=(0, 1))
+@pytest.mark.parametrize("name", sorted(SEED_SCHEMA_KINKS))
+def test_kinks_in_the_seed_schema_match_torch(name):
+    """test_parity's comparison (forward, vjp) on the kinks the records cannot hold."""
+    row = P.compare_op(jaxderiv.op(name), [], [SEED_SCHEMA_KINKS[name]], [])
+    assert row.kinks is True and row.ok, row.note
 
 
-def _softplus_backward_args(rng):
-    x = _x(-5.0, 3.0, lo=-6.0, hi=6.0)(rng)  # beta * x above threshold for some values
-    return (rng.normal(size=x.shape), x, 2.0, 3.0, np.where(2 * x > 3, x, np.logaddexp(2 * x, 0) / 2))
+def _torch_outputs(call, xs):
+    torch.manual_seed(0)  # a sampler draws the same in every call
+    return call.torch(*[P._to_torch(x) for x in xs])
 
 
-def _elu_backward_args(rng):
-    output = _x(0.0, lo=-1.5, hi=2.0)(rng)  # the results of elu(alpha=1.5, scale=1, input_scale=1)
-    return (rng.normal(size=output.shape), 1.5, 1.0, 1.0, output)
-
-
-def _log_sigmoid_backward_args(rng):
-    x = _x(0.0, -30.0, 30.0)(rng)
-    return (rng.normal(size=x.shape), x, np.exp(-np.abs(x)))
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_float32_stays_float32_with_torchs_values(name):
+    """float32 inputs (samples and kinks narrowed): every output has torch's dtype, and its values
+    to float32's precision (a sampler's values are its generator's: dtypes only)."""
+    op = jaxderiv.op(name)
+    for args, kwargs, sample in _inputs(op):
+        call = P._Call(op, args, kwargs, sample, float32=True)
+        xs = call.xs()
+        ours, theirs = call.jax(*[jnp.asarray(x) for x in xs]), _torch_outputs(call, xs)
+        assert [str(np.dtype(o.dtype)) for o in ours[: len(theirs)]] == [
+            str(t.dtype).removeprefix("torch.") for t in theirs
+        ], sample
+        if not call.random:
+            for o, t in zip(ours, theirs):
+                np.testing.assert_allclose(np.asarray(o), t.numpy(), rtol=1e-6, atol=1e-6)
 
 
 _RRELU = (0.1, 0.4)
@@ -82,194 +107,39 @@ def _rrelu(x, noise, lower, upper, training):
     return aten.rrelu_with_noise.default(x, noise.clone(), lower, upper, training)
 
 
-def _rrelu_args(training):
-    def args(rng):
-        x = _x(0.0)(rng)
-        noise = torch.zeros(x.shape, dtype=torch.float64)
-        torch.manual_seed(0)
-        aten.rrelu_with_noise.default(torch.from_numpy(x), noise, *_RRELU, training)  # ATen draws the slopes into noise
-        return (x, noise.numpy(), *_RRELU, training)
-
-    return args
-
-
-def _rrelu_backward_args(training):
-    def args(rng):
-        x, noise, lower, upper, training_ = _rrelu_args(training)(rng)
-        return (rng.normal(size=x.shape), x, noise, lower, upper, training_, False)
-
-    return args
-
-
-def _prelu_args(rng):
-    # Away from 0: torch 2.13's forward-mode formula for prelu takes x >= 0 at the kink,
-    # unlike its backward formula and the spec's.
-    x = rng.uniform(0.1, 2.0, (2, 3, 4)) * rng.choice([-1.0, 1.0], (2, 3, 4))
-    return (x, rng.uniform(0.05, 0.5, (3,)))
-
-
-def _prelu_backward_torch(grad_output, self, weight):
-    """torch 2.13 has no prelu_backward: the vjp of prelu is that function."""
-    return torch.func.vjp(aten.prelu.default, self, weight)[1](grad_output)
-
-
-def _prelu_backward_args(rng):
-    x, w = _prelu_args(rng)
-    return (rng.normal(size=x.shape), x, w)
-
-
-CASES = [
-    _unary("relu"),
-    _inplace("relu_"),
-    _unary("threshold", 0.3, -1.5, kinks=(0.3,)),
-    _inplace("threshold_", 0.3, -1.5, kinks=(0.3,)),
-    _backward("threshold_backward", 0.3, kinks=(0.3,)),
-    _unary("hardtanh", -0.5, 1.2, kinks=(-0.5, 1.2)),
-    _inplace("hardtanh_", -0.5, 1.2, kinks=(-0.5, 1.2)),
-    _backward("hardtanh_backward", -0.5, 1.2, kinks=(-0.5, 1.2)),
-    _unary("leaky_relu", 0.2),
-    _inplace("leaky_relu_", 0.2),
-    _backward("leaky_relu_backward", 0.2, False),
-    _unary("hardshrink", 0.7, kinks=(-0.7, 0.7)),
-    _backward("hardshrink_backward", 0.7, kinks=(-0.7, 0.7)),
-    _unary("softshrink", 0.7, kinks=(-0.7, 0.7)),
-    _backward("softshrink_backward", 0.7, kinks=(-0.7, 0.7)),
-    _unary("hardsigmoid", kinks=(-3.0, 3.0), lo=-5.0, hi=5.0),
-    _unary("hardswish", kinks=(-3.0, 3.0), lo=-5.0, hi=5.0),
-    _unary("elu", 1.3, 0.8, 1.7),
-    _unary("celu", 1.5),
-    Case(
-        "elu_backward",
-        _elu_backward_args,
-        lambda g, a, s, i, out: aten.elu_backward.default(g, a, s, i, True, out),
-        diff=(0, 4),
-    ),
-    _unary("silu", lo=-5.0, hi=5.0),
-    _unary("gelu", lo=-5.0, hi=5.0),
-    _unary("sigmoid", lo=-5.0, hi=5.0),
-    _backward("sigmoid_backward", lo=0.0, hi=1.0),
-    _unary("tanh", lo=-3.0, hi=3.0),
-    _backward("tanh_backward", lo=-1.0, hi=1.0),
-    _unary("softplus", 2.0, 3.0, kinks=(-5.0, 3.0), lo=-6.0, hi=6.0),
-    Case(
-        "softplus_backward",
-        _softplus_backward_args,
-        lambda g, x, b, t, out: aten.softplus_backward.default(g, x, b, t),
-        diff=(0, 1),
-    ),
-    Case(
-        "log_sigmoid_forward", lambda rng: (_x(0.0, -30.0, 30.0)(rng),), aten.log_sigmoid_forward.default, outputs=(0,)
-    ),
-    Case("log_sigmoid_backward", _log_sigmoid_backward_args, aten.log_sigmoid_backward.default, diff=(0, 1)),
-    Case("rrelu_with_noise", _rrelu_args(False), _rrelu, label="eval"),
-    Case("rrelu_with_noise", _rrelu_args(True), _rrelu, label="training"),
-    Case(
-        "rrelu_with_noise_backward",
-        _rrelu_backward_args(False),
-        aten.rrelu_with_noise_backward.default,
-        diff=(0, 1),
-        label="eval",
-    ),
-    Case(
-        "rrelu_with_noise_backward",
-        _rrelu_backward_args(True),
-        aten.rrelu_with_noise_backward.default,
-        diff=(0, 1),
-        label="training",
-    ),
-    Case("prelu", _prelu_args, aten.prelu.default, diff=(0, 1)),
-    Case("prelu_backward", _prelu_backward_args, _prelu_backward_torch, diff=(0, 1, 2), outputs=(0, 1)),
-]
-IDS = [f"{c.name}-{c.label}" if c.label else c.name for c in CASES]
-
-
-# -- running a case in both libraries -----------------------------------------------------------
-
-
-def _args(case, seed=0):
-    return case.args(np.random.default_rng(seed))
-
-
-def _torch(v):
-    return torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v
-
-
-def _outputs(out, case):
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [outs[i] for i in case.outputs] if case.outputs is not None else outs
-
-
-def _ours_of(case, args):
-    """Our op as a function of its differentiable arrays, returning the differentiable outputs."""
-    op = jaxderiv.op(case.name)
-
-    def fn(*xs):
-        full = list(args)
-        for i, x in zip(case.diff, xs):
-            full[i] = x
-        return _outputs(op(*full), case)
-
-    return fn, [jnp.asarray(args[i]) for i in case.diff]
-
-
-def _torch_of(case, args):
-    targs = [_torch(a) for a in args]
-
-    def fn(*xs):
-        full = list(targs)
-        for i, x in zip(case.diff, xs):
-            full[i] = x
-        return tuple(_outputs(case.torch_fn(*full), case))
-
-    return fn, [targs[i] for i in case.diff]
-
-
-def _close(ours, theirs, rtol=1e-7, atol=1e-12):
-    """Float64 agreement, up to ATen's float32 constants (hardsigmoid's 1/6 is 1.0f / 6.0f)."""
-    for o, t in zip(ours, theirs, strict=True):
-        t = t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
-        assert np.shape(o) == t.shape
-        np.testing.assert_allclose(np.asarray(o), t, rtol=rtol, atol=atol)
-
-
-# -- the tests ----------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_forward_matches_torch(case, dtype):
-    args = [a.astype(dtype) if isinstance(a, np.ndarray) else a for a in _args(case)]
-    ours = jaxderiv.op(case.name)(*args)
-    theirs = case.torch_fn(*[_torch(a) for a in args])
-    ours, theirs = (list(v) if isinstance(v, tuple) else [v] for v in (ours, theirs))
-    assert [str(np.dtype(o.dtype)) for o in ours] == [str(t.dtype).removeprefix("torch.") for t in theirs]
+def test_rrelu_with_noise_in_training_given_torchs_draw(dtype):
+    """In training torch draws the slopes (into noise), so test_parity, whose draws are each
+    library's own, compares shapes and dtypes only: given the slopes torch draws, the values
+    agree, and in float64 the vjp and jvp too; x = 0 included."""
+    x = np.concatenate([[0.0, -0.0], np.random.default_rng(0).uniform(-2.0, 2.0, 6)]).astype(dtype)
+    noise = torch.zeros(x.shape, dtype=getattr(torch, np.dtype(dtype).name))
+    torch.manual_seed(0)
+    aten.rrelu_with_noise.default(torch.from_numpy(x), noise, *_RRELU, True)  # ATen draws the slopes into noise
+    noise = noise.numpy()
+    noise_in = torch.from_numpy(noise.copy())
+
+    def ours(x):
+        return jaxderiv.op("rrelu_with_noise")(x, noise, *_RRELU, True)
+
+    def theirs(x):
+        return _rrelu(x, noise_in, *_RRELU, True)
+
     tol = 1e-6 if dtype == np.float32 else 1e-12
-    _close(ours, theirs, rtol=tol, atol=tol)
-
-
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_vjp_matches_torch(case):
-    args = _args(case)
-    fn, xs = _ours_of(case, args)
-    tfn, txs = _torch_of(case, args)
-    ys, vjp = jax.vjp(fn, *xs)
-    cts = [np.random.default_rng(1).normal(size=np.shape(y)) for y in ys]
-    ours = vjp([jnp.asarray(c) for c in cts])
-    txs = [x.clone().requires_grad_() for x in txs]
-    theirs = torch.autograd.grad(tfn(*txs), txs, [_torch(c) for c in cts], allow_unused=True)
-    theirs = [torch.zeros_like(x) if g is None else g for g, x in zip(theirs, txs)]
-    _close(ours, theirs)
-
-
-@pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_jvp_matches_torch(case):
-    args = _args(case)
-    fn, xs = _ours_of(case, args)
-    tfn, txs = _torch_of(case, args)
-    ts = [np.random.default_rng(2).normal(size=np.shape(x)) for x in xs]
-    _, ours = jax.jvp(fn, tuple(xs), tuple(jnp.asarray(t) for t in ts))
-    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(_torch(t) for t in ts))
-    _close(ours, theirs)
+    y = ours(jnp.asarray(x))
+    assert y.dtype == dtype
+    np.testing.assert_allclose(np.asarray(y), theirs(torch.from_numpy(x)).numpy(), rtol=tol, atol=tol)
+    if dtype == np.float32:
+        return
+    ct = np.random.default_rng(1).normal(size=x.shape)
+    (got,) = jax.vjp(ours, jnp.asarray(x))[1](jnp.asarray(ct))
+    leaf = torch.from_numpy(x).requires_grad_()
+    (want,) = torch.autograd.grad(theirs(leaf), leaf, torch.from_numpy(ct))
+    np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-12, atol=1e-12)
+    t = np.random.default_rng(2).normal(size=x.shape)
+    _, got = jax.jvp(ours, (jnp.asarray(x),), (jnp.asarray(t),))
+    _, want = torch.func.jvp(theirs, (torch.from_numpy(x),), (torch.from_numpy(t),))
+    np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_kink_subgradients_differ_from_jax_autodiff():
@@ -346,3 +216,74 @@ def test_sigmoid_tanh_second_order_checked_on_real_inputs_only():
     second = [r for r in rows if r.mode == "vjp_vjp"]
     assert all("real inputs only" in r.reason for r in second)
     assert not any("real inputs only" in r.reason for r in rows if r.mode == "vjp")
+
+
+# ==================================================================================================
+# torch's own entry for rrelu_with_noise_functional (torch_registry: the spec torch 2.13 ships),
+# against torch: values and the slopes torch draws in training, and the gradient at the kink.
+# ==================================================================================================
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("lower, upper", [(0.1, 0.3), (0.2, 0.2)])
+@pytest.mark.parametrize("training", [False, True])
+def test_rrelu_with_noise_functional(torch_registry, training, lower, upper):
+    """In training, torch draws the slopes: ours is given the ones torch drew (its noise_out),
+    and must return the same output and slopes; the kink (x = 0) included."""
+    x = np.array([-1.5, 2.0, 0.0, -0.25, 0.7, -3.0])
+    noise = np.full(x.shape, 0.7)
+    tx = to_torch(x).requires_grad_()
+    out, drawn = aten.rrelu_with_noise_functional(tx, to_torch(noise), lower, upper, training)
+    if training:
+        noise = drawn.numpy()
+    op = torch_registry.op("rrelu_with_noise_functional")
+    y, slopes = op(x, noise, lower, upper, training)
+    assert_same(y, out)
+    assert_same(slopes, drawn)
+    # torch's formula uses the noise passed in, not the one it draws: given ours, the gradients agree
+    tx = to_torch(x).requires_grad_()
+    out = aten.rrelu_with_noise_functional(tx, to_torch(noise), lower, upper, training)[0]
+    ct = RNG.normal(size=x.shape)
+    (got,) = jax.vjp(lambda x: op(x, noise, lower, upper, training)[0], jnp.asarray(x))[1](jnp.asarray(ct))
+    assert_same(got, torch.autograd.grad(out, tx, to_torch(ct))[0])
+
+
+# ==================================================================================================
+# torch's own entries for gelu, gelu_backward and mish (torch_registry above: the spec torch 2.13
+# ships). The op database and tests/check/test_parity.py compare them with torch on their
+# records' samples and kinks (mish at 0 and in saturation); these tests add gelu and gelu_backward
+# with approximate="tanh" (keyword-only, which a kink tuple cannot pass) on the records' samples,
+# and a wrong mish formula that the checker catches.
+# ==================================================================================================
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
+def test_gelu_tanh_approximation_matches_torch(torch_registry, name):
+    import dataclasses
+
+    op = torch_registry.op(name)
+    tanh = [dataclasses.replace(s, kwargs={"approximate": "tanh"}) for s in samples_for(op, np.random.default_rng(0))]
+    row = P.compare_op(op, tanh, [], [])
+    assert row.ok and row.forward and row.vjp and row.jvp, row.note
+
+
+def test_a_wrong_mish_formula_is_caught(write_spec):
+    """torch's entry with its formula doubled: the checker fails it, where torch's passes."""
+    from jaxderiv.check.mutate import entry_yaml
+    from jaxderiv.spec import torch_spec_file
+
+    right = jaxderiv.check_all(str(torch_spec_file()), ops=["mish"], modes=("vjp",))
+    assert {r.status for r in right} == {"passed"}, right.summary()
+    wrong = entry_yaml(
+        jaxderiv.load_spec(from_torch=True)["mish"], {"self": "infinitely_differentiable_mish_backward(grad, self) * 2"}
+    )
+    report = jaxderiv.check_all(write_spec(wrong), ops=["mish"], modes=("vjp",))
+    assert "failed" in {r.status for r in report}, report.summary()

@@ -2,6 +2,9 @@
 double backward through `_convolution_double_backward`, im2col/col2im, jit and vmap.
 
 Gradients come from jaxderiv's ops (YAML backward formulas), torch's from torch.autograd.
+torch's own entries (the spec torch 2.13 ships) for convolution, _convolution,
+convolution_backward and _slow_conv2d_forward: values, gradients and tangents, transposed and
+grouped included.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import pytest
 import jaxderiv
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, assert_vjp_matches, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
 # (dims, groups, stride, padding, dilation, transposed, output_padding)
@@ -180,3 +185,66 @@ def test_transposed_convolution_with_output_padding_past_the_stride_matches_torc
     for a, t in zip(ours, grads):
         assert a.shape == t.shape
         np.testing.assert_allclose(a, t.numpy(), rtol=1e-10, atol=1e-10)
+
+
+# -- torch's own entries -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+RNG = np.random.default_rng(0)
+
+
+CONV = [  # x shape, w shape, stride, padding, dilation, transposed, output_padding, groups
+    ((2, 2, 7), (3, 2, 3), (2,), (1,), (1,), False, (0,), 1),
+    ((1, 4, 5, 6), (4, 2, 3, 2), (1, 2), (1, 0), (2, 1), False, (0, 0), 2),
+    ((1, 4, 4, 4), (4, 1, 3, 3), (2, 2), (1, 1), (1, 1), True, (1, 0), 2),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV)))
+@pytest.mark.parametrize("name", ["convolution", "_convolution"])
+def test_convolution_values_gradients_and_tangents(torch_registry, name, case):
+    xs, ws, s, p, d, tr, op_, g = CONV[case]
+    x, w = RNG.normal(size=xs), RNG.normal(size=ws)
+    b = RNG.normal(size=(ws[1] * g if tr else ws[0],))
+    extra = (False, False, True, False) if name == "_convolution" else ()
+    ours = lambda x, w, b: torch_registry.op(name)(x, w, b, s, p, d, tr, op_, g, *extra)  # noqa: E731
+    theirs = lambda x, w, b: getattr(aten, name)(x, w, b, list(s), list(p), list(d), tr, list(op_), g, *extra)  # noqa: E731
+    assert_vjp_matches(RNG, ours, theirs, (x, w, b), (0, 1, 2))
+    t = [RNG.normal(size=v.shape) for v in (x, w, b)]
+    _, jt = jax.jvp(ours, (jnp.asarray(x), jnp.asarray(w), jnp.asarray(b)), tuple(map(jnp.asarray, t)))
+    _, tt = torch.func.jvp(theirs, (to_torch(x), to_torch(w), to_torch(b)), tuple(map(to_torch, t)))
+    assert_same(jt, tt)
+
+
+@pytest.mark.parametrize("case", range(len(CONV)))
+def test_convolution_backward_and_its_gradients(torch_registry, case):
+    xs, ws, s, p, d, tr, op_, g = CONV[case]
+    x, w = RNG.normal(size=xs), RNG.normal(size=ws)
+    bias_sizes = [ws[1] * g if tr else ws[0]]
+    y = torch_registry.op("convolution")(x, w, None, s, p, d, tr, op_, g)
+    go = RNG.normal(size=y.shape)
+    ours = lambda go, x, w: torch_registry.op("convolution_backward")(
+        go, x, w, bias_sizes, s, p, d, tr, op_, g, (True, True, True)
+    )  # noqa: E731
+    theirs = lambda go, x, w: aten.convolution_backward(
+        go, x, w, bias_sizes, list(s), list(p), list(d), tr, list(op_), g, [True, True, True]
+    )  # noqa: E731
+    for out in (0, 1, 2):
+        assert_vjp_matches(RNG, ours, theirs, (go, x, w), (0, 1, 2) if out < 2 else (0,), out=out)
+
+
+def test_slow_conv2d_forward(torch_registry):
+    x, w, b = RNG.normal(size=(1, 2, 5, 5)), RNG.normal(size=(3, 2, 2, 3)), RNG.normal(size=(3,))
+    assert_vjp_matches(
+        RNG,
+        lambda x, w, b: torch_registry.op("_slow_conv2d_forward")(x, w, (2, 3), b, (2, 1), (1, 0)),
+        lambda x, w, b: aten._slow_conv2d_forward(x, w, [2, 3], b, [2, 1], [1, 0]),
+        (x, w, b),
+        (0, 1, 2),
+    )

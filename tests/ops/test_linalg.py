@@ -21,6 +21,8 @@ import pytest
 import jaxderiv
 
 torch = pytest.importorskip("torch")
+from jaxderiv.check import parity as P  # noqa: E402
+
 aten = torch.ops.aten
 C128 = np.complex128
 
@@ -544,3 +546,33 @@ def test_geqrf_batched_matches_torch():
     qr_t, tau_t = torch.geqrf(torch.from_numpy(a))
     np.testing.assert_allclose(qr, qr_t.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(tau, tau_t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ==================================================================================================
+# torch's own cholesky_inverse (torch_registry: the spec torch 2.13 ships). The op database and
+# tests/check/test_parity.py compare every entry of this family with torch on its record's samples;
+# for cholesky_inverse under torch's file the jvp differs, as its record declares (torch 2.13's
+# cholesky_inverse_jvp is not the derivative). This test adds the oracle that holds there:
+# torch's backward formula transposed (torch.autograd.functional.jvp), which jaxderiv's jvp of
+# torch's result formula (jaxderiv's cholesky_inverse_jvp helper) equals, for either triangle.
+# ==================================================================================================
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse_jvp_is_the_jvp_of_torchs_backward(torch_registry, upper):
+    known = P.known_difference("cholesky_inverse", torch_spec=True)
+    assert known is not None and "jvp" in known.columns  # else test_parity compares the jvp with torch.func.jvp
+    rng = np.random.default_rng(4)
+    factor = np.tril(0.3 * rng.normal(size=(3, 3)), -1) + np.diag(rng.uniform(1.0, 2.0, size=3))
+    tangent = np.tril(rng.normal(size=(3, 3)))  # the factor's triangle is all the op reads
+    factor, tangent = (factor.T, tangent.T) if upper else (factor, tangent)
+    op = torch_registry.op("cholesky_inverse")
+    _, ours = jax.jvp(lambda f: op(f, upper), (jnp.asarray(factor),), (jnp.asarray(tangent),))
+    _, theirs = torch.autograd.functional.jvp(lambda f: aten.cholesky_inverse(f, upper), _t(factor), _t(tangent))
+    _close(ours, _n(theirs))

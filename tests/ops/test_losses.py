@@ -13,8 +13,15 @@ import numpy as np
 import pytest
 
 import jaxderiv
+from jaxderiv.check import opdb
+from jaxderiv.check.samples import samples_for
+from jaxderiv.check.mutate import entry_yaml
+from jaxderiv.spec import torch_spec_file
 
 torch = pytest.importorskip("torch")
+from jaxderiv.check import parity as P  # noqa: E402
+from torch_oracle import assert_close, to_numpy  # noqa: E402
+
 aten = torch.ops.aten
 RNG = np.random.default_rng(0)
 
@@ -251,3 +258,61 @@ def test_margin_losses_of_0d_inputs_match_torch(name, target, p, reduction):
             np.testing.assert_allclose(o, t.detach().numpy())
         (tg,) = torch.autograd.grad(outs[0], tx)
         np.testing.assert_allclose(jax.grad(first)(jnp.asarray(0.7)), tg.numpy())
+
+
+# ==================================================================================================
+# torch's own entries for huber_loss and huber_loss_backward (torch_registry: the spec torch 2.13
+# ships). The op database and tests/check/test_parity.py compare both with torch (values, dtypes,
+# vjp, jvp) on their records' samples and kinks (self - target at 0 and +-delta, in
+# check/families/losses.py); these tests add the second derivative through huber_loss_backward's
+# own entry, huber_loss_backward's jvp (torch has no forward-mode derivative of it to compare with) against
+# the Jacobian of torch's backward, and a wrong formula that the checker catches.
+# ==================================================================================================
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+def test_second_order_through_huber_matches_torch(torch_registry):
+    """The Hessian-vector product reaches huber_loss_backward's own entry (double backward)."""
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(2, 3))
+    x, v = y + rng.uniform(-2, 2, size=(2, 3)), rng.normal(size=(2, 3))
+    op = torch_registry.op("huber_loss")
+    ours = jax.jvp(jax.grad(lambda a: op(a, jnp.asarray(y), 1, 0.6)), (jnp.asarray(x),), (jnp.asarray(v),))[1]
+    tx = torch.from_numpy(x).requires_grad_(True)
+    (g,) = torch.autograd.grad(aten.huber_loss(tx, torch.from_numpy(y), 1, 0.6), tx, create_graph=True)
+    (theirs,) = torch.autograd.grad(g, tx, torch.from_numpy(v))
+    np.testing.assert_allclose(np.asarray(ours), to_numpy(theirs), rtol=1e-9, atol=1e-12)
+
+
+def test_huber_loss_backward_jvp_is_the_jacobian_of_torchs_backward(torch_registry):
+    """jax.jvp (the transposed backward formula) against the Jacobian of torch's backward applied
+    to the tangents (torch.func.jvp has no formula for the op), on the record's samples and kinks."""
+    op = torch_registry.op("huber_loss_backward")
+    assert not op.entry.forward  # its jvp is the backward formula transposed
+    inputs = [s.args for s in samples_for(op, np.random.default_rng(0))] + list(opdb.record(op.name).kinks)
+    rng = np.random.default_rng(1)
+    for args in inputs:
+        call = P._Call(op, args, {})
+        xs = call.xs()
+        ts = [rng.normal(size=np.shape(x)) for x in xs]
+        _, ours = jax.jvp(lambda *a: call.jax(*a)[0], tuple(map(jnp.asarray, xs)), tuple(map(jnp.asarray, ts)))
+        jac = torch.autograd.functional.jacobian(lambda *a: call.torch(*a)[0], tuple(map(P._to_torch, xs)))
+        theirs = sum(torch.tensordot(j, P._to_torch(t), dims=t.ndim) for j, t in zip(jac, ts))
+        assert_close(ours, theirs, 1e-9)
+
+
+def test_a_wrong_huber_formula_is_caught(write_spec):
+    """torch's entry with delta replaced by 1.0 in its formula: the checker fails it, where torch's passes."""
+    wrong = entry_yaml(
+        jaxderiv.load_spec(from_torch=True)["huber_loss"],
+        {"self": "huber_loss_backward(grad, self, target, reduction, 1.0)"},
+    )
+    right = jaxderiv.check_all(str(torch_spec_file()), ops=["huber_loss"], modes=("vjp",))
+    assert {r.status for r in right} == {"passed"}, right.summary()
+    report = jaxderiv.check_all(write_spec(wrong), ops=["huber_loss"], modes=("vjp",))
+    assert "failed" in {r.status for r in report}, report.summary()

@@ -1,6 +1,9 @@
 """Pooling against PyTorch 2.13: values, ATen's flat indices, gradients through the spec's
 formulas. Ties included: max pooling routes the gradient to the first maximum, and
-overlapping windows accumulate at a shared maximum."""
+overlapping windows accumulate at a shared maximum.
+
+torch's own entries (the spec torch 2.13 ships) for _adaptive_avg_pool3d, max_pool2d and
+max_pool2d_backward: values and gradients, padding and dilation included."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import pytest
 import jaxderiv
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, assert_vjp_matches, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
 
@@ -130,3 +135,91 @@ def test_zero_size_batch_gives_torchs_empty_outputs_and_gradient(name, x, args):
     assert [o.shape for o in ours] == [tuple(t.shape) for t in theirs]
     first = lambda x: (lambda y: y[0] if isinstance(y, tuple) else y)(op(x, *args))  # noqa: E731
     assert jax.grad(lambda x: jnp.sum(first(x)))(jnp.asarray(x)).shape == x.shape
+
+
+# -- torch's own entries -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+RNG = np.random.default_rng(0)
+
+
+def test_adaptive_avg_pool3d_and_its_backward(torch_registry):
+    x = RNG.normal(size=(1, 2, 4, 5, 3))
+    assert_vjp_matches(
+        RNG,
+        lambda x: torch_registry.op("_adaptive_avg_pool3d")(x, (3, 2, 2)),
+        lambda x: aten._adaptive_avg_pool3d(x, [3, 2, 2]),
+        (x,),
+        (0,),
+    )
+    g = RNG.normal(size=(1, 2, 3, 2, 2))
+    assert_vjp_matches(
+        RNG,
+        lambda g, x: torch_registry.op("_adaptive_avg_pool3d_backward")(g, x),
+        aten._adaptive_avg_pool3d_backward,
+        (g, x),
+        (0,),
+    )
+
+
+def test_max_pool2d_ties_and_padding(torch_registry):
+    """Tied maxima: torch's gradient goes to the first index of each window."""
+    tied = np.kron(np.array([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None]
+    assert_vjp_matches(
+        RNG,
+        lambda x: torch_registry.op("max_pool2d")(x, (2, 2), (2, 2)),
+        lambda x: aten.max_pool2d(x, [2, 2], [2, 2]),
+        (tied,),
+        (0,),
+    )
+    x = RNG.permutation(50).reshape(2, 1, 5, 5) * 0.1
+    assert_vjp_matches(
+        RNG,
+        lambda x: torch_registry.op("max_pool2d")(x, (2, 3), (2, 1), (1, 1), (2, 1), True),
+        lambda x: aten.max_pool2d(x, [2, 3], [2, 1], [1, 1], [2, 1], True),
+        (x,),
+        (0,),
+    )
+
+
+# -- max_pool2d_backward: the backward op max_pool2d calls -------------------------------------------
+
+
+def _pool_backward(g, x, *geometry):
+    _, idx = aten.max_pool2d_with_indices(x, *geometry)
+    return aten.max_pool2d_with_indices_backward(g, x, *geometry, idx)
+
+
+@pytest.mark.parametrize("case", ["ties", "padded"])
+def test_max_pool2d_backward_values_and_derivatives(torch_registry, case):
+    """The first maximum of a window takes the gradient (ties); the gradient for self is zero;
+    the one for grad_output raises, as the spec's error_for_max_pool2d_double_backward does."""
+    from jaxderiv.errors import NotImplementedDerivative
+
+    if case == "ties":
+        x, geometry = (
+            np.kron(np.array([[1.0, 2.0], [3.0, 0.5]]), np.ones((2, 2)))[None, None],
+            ((2, 2), (2, 2), (0, 0), (1, 1), False),
+        )
+    else:
+        x, geometry = RNG.permutation(50).reshape(2, 1, 5, 5) * 0.1, ((2, 3), (2, 1), (1, 1), (2, 1), True)
+    pool = torch_registry.op("max_pool2d")
+    g = RNG.normal(size=pool(x, *geometry).shape)
+    op = torch_registry.op("max_pool2d_backward")
+    tg = [list(a) if isinstance(a, tuple) else a for a in geometry]
+    assert_same(op(g, x, *geometry), _pool_backward(to_torch(g), to_torch(x), *tg))
+    gx = jax.grad(lambda x: jnp.sum(op(jnp.asarray(g), x, *geometry) ** 2))(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(gx), 0)  # self: zeros_like(self)
+    with pytest.raises(NotImplementedDerivative, match="error_for_max_pool2d_double_backward"):
+        jax.grad(lambda g: jnp.sum(op(g, jnp.asarray(x), *geometry) ** 2))(jnp.asarray(g))
+    # max_pool2d's second derivative through its cotangent goes through that entry, and raises too
+    with pytest.raises(NotImplementedDerivative):
+        jax.grad(lambda ct: jnp.sum(jax.vjp(lambda x: pool(x, *geometry), jnp.asarray(x))[1](ct)[0] ** 2))(
+            jnp.asarray(g)
+        )

@@ -3,6 +3,10 @@
 Kinks are included: ties of full max/min split the gradient evenly, the selection ops send it
 to the index ATen returns, prod and cumprod take their zero paths, NaN and -inf entries follow
 ATen. For complex inputs jax_vjp(ct) == conj(torch_grad(conj(ct))).
+
+torch's own entries (the spec torch 2.13 ships) for stable sort, any/all over dims,
+_is_all_true/_is_any_true, and the unique family with counts, dims and consecutive runs: values
+and dtypes, vjp and jvp, on ties, NaN, empty, 0-d, integer and bool inputs.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import pytest
 
 import jaxderiv
 from jaxderiv import NotImplementedDerivative
+from jaxderiv.check import opdb
+from jaxderiv.check.samples import Sample, samples_for
 
 torch = pytest.importorskip("torch")
-from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
+from jaxderiv.check import parity as P  # noqa: E402
+from torch_oracle import assert_close, assert_same, check_against_torch, random_like, to_numpy, to_torch  # noqa: E402
 
 aten = torch.ops.aten
 
@@ -312,6 +319,11 @@ def _torch_registry():
     return TORCH_REGISTRY
 
 
+@pytest.fixture(scope="module")
+def torch_registry():
+    return _torch_registry()
+
+
 COMPLEX_LSE = [
     ("logsumexp", ([1], False)),
     ("logsumexp", ([0, 1], True)),
@@ -427,3 +439,183 @@ def test_var_with_no_degrees_of_freedom_has_torch_nan_gradient():
     sum(torch.var_mean(t, dim=[0], correction=3)).backward()
     assert np.isnan(t.grad.numpy()[2]) and np.isinf(t.grad.numpy()[0])
     np.testing.assert_array_equal(np.asarray(ours), t.grad.numpy())
+
+
+# -- torch's own entries: stable sort, boolean reductions over dims ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"stable": True},
+        {"stable": None, "dim": 0, "descending": True},
+        {"stable": False, "dim": -1, "descending": True},
+    ],
+)
+def test_sort_stable_ties_and_nan(torch_registry, kwargs):
+    x = np.array([[2.0, 1.0, 2.0, np.nan, 1.0], [0.5, 0.5, -1.0, 3.0, 0.5]])
+    check_against_torch(torch_registry.op("sort.stable"), aten.sort.stable, [x], kwargs=kwargs)
+    check_against_torch(torch_registry.op("sort.stable"), aten.sort.stable, [np.array(1.5)], kwargs={"stable": True})
+    check_against_torch(
+        torch_registry.op("sort.stable"),
+        aten.sort.stable,
+        [np.array([3, 1, 3, 2], np.int32)],
+        diff=(),
+        kwargs=kwargs if "dim" not in kwargs else {"stable": True},
+    )
+
+
+@pytest.mark.parametrize("dim,keepdim", [(None, False), ([1], True), ([-1, 0], False), ([], False), (None, True)])
+def test_any_all_dims(torch_registry, dim, keepdim):
+    x = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
+    for name, fn in (("any.dims", aten.any.dims), ("all.dims", aten.all.dims)):
+        check_against_torch(torch_registry.op(name), fn, [x, dim, keepdim], diff=())
+        check_against_torch(torch_registry.op(name), fn, [x.astype(np.uint8), dim, keepdim], diff=())
+        check_against_torch(torch_registry.op(name), fn, [np.zeros((0, 3), bool), dim, keepdim], diff=())
+
+
+# -- torch's own entries: the unique family (counts, dims, consecutive runs) -------------------------
+
+
+def test_is_all_true_is_any_true(torch_registry):
+    for x in (np.array([True, False]), np.ones((2, 2), bool), np.zeros((0,), bool), np.array(False)):
+        check_against_torch(torch_registry.op("_is_all_true"), aten._is_all_true, [x], diff=())
+        check_against_torch(torch_registry.op("_is_any_true"), aten._is_any_true, [x], diff=())
+    with pytest.raises(TypeError):
+        torch_registry.op("_is_all_true")(jnp.ones(2))
+
+
+UNIQUE_X = np.array([[3.0, 1.0, 3.0], [3.0, 1.0, 3.0], [2.0, -1.0, 2.0], [3.0, 1.0, 3.0]])
+UNIQUE_INPUTS = [
+    UNIQUE_X,
+    UNIQUE_X.astype(np.int64),
+    np.array([2, 2, 7, 2, -1, -1]),
+    np.array(4.0),
+    np.zeros((0,)),
+    np.array([[True, False], [True, False]]),
+]
+
+
+def _outputs_match(ours, theirs):
+    for a, b in zip(ours, theirs):
+        assert np.asarray(a).dtype == b.numpy().dtype
+        assert_same(a, b)
+
+
+@pytest.mark.parametrize("x", UNIQUE_INPUTS, ids=lambda x: f"{x.dtype}{x.shape}")
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (True, True)])
+def test_unique2_and_unique_consecutive(torch_registry, x, flags):
+    _outputs_match(torch_registry.op("_unique2")(x, True, *flags), aten._unique2(to_torch(x), True, *flags))
+    _outputs_match(
+        torch_registry.op("unique_consecutive")(x, *flags, None), aten.unique_consecutive(to_torch(x), *flags, None)
+    )
+
+
+@pytest.mark.parametrize(
+    "x", [UNIQUE_X, UNIQUE_X.astype(np.int64), UNIQUE_X.reshape(2, 2, 3)], ids=["float", "int", "3d"]
+)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("flags", [(False, False), (True, True)])
+def test_unique_along_a_dim(torch_registry, x, dim, flags):
+    _outputs_match(
+        torch_registry.op("unique_dim")(x, dim, True, *flags), aten.unique_dim(to_torch(x), dim, True, *flags)
+    )
+    _outputs_match(
+        torch_registry.op("unique_dim_consecutive")(x, dim, *flags),
+        aten.unique_dim_consecutive(to_torch(x), dim, *flags),
+    )
+    _outputs_match(
+        torch_registry.op("unique_consecutive")(x, *flags, dim), aten.unique_consecutive(to_torch(x), *flags, dim)
+    )
+
+
+def test_unique_refuses_jit(torch_registry):
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda x: torch_registry.op("unique_dim")(x, 0)[0])(jnp.asarray(UNIQUE_X))
+
+
+# ==================================================================================================
+# torch's own entries for aminmax, segment_reduce and norm.Scalar (torch_registry above: the spec
+# torch 2.13 ships). The op database and tests/check/test_parity.py compare them with torch
+# (values, dtypes, vjp, jvp) on their records' samples and kinks (aminmax's ties, in
+# check/families/reductions.py). These tests add what a kink tuple cannot pass, keyword-only
+# arguments: aminmax's ties over a dim, segment_reduce's ties, zeros and empty segments; the jvp of
+# segment_reduce (torch has no forward-mode derivative of it to compare with) against the Jacobian of torch's
+# backward; and norm.Scalar's jvp where torch.func.jvp is wrong (its record's known difference for
+# torch's file): the jvp of torch's backward formula, which jaxderiv's equals.
+# ==================================================================================================
+
+
+def _agrees_with_torch(op, samples):
+    """test_parity's comparison (values, dtypes, vjp, jvp)
+    on `samples`, which may pass keyword arguments."""
+    row = P.compare_op(op, samples, [], [])
+    assert row.ok and row.forward, row.note
+
+
+def _jvp_is_the_jacobian_of_torchs_backward(op, sample, seed=1):
+    """jax.jvp (the transposed backward formula) of the first output against the Jacobian of torch's
+    backward applied to the same tangents, for an entry torch.func.jvp has no formula for."""
+    call = P._Call(op, sample.args, sample.kwargs)
+    xs, rng = call.xs(), np.random.default_rng(seed)
+    ts = [rng.normal(size=np.shape(x)) for x in xs]
+    _, ours = jax.jvp(lambda *a: call.jax(*a)[0], tuple(map(jnp.asarray, xs)), tuple(map(jnp.asarray, ts)))
+    jac = torch.autograd.functional.jacobian(lambda *a: call.torch(*a)[0], tuple(map(P._to_torch, xs)))
+    theirs = sum(torch.tensordot(j, P._to_torch(t), dims=t.ndim) for j, t in zip(jac, ts))
+    assert_close(ours, theirs, 1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [{"dim": 1}, {"dim": -2, "keepdim": True}, {"keepdim": True}])
+def test_aminmax_ties_over_a_dim(torch_registry, kwargs):
+    """The record's tie kink (test_parity compares it over all elements) with dim and keepdim."""
+    (args,) = opdb.record("aminmax").kinks
+    _agrees_with_torch(torch_registry.op("aminmax"), [Sample(args, kwargs)])
+
+
+def test_aminmax_under_jit_and_vmap(torch_registry):
+    """Ties split the gradient evenly under jit and vmap too."""
+    ((ties,),) = opdb.record("aminmax").kinks
+    op = torch_registry.op("aminmax")
+    grad = jax.jit(jax.vmap(jax.grad(lambda r: sum(jnp.sum(o) for o in op(r)))))(jnp.asarray(ties))
+    expected = np.array([[0, 0.5, 0.5, 1], [0.5, 0, 0.5, 1], [0.5, 0.5, 0.5, 0.5]])
+    t = torch.from_numpy(ties).requires_grad_(True)
+    mn, mx = aten.aminmax(t, dim=1)
+    (theirs,) = torch.autograd.grad((mn.sum() + mx.sum()), t)
+    np.testing.assert_allclose(np.asarray(grad), to_numpy(theirs))
+    np.testing.assert_allclose(np.asarray(grad), expected)
+
+
+# an empty segment, a zero (prod's own path), ties within a segment (max and min split them)
+SEGMENTS = [
+    Sample((np.array([1.0, 2.0, 0.0, 2.0, -1.0, 3.0]), r), {"lengths": np.array([2, 0, 4])}, f"{r} empty segment")
+    for r in ("sum", "prod", "max", "min")
+] + [
+    Sample((np.array([2.0, 2.0, 0.0, 3.0, -1.0, 3.0]), r), {"lengths": np.array([2, 0, 4])}, f"{r} ties")
+    for r in ("prod", "max", "min")
+]
+
+
+@pytest.mark.parametrize("sample", SEGMENTS, ids=lambda s: s.label)
+def test_segment_reduce_ties_zeros_and_empty_segments(torch_registry, sample):
+    op = torch_registry.op("segment_reduce")
+    _agrees_with_torch(op, [sample])
+    _jvp_is_the_jacobian_of_torchs_backward(op, sample)
+
+
+def test_segment_reduce_jvp_on_the_record_samples(torch_registry):
+    op = torch_registry.op("segment_reduce")
+    assert not op.entry.forward  # its jvp is the backward formula transposed
+    for sample in samples_for(op, np.random.default_rng(0)):
+        _jvp_is_the_jacobian_of_torchs_backward(op, sample)
+
+
+def test_norm_scalar_jvp_is_the_jvp_of_torchs_backward(torch_registry):
+    """Where torch.func.jvp fails (the record's known difference, asserted by test_parity), torch's
+    backward formula transposed (torch.autograd.functional.jvp) is the oracle."""
+    known = P.known_difference("norm.Scalar", torch_spec=True)
+    assert known is not None and "jvp" in known.columns  # else test_parity compares the jvp with torch.func.jvp
+    rng = np.random.default_rng(1)
+    x, t = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    _, ours = jax.jvp(lambda a: torch_registry.op("norm.Scalar")(a, 3.0), (jnp.asarray(x),), (jnp.asarray(t),))
+    _, theirs = torch.autograd.functional.jvp(lambda a: aten.norm.Scalar(a, 3.0), to_torch(x), to_torch(t))
+    assert_close(ours, theirs, 1e-9)

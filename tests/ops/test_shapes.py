@@ -3,6 +3,10 @@
 Inputs include what the checker avoids: duplicate indices in accumulating ops (index_put
 with accumulate, index_add, scatter_add, put with accumulate, take, gather), empty cat inputs,
 bool masks. For complex inputs jax_vjp(ct) == conj(torch_grad(conj(ct))).
+
+torch's own entries (the spec torch 2.13 ships) for squeeze over several dims, chunk,
+diag_embed, narrow_copy, the reshape copies, select and slice backward: values, vjp and jvp
+on empty and 0-d tensors and negative dims.
 """
 
 from __future__ import annotations
@@ -13,8 +17,12 @@ import numpy as np
 import pytest
 
 import jaxderiv
+from jaxderiv.check.mutate import entry_yaml
+from jaxderiv.spec import torch_spec_file
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_close, check_against_torch, to_numpy, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
 F64, C128 = np.float64, np.complex128
@@ -311,3 +319,183 @@ def test_masked_fill_refuses_a_non_boolean_mask_as_torch_does():
         torch.ops.aten.masked_fill.Scalar(torch.from_numpy(x), torch.from_numpy(mask), 0.5)
     with pytest.raises(TypeError, match="boolean masks"):
         jaxderiv.op("masked_fill_.Scalar")(jnp.asarray(x), jnp.asarray(mask), 0.5)
+
+
+# -- torch's own entries -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+# the entries of torch's spec tested here and in test_binary, test_unary, test_indexing,
+# test_reductions and test_special
+TORCH_OPS = (
+    "where.self",
+    "squeeze.dims",
+    "squeeze_.dims",
+    "chunk",
+    "diag_embed",
+    "fill.Scalar",
+    "fill.Tensor",
+    "index_fill.int_Scalar",
+    "index_fill.int_Tensor",
+    "round.decimals",
+    "sort.stable",
+    "ldexp.Tensor",
+    "special_entr",
+    "special_log_ndtr",
+    "narrow_copy",
+    "_reshape_copy",
+    "_reshape_alias",
+    "select_backward",
+    "slice_backward",
+    "masked_scatter_backward",
+    "any.dims",
+    "all.dims",
+    "_is_all_true",
+    "_is_any_true",
+    "view.dtype",
+    "lift",
+    "lift_fresh",
+)
+
+
+def test_every_op_builds_and_is_implemented(torch_registry):
+    for name in TORCH_OPS:
+        assert torch_registry.op(name) is not None, name
+
+
+# -- squeeze over several dims, chunk, diag_embed ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape,dims",
+    [((2, 1, 3, 1), [1, -1]), ((1, 2, 1), [0, 1]), ((2, 3), []), ((), [0]), ((), [-1]), ((1, 0, 1), [0, 2])],
+)
+def test_squeeze_dims(torch_registry, shape, dims):
+    x = np.random.default_rng(2).standard_normal(shape)
+    check_against_torch(torch_registry.op("squeeze.dims"), aten.squeeze.dims, [x, dims])
+    check_against_torch(torch_registry.op("squeeze_.dims"), lambda s, d: aten.squeeze.dims(s, d), [x, dims])
+
+
+def test_squeeze_dims_rejects_a_repeated_dim(torch_registry):
+    with pytest.raises(RuntimeError, match="multiple times"):
+        torch_registry.op("squeeze.dims")(jnp.ones((1, 2)), [0, -2])
+
+
+@pytest.mark.parametrize(
+    "shape,chunks,dim", [((5, 3), 3, 0), ((6, 2), 4, 0), ((2, 7), 3, -1), ((0, 3), 2, 0), ((2, 3), 5, 1)]
+)
+def test_chunk_pieces_match_torch_and_its_backward_is_not_implemented(torch_registry, shape, chunks, dim):
+    x = np.random.default_rng(3).standard_normal(shape)
+    ours, theirs = torch_registry.op("chunk")(jnp.asarray(x), chunks, dim), aten.chunk(to_torch(x), chunks, dim)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        assert_close(o, t)
+    with pytest.raises(Exception, match="chunk"):
+        jax.grad(lambda a: torch_registry.op("chunk")(a, chunks, dim)[0].sum())(jnp.asarray(x))
+
+
+@pytest.mark.parametrize(
+    "shape,offset,d1,d2", [((2, 3), 0, -2, -1), ((3,), 1, 0, 1), ((2, 3), -2, 2, 0), ((2, 2, 3), 1, 1, 3)]
+)
+def test_diag_embed(torch_registry, shape, offset, d1, d2):
+    check_against_torch(
+        torch_registry.op("diag_embed"),
+        aten.diag_embed,
+        [np.random.default_rng(4).standard_normal(shape), offset, d1, d2],
+    )
+
+
+# -- copies and backward ops -------------------------------------------------------------------------
+
+
+def test_narrow_copy_and_reshapes(torch_registry):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((5, 3))
+    check_against_torch(torch_registry.op("narrow_copy"), aten.narrow_copy, [x, 0, 1, 3])
+    check_against_torch(torch_registry.op("narrow_copy"), aten.narrow_copy, [x, -1, -3, 2])
+    # the formula's end, start + length, is 0 when a negative start reaches the last element:
+    # torch's own backward fails there too, so values only
+    check_against_torch(torch_registry.op("narrow_copy"), aten.narrow_copy, [x, -1, -2, 2], diff=())
+    check_against_torch(torch_registry.op("narrow_copy"), aten.narrow_copy, [x, 0, 5, 0])
+    with pytest.raises(IndexError):
+        torch_registry.op("narrow_copy")(jnp.asarray(x), 0, 3, 3)
+    check_against_torch(torch_registry.op("_reshape_copy"), aten._reshape_copy, [x, [3, -1]])
+    check_against_torch(torch_registry.op("_reshape_copy"), aten._reshape_copy, [np.array(2.0), [1, 1]])
+    check_against_torch(torch_registry.op("_reshape_alias"), aten._reshape_alias, [x, [3, 5], [5, 1]])
+    check_against_torch(torch_registry.op("lift"), aten.lift, [x])
+    check_against_torch(torch_registry.op("lift_fresh"), aten.lift_fresh, [x])
+
+
+def test_select_and_slice_backward(torch_registry):
+    rng = np.random.default_rng(9)
+    check_against_torch(
+        torch_registry.op("select_backward"), aten.select_backward, [rng.standard_normal((3, 4)), [2, 3, 4], 0, -1]
+    )
+    check_against_torch(torch_registry.op("select_backward"), aten.select_backward, [np.array(1.5), [3], 0, 2])
+    check_against_torch(
+        torch_registry.op("slice_backward"), aten.slice_backward, [rng.standard_normal((2, 2)), [2, 6], -1, -5, 10, 3]
+    )
+    check_against_torch(
+        torch_registry.op("slice_backward"), aten.slice_backward, [np.zeros((0, 3)), [2, 3], 0, 2, 1, 1]
+    )
+
+
+# ==================================================================================================
+# torch's own entries for as_strided_scatter, stack, pixel_shuffle and slice_scatter
+# (torch_registry above: the spec torch 2.13 ships). The op database and tests/check/test_parity.py
+# compare every entry of this family with torch (values, dtypes, vjp, jvp) on its record's samples
+# (check/families/shapes.py); these tests add single-op checks: as_strided_scatter's formula for
+# `self` as torch states it, stack's list-valued backward and tangent, and wrong formulas that the
+# checker catches.
+# ==================================================================================================
+
+
+def test_as_strided_scatter_follows_torchs_formula_for_self(torch_registry):
+    """torch 2.13's formula for `self` gives it the gradient at the positions src overwrote;
+    jaxderiv evaluates that formula as written (the checker declares it a spec bug)."""
+    op = torch_registry.op("as_strided_scatter")
+    g = jnp.arange(1.0, 5.0)
+    _, vjp = jax.vjp(lambda s, src: op(s, src, (2,), (1,), 1), jnp.zeros(4), jnp.zeros(2))
+    gs, gsrc = vjp(g)
+    np.testing.assert_array_equal(np.asarray(gs), [0.0, 2.0, 3.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(gsrc), [2.0, 3.0])
+
+
+def test_stack_from_torch_spec(torch_registry):
+    """stack_tensors_backward and stack_jvp: a list of inputs, one gradient and tangent each."""
+    rng = np.random.default_rng(2)
+    xs = [rng.normal(size=(2, 3)) for _ in range(3)]
+    ts = [rng.normal(size=(2, 3)) for _ in range(3)]
+    op = torch_registry.op("stack")
+    out, vjp = jax.vjp(lambda *a: op(list(a), 1), *map(jnp.asarray, xs))
+    ct = rng.normal(size=out.shape)
+    txs = [to_torch(x).requires_grad_(True) for x in xs]
+    theirs = torch.autograd.grad(aten.stack.default(txs, 1), txs, to_torch(ct))
+    for o, t in zip(vjp(jnp.asarray(ct)), theirs, strict=True):
+        np.testing.assert_allclose(np.asarray(o), to_numpy(t), rtol=1e-12)
+    _, ours_t = jax.jvp(lambda *a: op(list(a), 1), tuple(map(jnp.asarray, xs)), tuple(map(jnp.asarray, ts)))
+    _, theirs_t = torch.func.jvp(
+        lambda *a: aten.stack.default(list(a), 1), tuple(map(to_torch, xs)), tuple(map(to_torch, ts))
+    )
+    np.testing.assert_allclose(np.asarray(ours_t), to_numpy(theirs_t), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("pixel_shuffle", "self", "pixel_unshuffle(grad.flip({-1}), upscale_factor)"),
+        ("slice_scatter", "src", "grad.slice_symint(dim, start, end, step) * 2"),
+    ],
+)
+def test_a_wrong_formula_is_caught(write_spec, name, key, wrong):
+    """The same entry with one formula changed: the checker fails it, where torch's passes."""
+    right = jaxderiv.check_all(str(torch_spec_file()), ops=[name], modes=("vjp",))
+    assert {r.status for r in right} == {"passed"}, right.summary()
+    wrong_entry = entry_yaml(jaxderiv.load_spec(from_torch=True)[name], {key: wrong})
+    report = jaxderiv.check_all(write_spec(wrong_entry), ops=[name], modes=("vjp",))
+    assert "failed" in {r.status for r in report}, report.summary()

@@ -1,16 +1,22 @@
-"""The unary elementwise family against PyTorch 2.13: values and dtypes, vjp and jvp, kinks included.
+"""The unary elementwise family against PyTorch 2.13: what the op database and test_parity leave out.
 
-At a kink (abs and sgn at 0, the rounding ops at integers, nan_to_num at NaN and infinities) the
-derivative is the subgradient PyTorch's formula picks, which JAX's own autodiff need not pick;
-where the derivative is infinite (sqrt at 0, log at 0) both give the same infinity. For complex
-inputs PyTorch's gradient is the conjugate of JAX's: jax_vjp(ct) == conj(torch_grad(conj(ct))).
+tests/check/test_parity.py compares every entry of the family with torch on its op record
+(check/families/unary.py): values and dtypes, vjp, and jvp (the `result:` formula, or the
+backward formula transposed where the spec has none), on the checker samples, on complex128 ones where the record says `complex`, and on its kink
+inputs, where the derivative is the subgradient PyTorch's formula picks, which JAX's own autodiff
+need not pick (abs and sgn at 0, the rounding ops at integers and ties, sign at 0 and NaN,
+nan_to_num at NaN and infinities, polar at abs == 0), or infinite on both sides (the inverse trig
+ops at their ends, the logs, sqrt, rsqrt, reciprocal at 0); angle's complex jvp is the difference
+its record declares. For complex inputs PyTorch's gradient is the conjugate of JAX's:
+jax_vjp(ct) == conj(torch_grad(conj(ct))).
+
+This module adds, over the family's entries in the op database: single precision stays single precision; integer and bool inputs follow
+ATen. For the entries the records check on real inputs only although ATen differentiates them on
+complex: complex values against torch, and the complex derivatives the spec cannot give. And a
+few single-op tests.
 """
 
 from __future__ import annotations
-
-import dataclasses
-import math
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -20,33 +26,24 @@ import pytest
 import jaxderiv
 from jaxderiv import NotImplementedDerivative
 from jaxderiv.check import opdb
+from jaxderiv.check.samples import domain_of, draw, samples_for
 from jaxderiv.op import RealOnlyDerivative
 
 torch = pytest.importorskip("torch")
-from torch_oracle import assert_same, random_like, to_numpy, to_torch  # noqa: E402
+from jaxderiv.check import parity as P  # noqa: E402
+from torch_oracle import (  # noqa: E402
+    assert_close,
+    assert_same,
+    check_against_torch,
+    to_numpy,
+    to_torch,
+)
 
 aten = torch.ops.aten
 
-F64, C128 = np.dtype(np.float64), np.dtype(np.complex128)
-REAL, BOTH = (F64,), (F64, C128)
-# The spec's formula has no .conj(): written before PyTorch differentiated the op on complex.
-PREDATES_COMPLEX = "the spec's formula predates complex autograd for this op (no .conj())"
-# The entry comes from a release before complex autograd (1.7): a complex derivative is refused.
-REFUSED = "the default spec takes this entry from PyTorch 1.7, whose formula is for real tensors: RealOnlyDerivative"
-
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    name: str  # the jaxderiv op
-    args: Callable[[np.random.Generator, np.dtype], tuple]  # arrays and scalars in schema order
-    torch_fn: Callable  # the same call in torch 2.13
-    dtypes: tuple = REAL  # input dtypes on which the spec's formulas are checked
-    diff: tuple[int, ...] = (0,)  # positions of the differentiable arrays
-    kwargs: dict = dataclasses.field(default_factory=dict)  # keyword arguments of our call only
-    complex_differs: tuple[str, ...] = ()  # modes where the spec's complex formula is not torch's
-    why: str = PREDATES_COMPLEX  # the reason those expected failures give
-    modes: tuple[str, ...] = ("forward", "vjp", "jvp")  # the tests that run this case
-    refused: bool = False  # complex derivatives raise RealOnlyDerivative (instead of complex_differs)
+SPEC = jaxderiv.default_registry().spec
+# The family's entries that the default spec has and jaxderiv implements: test_parity's rows.
+UNARY = sorted(n for n in P.implemented(SPEC) if opdb.record(n).family == "unary")
 
 
 def _torch_op(name: str):
@@ -54,229 +51,117 @@ def _torch_op(name: str):
     return getattr(getattr(aten, base), overload or "default")
 
 
-def _x(kinks=(), lo=-2.0, hi=2.0, complex_kinks=(), n=6):
-    """The kink points, then n random values in [lo, hi]; complex: random real and imaginary parts."""
-
-    def make(rng, dtype):
-        if np.issubdtype(dtype, np.complexfloating):
-            rand = rng.uniform(lo, hi, n) + 1j * rng.uniform(lo, hi, n)
-            return np.concatenate([np.asarray(complex_kinks, complex), rand]).astype(dtype)
-        return np.concatenate([np.asarray(kinks, float), rng.uniform(lo, hi, n)]).astype(dtype)
-
-    return make
+def _inputs(name: str) -> list[tuple]:
+    """(group, args, kwargs, sample) of every input test_parity compares `name` on: the record's
+    checker samples, complex128 ones where it checks complex, and its kink tuples."""
+    op, record, rng = jaxderiv.op(name), opdb.record(name), np.random.default_rng(0)
+    out = [("plain", s.args, s.kwargs, s) for s in samples_for(op, rng)]
+    if record.checks_complex():
+        out += [("complex", s.args, s.kwargs, s) for s in samples_for(op, rng, complex_=True)]
+    return out + [("kinks", k, {}, None) for k in record.kinks]
 
 
-def _unary(
-    name,
-    kinks=(),
-    lo=-2.0,
-    hi=2.0,
-    dtypes=REAL,
-    complex_kinks=(),
-    complex_differs=(),
-    why=PREDATES_COMPLEX,
-    inplace=False,
-    refused=False,
-):
-    """op(x); an in-place op runs on a copy in torch, so that its input stays a leaf."""
-    x = _x(kinks, lo, hi, complex_kinks)
-    fn = _torch_op(name)
-    torch_fn = (lambda t: fn(t.clone())) if inplace else fn
-    return Case(
-        name, lambda rng, dt: (x(rng, dt),), torch_fn, dtypes, complex_differs=complex_differs, why=why, refused=refused
-    )
+def _verdict(name: str, args, kwargs, sample=None, seed: int = 2) -> tuple[dict, str]:
+    """test_parity's forward, vjp and jvp verdicts on one input, jvp also where the spec has no
+    `result:` formula; and the note of the first difference."""
+    row = P.ParityRow(name, "")
+    call = P._Call(jaxderiv.op(name), args, kwargs, sample)
+    return P._compare_sample(call, np.random.default_rng(seed), P._Tally(row), with_jvp=True), row.note
 
 
-def _polar_args(kink):
-    """abs (2, 4) and a broadcast angle (4,); with `kink`, abs is 0 at [0, 0]."""
-
-    def make(rng, dtype):
-        abs_ = rng.uniform(0.5, 2.0, (2, 4))
-        abs_[0, 0] = 0.0 if kink else abs_[0, 0]
-        return abs_, rng.uniform(-3.0, 3.0, (4,))
-
-    return make
+# -- dtypes -------------------------------------------------------------------------------------
 
 
-ROUNDING_KINKS = (-1.5, -1.0, 0.0, 0.5, 2.5)
-
-CASES = [
-    _unary("abs", kinks=(0.0,), dtypes=BOTH, complex_kinks=(0j,)),
-    _unary("acos", kinks=(-1.0, 1.0), lo=-0.9, hi=0.9, dtypes=BOTH),
-    _unary("acosh", kinks=(1.0,), lo=1.1, hi=3.0, dtypes=BOTH),
-    _unary("asin", kinks=(-1.0, 1.0), lo=-0.9, hi=0.9, dtypes=BOTH),
-    _unary("asinh", dtypes=BOTH),
-    _unary("atan", dtypes=BOTH),
-    _unary("atanh", kinks=(-1.0, 1.0), lo=-0.9, hi=0.9, dtypes=BOTH),
-    _unary("ceil", kinks=ROUNDING_KINKS),
-    _unary("cos", dtypes=BOTH),
-    _unary("cosh", dtypes=BOTH),
-    _unary("deg2rad"),
-    _unary("rad2deg"),
-    _unary("exp", dtypes=BOTH),
-    _unary("exp2", dtypes=BOTH, complex_differs=("vjp", "jvp")),
-    _unary("expm1", dtypes=BOTH, complex_differs=("vjp", "jvp")),
-    _unary("floor", kinks=ROUNDING_KINKS),
-    _unary("frac", kinks=(-1.0, 0.0, 1.0)),
-    _unary("log", kinks=(0.0,), lo=0.1, hi=3.0, dtypes=BOTH),
-    _unary("log10", kinks=(0.0,), lo=0.1, hi=3.0, dtypes=BOTH),
-    _unary("log1p", kinks=(-1.0,), lo=-0.5, hi=2.0, dtypes=BOTH),
-    _unary("log2", kinks=(0.0,), lo=0.1, hi=3.0, dtypes=BOTH),
-    _unary("neg", dtypes=BOTH),
-    _unary("reciprocal", kinks=(0.0,), dtypes=BOTH, refused=True),
-    _unary("round", kinks=ROUNDING_KINKS),
-    _unary("rsqrt", kinks=(0.0,), lo=0.1, hi=3.0, dtypes=BOTH, refused=True),
-    _unary("sign", kinks=(0.0, -0.0, math.nan)),
-    _unary("sgn", kinks=(0.0, -0.0), dtypes=BOTH, complex_kinks=(0j,)),
-    _unary("sin", dtypes=BOTH),
-    _unary("sinh", dtypes=BOTH),
-    _unary("sqrt", kinks=(0.0,), lo=0.1, hi=3.0, dtypes=BOTH, refused=True),
-    _unary("tan", lo=-1.2, hi=1.2, dtypes=BOTH, refused=True),
-    _unary("trunc", kinks=ROUNDING_KINKS),
-    _unary(
-        "angle",
-        kinks=(0.0, -0.0, -1.0),
-        dtypes=BOTH,
-        complex_kinks=(0j,),
-        # the spec bug is declared once, in angle's op record: the modes it fails and why
-        complex_differs=tuple(opdb.record("angle").known_failures),
-        why=opdb.record("angle").known_failure("jvp") or "",
-    ),
-    _unary("_conj", dtypes=(C128,)),  # ATen's _conj takes complex tensors only
-    _unary("_conj_physical", dtypes=BOTH),
-    _unary("conj_physical_", dtypes=BOTH, inplace=True),
-    _unary("_neg_view", dtypes=BOTH),
-    _unary("view_as_real", dtypes=(C128,)),
-    Case("view_as_complex", lambda rng, dt: (rng.uniform(-2, 2, (3, 2)).astype(dt),), aten.view_as_complex.default),
-    Case(
-        "complex", lambda rng, dt: (rng.normal(size=(2, 3)), rng.normal(size=(3,))), aten.complex.default, diff=(0, 1)
-    ),
-    Case("polar", _polar_args(kink=False), aten.polar.default, diff=(0, 1)),
-    # At abs == 0 the spec's polar_backward takes sgn(0) = 0: the gradient of abs is 0, as torch's.
-    # The spec has no result formula, so forward mode transposes that choice, while torch 2.13's
-    # own result formula gives e^(i angle) there: torch's two modes disagree at this kink.
-    Case("polar", _polar_args(kink=True), aten.polar.default, diff=(0, 1), modes=("forward", "vjp")),
-    _unary("nan_to_num", kinks=(math.nan, math.inf, -math.inf)),
-    Case(
-        "nan_to_num",
-        lambda rng, dt: (_x((math.nan, math.inf, -math.inf))(rng, dt), 1.0, 3.0, -3.0),
-        aten.nan_to_num.default,
-    ),
-    Case("fill_.Scalar", lambda rng, dt: (_x()(rng, dt), 0.7), lambda x, v: aten.fill_.Scalar(x.clone(), v), BOTH),
-    Case(
-        "fill_.Tensor",
-        lambda rng, dt: (_x()(rng, dt), _x(n=1)(rng, dt).reshape(())),
-        lambda x, v: aten.fill_.Tensor(x.clone(), v),
-        BOTH,
-        diff=(0, 1),
-    ),
-    _unary("zero_", dtypes=BOTH, inplace=True),
-    _unary("clone", dtypes=BOTH),
-    _unary("alias", dtypes=BOTH),
-    _unary("_to_copy", dtypes=BOTH),
-    Case(
-        "_to_copy",
-        lambda rng, dt: (_x()(rng, dt),),
-        lambda x: aten._to_copy.default(x, dtype=torch.complex128),
-        kwargs={"dtype": C128},
-    ),
-    Case(
-        "_to_copy",
-        lambda rng, dt: (_x()(rng, dt),),
-        lambda x: aten._to_copy.default(x, dtype=torch.float64),
-        (C128,),
-        kwargs={"dtype": F64},
-    ),
-]
+@pytest.mark.parametrize("name", UNARY)
+def test_single_precision_stays_single_precision(name):
+    """The record's samples and kinks in float32 (complex64): torch's values and dtypes."""
+    op = jaxderiv.op(name)
+    for group, args, kwargs, sample in _inputs(name):
+        call = P._Call(op, args, kwargs, sample, float32=True)
+        xs = call.xs()
+        ours = call.jax(*[jnp.asarray(x) for x in xs])
+        theirs = call.torch(*[P._to_torch(x) for x in xs])
+        for o, t in zip(ours, theirs, strict=True):
+            assert_same(o, t, rtol=1e-6, atol=1e-6)
 
 
-def _params(mode):
-    """(case, dtype) pairs; those where the spec's complex formula is not torch's must fail."""
-    out = []
-    for i, c in enumerate(CASES):
-        for dt in c.dtypes if mode in c.modes else ():
-            marks = (
-                [pytest.mark.xfail(strict=True, raises=AssertionError, reason=c.why)]
-                if dt == C128 and mode in c.complex_differs
-                else []
-            )
-            if c.refused and dt == C128 and mode in ("vjp", "jvp"):
-                marks = [pytest.mark.xfail(strict=True, raises=RealOnlyDerivative, reason=REFUSED)]
-            out.append(pytest.param(c, dt, marks=marks, id=f"{c.name}-{i}-{dt}"))
-    return out
+def _first_sample(name: str):
+    return samples_for(jaxderiv.op(name), np.random.default_rng(0))[0]
 
 
-# -- running a case in both libraries -----------------------------------------------------------
+def _one_tensor(name: str) -> bool:
+    """Whether the record's first sample passes one array, first (any others are scalars)."""
+    s = _first_sample(name)
+    arrays = [v for v in list(s.args) + list(s.kwargs.values()) if isinstance(v, np.ndarray)]
+    return len(arrays) == 1 and isinstance(s.args[0], np.ndarray)
 
 
-def _ours_of(case, args):
-    """Our op as a function of its differentiable arrays."""
-    op = jaxderiv.op(case.name)
-
-    def fn(*xs):
-        full = list(args)
-        for i, x in zip(case.diff, xs):
-            full[i] = x
-        return op(*full, **case.kwargs)
-
-    return fn, [jnp.asarray(args[i]) for i in case.diff]
-
-
-def _torch_of(case, args):
-    targs = [to_torch(a) for a in args]
-
-    def fn(*xs):
-        full = list(targs)
-        for i, x in zip(case.diff, xs):
-            full[i] = x
-        return case.torch_fn(*full)
-
-    return fn, [targs[i] for i in case.diff]
-
-
-# -- the tests ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("case,dtype", _params("forward"))
-def test_forward_matches_torch(case, dtype):
-    args = case.args(np.random.default_rng(0), dtype)
-    ours = jaxderiv.op(case.name)(*args, **case.kwargs)
-    assert_same(ours, to_numpy(case.torch_fn(*[to_torch(a) for a in args])), rtol=1e-13, atol=1e-15)
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if F64 in c.dtypes and c.name != "_to_copy"], ids=lambda c: c.name)
-def test_float32_stays_float32(case):
-    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in case.args(np.random.default_rng(0), F64)]
-    ours = jaxderiv.op(case.name)(*args, **case.kwargs)
-    theirs = to_numpy(case.torch_fn(*[to_torch(a) for a in args]))
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_])
+@pytest.mark.parametrize("name", [n for n in UNARY if _one_tensor(n)])
+def test_integer_and_bool_inputs_follow_aten(name, dtype):
+    """The record's first sample with an integer or bool tensor: where ATen has a kernel the values
+    and dtype agree (floating ops give float32) and the gradient is float0; else both raise."""
+    x = np.array([-3, -1, 0, 2, 5]).astype(dtype)
+    sample = _first_sample(name)
+    rest, kwargs = sample.args[1:], sample.kwargs
+    try:
+        theirs = to_numpy(_torch_op(name)(to_torch(x), *rest, **{k: to_torch(v) for k, v in kwargs.items()}))
+    except (RuntimeError, NotImplementedError):
+        with pytest.raises((TypeError, ValueError)):
+            jaxderiv.op(name)(x, *rest, **kwargs)
+        return
+    ours = jaxderiv.op(name)(x, *rest, **kwargs)
     assert_same(ours, theirs, rtol=1e-6, atol=1e-6)
+    if np.issubdtype(np.asarray(ours).dtype, np.inexact):
+        assert (
+            jax.grad(lambda x: jnp.sum(jaxderiv.op(name)(x, *rest, **kwargs)).real, allow_int=True)(
+                jnp.asarray(x)
+            ).dtype
+            == jax.dtypes.float0
+        )
 
 
-@pytest.mark.parametrize("case,dtype", _params("vjp"))
-def test_vjp_matches_torch(case, dtype):
-    rng = np.random.default_rng(1)
-    args = case.args(rng, dtype)
-    fn, xs = _ours_of(case, args)
-    tfn, txs = _torch_of(case, args)
-    y, vjp = jax.vjp(fn, *xs)
-    ct = random_like(rng, y)
-    ours = vjp(jnp.asarray(ct))
-    txs = [x.clone().requires_grad_() for x in txs]
-    theirs = torch.autograd.grad(tfn(*txs), txs, to_torch(np.conj(ct)))
-    for o, t in zip(ours, theirs, strict=True):
-        assert_same(o, np.conj(to_numpy(t)))
+# -- complex inputs of entries checked on real inputs only --------------------------------------
+# ATen 2.13 differentiates these on complex, but their records leave complex out (complex_ok in
+# check/families/unary.py): the default spec takes reciprocal, rsqrt, sqrt and tan from PyTorch 1.7,
+# whose formulas are for real tensors, and exp2 and expm1 from 1.10 formulas that predate complex
+# autograd for the op (no .conj()).
+REFUSED = ("reciprocal", "rsqrt", "sqrt", "tan")
+PREDATES_COMPLEX = ("exp2", "expm1")
 
 
-@pytest.mark.parametrize("case,dtype", _params("jvp"))
-def test_jvp_matches_torch(case, dtype):
-    rng = np.random.default_rng(2)
-    args = case.args(rng, dtype)
-    fn, xs = _ours_of(case, args)
-    tfn, txs = _torch_of(case, args)
-    ts = [random_like(rng, x) for x in xs]
-    _, ours = jax.jvp(fn, tuple(xs), tuple(jnp.asarray(t) for t in ts))
-    _, theirs = torch.func.jvp(tfn, tuple(txs), tuple(to_torch(t) for t in ts))
-    assert_same(ours, to_numpy(theirs))
+def _complex_input(name: str) -> np.ndarray:
+    lo, hi = domain_of(name)
+    return draw(np.random.default_rng(0), (2, 3), lo, hi, np.complex128)
+
+
+@pytest.mark.parametrize("name", REFUSED + PREDATES_COMPLEX)
+def test_complex_values_match_torch(name):
+    assert not opdb.record(name).complex  # else test_parity compares them, derivatives too
+    x = _complex_input(name)
+    assert_same(jaxderiv.op(name)(x), _torch_op(name)(to_torch(x)), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_complex_derivatives_of_real_formulas_are_refused(name):
+    """The default spec takes the entry from PyTorch 1.7, whose formula is for real tensors: a
+    complex derivative would be silently wrong, so both modes raise RealOnlyDerivative."""
+    op, x = jaxderiv.op(name), jnp.asarray(_complex_input(name))
+    with pytest.raises(RealOnlyDerivative):
+        jax.vjp(op, x)[1](jnp.ones_like(x))
+    with pytest.raises(RealOnlyDerivative):
+        jax.jvp(op, (x,), (jnp.ones_like(x),))
+
+
+@pytest.mark.parametrize("name", PREDATES_COMPLEX)
+def test_complex_derivatives_of_formulas_without_conj_are_not_torchs(name):
+    """The spec's formula predates complex autograd for this op (no .conj()): on complex inputs its
+    vjp and jvp are not torch's."""
+    verdict, note = _verdict(name, (_complex_input(name),), {})
+    assert verdict == {"forward": True, "vjp": False, "jvp": False}, note
+
+
+# -- single ops ---------------------------------------------------------------------------------
 
 
 def test_abs_at_zero_is_torchs_subgradient_not_jaxs():
@@ -297,32 +182,6 @@ def test_inplace_inverse_hyperbolics_are_not_implemented_in_the_spec(name):
         jax.jvp(op, (jnp.asarray(x),), (jnp.ones(2),))
 
 
-# -- integer and bool inputs --------------------------------------------------------------------
-
-ONE_TENSOR = sorted({c.name for c in CASES if c.diff == (0,) and not c.kwargs} - {"view_as_complex"}) + ["isnan"]
-
-
-@pytest.mark.parametrize("dtype", [np.int64, np.bool_])
-@pytest.mark.parametrize("name", ONE_TENSOR)
-def test_integer_and_bool_inputs_follow_aten(name, dtype):
-    """Where ATen has a kernel the values and dtype agree (floating ops give float32); else both raise."""
-    x = np.array([-3, -1, 0, 2, 5]).astype(dtype)
-    extra = (0.7,) if name == "fill_.Scalar" else ()
-    try:
-        theirs = to_numpy(_torch_op(name)(to_torch(x), *extra))
-    except (RuntimeError, NotImplementedError):
-        with pytest.raises((TypeError, ValueError)):
-            jaxderiv.op(name)(x, *extra)
-        return
-    ours = jaxderiv.op(name)(x, *extra)
-    assert_same(ours, theirs, rtol=1e-6, atol=1e-6)
-    if np.issubdtype(np.asarray(ours).dtype, np.inexact):
-        assert (
-            jax.grad(lambda x: jnp.sum(jaxderiv.op(name)(x)).real, allow_int=True)(jnp.asarray(x)).dtype
-            == jax.dtypes.float0
-        )
-
-
 def test_isnan_is_not_differentiable():
     op = jaxderiv.op("isnan")
     assert op.differentiable_inputs == ()
@@ -330,3 +189,107 @@ def test_isnan_is_not_differentiable():
     assert_same(op(x), aten.isnan.default(to_torch(x)).numpy())
     x = np.array([complex(np.nan, 0), complex(0, np.nan), 1j])
     assert_same(op(x), aten.isnan.default(to_torch(x)).numpy())
+
+
+# ==================================================================================================
+# torch's own entries for fill, round.decimals, view.dtype (torch_registry: the spec torch 2.13
+# ships), against torch: values, vjp and jvp of the translated formulas; ties, NaN and infinities
+# in rounding, integer and bool dtypes, empty tensors.
+# ==================================================================================================
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+def test_fill_scalar_and_tensor(torch_registry):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3))
+    check_against_torch(torch_registry.op("fill.Scalar"), aten.fill.Scalar, [x, 1.5])
+    check_against_torch(torch_registry.op("fill.Tensor"), aten.fill.Tensor, [x, np.array(-0.7)], diff=(0, 1))
+    check_against_torch(
+        torch_registry.op("fill.Scalar"), aten.fill.Scalar, [np.arange(3), 2.9], diff=()
+    )  # int self keeps its dtype
+    check_against_torch(
+        torch_registry.op("fill.Tensor"), aten.fill.Tensor, [np.zeros((0, 2)), np.array(2.0)], diff=(0, 1)
+    )
+
+
+@pytest.mark.parametrize("decimals", [2, 1, 0, -1, -2])
+def test_round_decimals_ties_and_zero_gradient(torch_registry, decimals):
+    x = np.array([1.25, 2.5, -0.35, 125.0, 250.0, -350.0, 0.125, np.nan, np.inf], np.float32)
+    check_against_torch(torch_registry.op("round.decimals"), aten.round.decimals, [x], kwargs={"decimals": decimals})
+    check_against_torch(
+        torch_registry.op("round.decimals"), aten.round.decimals, [x.astype(np.float64)], kwargs={"decimals": decimals}
+    )
+
+
+def test_round_decimals_rejects_integers_like_aten(torch_registry):
+    with pytest.raises(NotImplementedError):
+        aten.round.decimals(torch.arange(3), decimals=1)
+    with pytest.raises(TypeError):
+        torch_registry.op("round.decimals")(jnp.arange(3), decimals=1)
+
+
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (np.float32, torch.int32),
+        (np.float32, torch.float16),
+        (np.float64, torch.complex128),
+        (np.complex64, torch.float32),
+        (np.uint8, torch.bool),
+        (np.bool_, torch.int16),
+        (np.float32, torch.uint8),
+        (np.int16, torch.int64),
+    ],
+)
+def test_view_dtype_reads_the_bytes(torch_registry, src, dst):
+    x = (np.random.default_rng(11).standard_normal((2, 4)) * 3).astype(src)
+    ours = torch_registry.op("view.dtype")(
+        jnp.asarray(x), np.dtype(str(dst).removeprefix("torch.").replace("bool", "bool_"))
+    )
+    assert_close(ours, to_torch(x).view(dst))
+
+
+# ==================================================================================================
+# torch's own entries for sinc and _to_copy (torch_registry above: the spec torch 2.13 ships).
+# The op database and tests/check/test_parity.py compare both with torch on their records'
+# samples (complex ones too) and kinks (sinc at 0, -0 and the integers); these tests add integer
+# and bool inputs of sinc (an entry of torch's file only, so not among UNARY above), _to_copy to
+# float32 (dtype is keyword-only, which a kink tuple cannot pass), and a wrong sinc formula that
+# the checker catches.
+# ==================================================================================================
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_])
+def test_sinc_integer_and_bool_inputs_promote_as_torch(torch_registry, dtype):
+    """Integer and bool inputs compute in float32, as ATen's floating ops do."""
+    x = np.array([0, 1, 0, 2]).astype(dtype)
+    ours = torch_registry.op("sinc")(jnp.asarray(x))
+    theirs = to_numpy(aten.sinc(torch.from_numpy(x)))
+    assert np.asarray(ours).dtype == theirs.dtype
+    np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-6)
+
+
+def test_to_copy_to_float32_matches_torch(torch_registry):
+    """_to_copy_backward takes the gradient back to self's dtype: values, vjp and jvp as test_parity compares them."""
+    from jaxderiv.check.samples import Sample
+
+    x = np.random.default_rng(3).normal(size=4)
+    row = P.compare_op(torch_registry.op("_to_copy"), [Sample((x,), {"dtype": np.dtype(np.float32)})], [], [])
+    assert row.ok and row.forward and row.vjp, row.note
+
+
+def test_a_wrong_sinc_formula_is_caught(write_spec):
+    """torch's entry with its formula replaced: the checker fails it, where torch's passes."""
+    from jaxderiv.check.mutate import entry_yaml
+    from jaxderiv.spec import torch_spec_file
+
+    right = jaxderiv.check_all(str(torch_spec_file()), ops=["sinc"], modes=("vjp",))
+    assert {r.status for r in right} == {"passed"}, right.summary()
+    wrong = entry_yaml(jaxderiv.load_spec(from_torch=True)["sinc"], {"self": "grad * self.cos()"})
+    report = jaxderiv.check_all(write_spec(wrong), ops=["sinc"], modes=("vjp",))
+    assert "failed" in {r.status for r in report}, report.summary()

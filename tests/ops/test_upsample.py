@@ -1,5 +1,8 @@
 """Upsampling against PyTorch 2.13 in every mode, align_corners both ways, sizes and scales
-(ATen's source-index rules, which differ from jax.image.resize), gradients through the spec."""
+(ATen's source-index rules, which differ from jax.image.resize), gradients through the spec.
+
+torch's own entries (the spec torch 2.13 ships) for nearest-exact and antialiased (bilinear,
+bicubic, Lanczos) upsampling and their backward ops: values, gradients and tangents."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import pytest
 import jaxderiv
 
 torch = pytest.importorskip("torch")
+from torch_oracle import assert_same, assert_vjp_matches, to_torch  # noqa: E402
+
 aten = torch.ops.aten
 
 SHAPES = {1: (2, 2, 5), 2: (1, 2, 4, 5), 3: (1, 2, 3, 3, 4)}
@@ -73,3 +78,106 @@ def test_jit_and_vmap_of_an_upsampling():
     loss = lambda x: jnp.sum(op(x, (7, 9), False) ** 2)
     g = jax.jit(jax.grad(loss))(x)
     np.testing.assert_allclose(jax.vmap(jax.grad(loss))(x[:, None])[:, 0], g, rtol=1e-12)
+
+
+# -- torch's own entries -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch_registry():
+    """The registry of the spec torch 2.13 ships (its packaged derivatives.yaml)."""
+    return jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))
+
+
+RNG = np.random.default_rng(0)
+
+
+# -- nearest-exact -----------------------------------------------------------------------------------
+
+
+NEAREST_EXACT = [  # input shape, output_size, scales
+    ((2, 2, 5), (8,), (None,)),
+    ((2, 2, 6), (4,), (None,)),  # downsampling: every 1.5th pixel centre
+    ((1, 2, 4, 5), (7, 9), (None, None)),
+    ((1, 2, 4, 5), (8, 7), (2.0, 1.5)),  # explicit scales set the source positions
+    ((1, 1, 3, 3, 4), (5, 4, 6), (None, None, None)),
+    ((1, 1, 3, 3, 4), (1, 2, 2), (None, None, None)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(NEAREST_EXACT)))
+def test_upsample_nearest_exact_and_its_backward(torch_registry, case):
+    shape, size, scales = NEAREST_EXACT[case]
+    n = len(size)
+    x = RNG.normal(size=shape)
+    name = f"_upsample_nearest_exact{n}d"
+    assert_vjp_matches(
+        RNG,
+        lambda x: torch_registry.op(name)(x, size, *scales),
+        lambda x: getattr(aten, name)(x, list(size), *scales),
+        (x,),
+        (0,),
+    )
+    g = RNG.normal(size=shape[:2] + size)
+    assert_vjp_matches(
+        RNG,
+        lambda g: torch_registry.op(name + "_backward")(g, size, shape, *scales),
+        lambda g: getattr(aten, name + "_backward")(g, list(size), list(shape), *scales),
+        (g,),
+        (0,),
+    )
+
+
+# -- antialiased bilinear, bicubic and Lanczos -------------------------------------------------------
+
+
+def test_upsample_nearest_exact_integer_input(torch_registry):
+    x = RNG.integers(0, 255, size=(1, 1, 3, 5)).astype(np.uint8)
+    ours = np.asarray(torch_registry.op("_upsample_nearest_exact2d")(x, (5, 3)))
+    theirs = aten._upsample_nearest_exact2d(to_torch(x), [5, 3]).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+ANTIALIASED = [  # input shape, output_size, align_corners, scales
+    ((1, 2, 4, 5), (7, 9), False, (None, None)),
+    ((1, 2, 9, 11), (4, 5), False, (None, None)),  # downsampling: the filter averages several inputs
+    ((2, 1, 9, 11), (4, 5), True, (None, None)),
+    ((1, 1, 10, 7), (3, 7), False, (0.3, None)),  # a given scale, and an unchanged dim
+    ((1, 1, 5, 6), (1, 1), False, (None, None)),  # one output: the mean-like average of the plane
+]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+@pytest.mark.parametrize("case", range(len(ANTIALIASED)))
+def test_antialiased_upsample_and_its_backward(torch_registry, mode, case):
+    shape, size, corners, scales = ANTIALIASED[case]
+    name = f"_upsample_{mode}2d_aa"
+    x, g = RNG.normal(size=shape), RNG.normal(size=shape[:2] + size)
+    assert_vjp_matches(
+        RNG,
+        lambda x: torch_registry.op(name)(x, size, corners, *scales),
+        lambda x: getattr(aten, name)(x, list(size), corners, *scales),
+        (x,),
+        (0,),
+    )
+    assert_vjp_matches(
+        RNG,
+        lambda g: torch_registry.op(name + "_backward")(g, size, shape, corners, *scales),
+        lambda g: getattr(aten, name + "_backward")(g, list(size), list(shape), corners, *scales),
+        (g,),
+        (0,),
+    )
+    t = RNG.normal(size=shape)
+    _, jt = jax.jvp(lambda x: torch_registry.op(name)(x, size, corners, *scales), (jnp.asarray(x),), (jnp.asarray(t),))
+    _, tt = torch.func.jvp(
+        lambda x: getattr(aten, name)(x, list(size), corners, *scales), (to_torch(x),), (to_torch(t),)
+    )
+    assert_same(jt, tt)
+
+
+def test_antialiased_upsample_float32(torch_registry):
+    x = RNG.normal(size=(1, 2, 9, 7)).astype(np.float32)
+    ours = torch_registry.op("_upsample_bicubic2d_aa")(x, (4, 3), False)
+    assert ours.dtype == jnp.float32
+    assert_same(ours, aten._upsample_bicubic2d_aa(to_torch(x), [4, 3], False), rtol=1e-5, atol=1e-6)

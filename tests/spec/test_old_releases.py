@@ -271,3 +271,86 @@ def test_coverage_counts_rejected_entries_and_measures_the_rest(tmp_path):
     assert fc.entries == 2 and fc.entries_rejected == 3
     assert fc.entries_parsed == 2 and fc.formulas_parsed == fc.formulas == 2
     assert [r.split(": ")[0].split(",")[0] for r in fc.rejected] == [f"{path}:4", f"{path}:7", f"{path}:11"]
+
+
+# ==================================================================================================
+# The installed torch's own file (torch 2.13): its coverage report, and the entries whose formulas
+# it spells otherwise than the seed files (`.div(other, "trunc")`, *_jvp helpers, sgn_backward's
+# argument order, the schemas of elu_backward, gelu_backward, softplus_backward, _symint helpers)
+# translate. tests/check/test_parity.py compares those entries with torch under torch's file.
+# ==================================================================================================
+
+TORCH_SPELLINGS = (
+    "fmod.Tensor",
+    "remainder.Tensor",
+    "clamp.Tensor",
+    "sgn",
+    "_to_copy",
+    "elu",
+    "celu",
+    "elu_backward",
+    "gelu",
+    "gelu_backward",
+    "softplus",
+    "softplus_backward",
+    "mean.dim",
+    "amax",
+    "amin",
+    "logsumexp",
+    "logcumsumexp",
+    "norm.Scalar",
+    "norm.ScalarOpt_dim",
+    "dist",
+    "mm",
+    "addmm",
+    "mse_loss",
+    "smooth_l1_loss",
+    "binary_cross_entropy_with_logits",
+    "_log_softmax",
+    "_softmax",
+    "glu",
+    "max_pool2d_with_indices",
+    "slice.Tensor",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "native_layer_norm",
+    "native_group_norm",
+    "renorm",
+    "glu_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "nansum",
+    "embedding_dense_backward",
+    "_embedding_bag_dense_backward",
+    "slow_conv_dilated2d",
+)
+
+
+def test_coverage_of_torch_spec_ranks_what_is_missing():
+    """The coverage report of torch's file counts the entries shared with the seed files and
+    ranks what still keeps entries from translating, most entries first."""
+    pytest.importorskip("torch")
+    from jaxderiv.spec import shipped_spec_files, torch_spec_file
+
+    (fc,) = coverage(str(torch_spec_file())).files
+    seed = {e.name for p in shipped_spec_files() for e in load_spec(p)}
+    shared = [e.name for e in load_spec(from_torch=True) if e.name in seed]
+    assert fc.entries_translated > 470
+    counts = [n for _, n in fc.missing.most_common()]
+    assert counts == sorted(counts, reverse=True) and counts
+    assert fc.seed_entries == len(shared)
+    assert fc.seed_entries_translated == fc.seed_entries - len(fc.seed_untranslated)
+    assert not set(TORCH_SPELLINGS) & set(fc.seed_untranslated)
+
+
+def test_entries_in_torchs_spellings_build_from_torchs_file():
+    """Every formula of these entries translates from torch's own file (no missing helper)."""
+    pytest.importorskip("torch")
+    from jaxderiv import Registry
+    from jaxderiv.spec import torch_spec_file
+
+    registry = Registry(load_spec(from_torch=True))
+    for name in TORCH_SPELLINGS:
+        op = registry.op(name)
+        assert op.entry.location.file == str(torch_spec_file()), name
+        assert op.formulas["vjp"] != "none", name

@@ -317,5 +317,46 @@ def test_a_call_fitting_no_overload_of_a_helper_names_the_count(registry_from_te
         - name: svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
           self: svd_backward(grads, self, some, compute_uv, U)
         """)
-    with pytest.raises(TranslationError, match="has no overload taking 5 arguments"):
+    with pytest.raises(
+        TranslationError, match="helper 'svd_backward' takes 6 or 7 arguments, but the formula passes 5"
+    ):
         reg.op("svd")
+
+
+def test_one_resolver_picks_a_helper_by_argument_count_and_release():
+    """namespace.resolve: the variant that takes the call's arguments, with the meaning of the
+    spec file's release; qualifiers and `_symint` dropped; the newest meaning without a release."""
+    from jaxderiv.namespace import HELPERS, resolve
+
+    old, new = (v.fn for v in sorted(HELPERS["softmax_double_backward"].variants, key=lambda v: v.since or ()))
+    assert resolve("softmax_double_backward", 4, (1, 7)) is old
+    assert resolve("at::softmax_double_backward", 4, (1, 11)) is new
+    assert resolve("softmax_double_backward", 4, None) is new
+    mm = {resolve("mm_mat1_backward", n, (2, 13)) for n in (4, 5, 6)}
+    assert len(mm) == 3  # 1.7's (grad, mat2, mat1, alpha), 1.10's strided form, 2.x's with the layout
+    assert resolve("mm_mat1_backward_symint", 6) is resolve("mm_mat1_backward", 6)
+    assert resolve("no_such_helper", 1) is None
+    with pytest.raises(TypeError, match="takes 4 or 5 or 6 arguments"):
+        resolve("mm_mat1_backward", 3)
+
+
+def test_no_helper_takes_any_number_of_arguments():
+    """Every variant states its parameters (no *args), so a formula's argument count is checked;
+    only C++'s variadic constructors (a brace list's TensorList, std::make_tuple) take any number."""
+    import inspect
+
+    from jaxderiv.helpers.core import VARIADIC
+    from jaxderiv.namespace import HELPERS, METHODS, Helper
+
+    variadic = [
+        f"{name} ({v.fn.__qualname__})"
+        for name, h in HELPERS.items()
+        if isinstance(h, Helper) and name not in VARIADIC
+        for v in h.variants
+        if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(v.fn).parameters.values())
+    ] + [
+        f".{name}"
+        for name, fn in METHODS.items()
+        if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(fn).parameters.values())
+    ]
+    assert variadic == []

@@ -111,7 +111,9 @@ def test_a_kink_convention_is_found_on_the_kink_inputs(verdicts):
     v = verdicts[1]["clamp"]
     assert v.kind == CHANGES, v
     assert (
-        v.detail.startswith("differs in jvp and vjp (2 of 10 comparisons)")
+        # 2: the vjp and the jvp on the kink input at the bounds; every other comparison agrees
+        v.detail.startswith(f"differs in jvp and vjp (2 of {v.compared} comparisons)")
+        and v.compared > 2
         and "kink input" in v.detail
         and v.detail.endswith(" -> 0")
     ), v.detail

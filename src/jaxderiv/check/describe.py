@@ -10,7 +10,7 @@ import os
 
 from ..forward import implementation
 from ..spec import Spec, load_spec, shipped_spec_files
-from .opdb import Difference, record
+from .opdb import Difference, OpRecord, record
 
 __all__ = ["describe"]
 
@@ -63,25 +63,20 @@ def describe(name: str, spec: Spec | None = None) -> str:
     r = record(name)
     declared = r.declared()
     family = declared.pop("family", "")
-    declared.pop("without_meaning", None)  # shown with the sympy definition below
+    declared.pop("definition", None)  # shown on a line of its own below, with without_meaning
+    declared.pop("without_meaning", None)
     lines.append(
         f"  record: check/families/{family}.py"
         if family
         else "  record: none declared (schema-default samples on [-2, 2], real inputs, every mode)"
     )
     lines.extend(f"    {k}: {_show(k, v)}" for k, v in declared.items())
-    lines.append(f"  sympy definition: {_definition(name)}")
+    lines.append(f"  sympy definition: {_definition(r)}")
     return "\n".join(lines)
 
 
-def _definition(name: str) -> str:
-    """Whether the proofs have the op's meaning in sympy (check/proof_definitions.py), or why not."""
-    try:
-        from .proof_definitions import DEFINITIONS
-    except ModuleNotFoundError as e:
-        if e.name != "sympy":
-            raise
-        return "unknown (sympy, the `proofs` extra, is not installed)"
-    if name in DEFINITIONS:
-        return f"of {', '.join(DEFINITIONS[name].args)} (check/proof_definitions.py)"
-    return f"none: {record(name).without_meaning}" if record(name).without_meaning else "none"
+def _definition(r: OpRecord) -> str:
+    """Whether the proofs have the op's meaning in sympy (its record's definition), or why not."""
+    if r.definition is not None:
+        return f"of {', '.join(r.definition.args)} (check/families/{r.family}.py)"
+    return f"none: {r.without_meaning}" if r.without_meaning else "none"

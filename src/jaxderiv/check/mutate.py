@@ -264,7 +264,7 @@ def _modes(entry: Entry, key: str | None = None, family: str = "") -> list[str]:
 def _copy_spec(path: str, entry: Entry):
     """The one-entry copy at `path`, loaded with its source's PyTorch release passed explicitly:
     a single entry rarely holds a fingerprint, and the release picks the meaning of helpers
-    PyTorch revised (namespace.REVISIONS) and whether complex inputs are accepted."""
+    PyTorch revised (namespace.resolve) and whether complex inputs are accepted."""
     release = entry.version.text if entry.version is not None and entry.version.release else None
     return load_spec(path, torch_version=release)
 

@@ -7,7 +7,7 @@ call to compare with, known differences). The checker, the parity run, coverage 
 read records; none keeps a dict of its own keyed by op names.
 
 Records are declared in the family modules of `check/families` with the small functions below
-(`samples`, `domain`, `complex_ok`, `known_failure`, ...), each adding to one entry's record;
+(`samples`, `domain`, `complex_ok`, `known_failure`, `definition`, ...), each adding to one entry's record;
 `database()` imports every family once and freezes the records. An entry declared nowhere has
 the empty record (schema-default samples on [-2, 2], real inputs, every mode checked). A field
 declared twice for one entry is an error, so a fact is stated once.
@@ -27,6 +27,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
+from .symbolic import Definition
+
 if TYPE_CHECKING:
     from ..op import Op
     from .samples import Sample
@@ -36,9 +38,11 @@ __all__ = [
     "NotApplicable",
     "Equivalent",
     "Difference",
+    "Definition",
     "database",
     "record",
     "without_meaning",
+    "definition",
     "replaced",
     "samples",
     "domain",
@@ -49,6 +53,7 @@ __all__ = [
     "kinks",
     "torch_equivalent",
     "parity_in_float32",
+    "parity_tolerance",
     "not_compared",
     "parity_differs",
     "parity_samples",
@@ -123,10 +128,12 @@ class OpRecord:
     kinks: tuple[tuple, ...] = ()  # hand-picked argument tuples where finite differences cannot judge
     torch_equivalent: Equivalent | None = None  # the torch call to compare with, where torch cannot run the op
     parity_float32: str | None = None  # why torch is asked in float32 (a CPU kernel that takes float32 only)
+    parity_rtol: tuple[float, str] | None = None  # (rtol, why): a looser tolerance than parity's RTOL, measured
     parity_samples: tuple | None = None  # samples for the parity run instead of the checker's
     not_compared: str | None = None  # why the parity run does not compare the entry with torch
     difference: Difference | None = None  # a known difference from torch's results
     # --- the sympy proofs (check/proofs.py) ---
+    definition: Definition | None = None  # the op in sympy, the reference its formulas are proved against
     without_meaning: str | None = None  # why the op has no meaning over the reals to prove its formulas against
 
     def __post_init__(self) -> None:
@@ -297,6 +304,28 @@ def without_meaning(reason: str, *names: str) -> None:
         _declare(n, without_meaning=reason)
 
 
+def definition(
+    name: str,
+    fn: Callable[..., Any],
+    *args: str,
+    lo: float = -2.0,
+    hi: float = 2.0,
+    ranges: tuple[tuple[str, float, float], ...] = (),
+    fixed: tuple[tuple[str, Any], ...] = (),
+    booleans: tuple[str, ...] = (),
+    derived: tuple[tuple[str, Callable[..., Any], tuple[str, ...]], ...] = (),
+) -> None:
+    """Entry `name` in sympy, for the proofs: `fn` of the symbols of the schema arguments `args`
+    (an expression, or a tuple of one per output), written with `symbolic.sp` so that sympy is
+    imported only when the proofs call it. Tensor inputs are sampled in [lo, hi], other symbols
+    in 0.5 .. 1.5 unless `ranges` says otherwise; `fixed` gives values of arguments left
+    unmodelled, `booleans` the masks, `derived` the inputs that stand for a function of others."""
+    _declare(
+        name,
+        definition=Definition(fn, args, (lo, hi), tuple(ranges), tuple(fixed), tuple(booleans), tuple(derived)),
+    )
+
+
 def kinks(name: str, *argument_tuples: tuple) -> None:
     """Inputs of entry `name` where finite differences cannot judge (kinks, ties, zeros), on
     which the parity run compares with torch."""
@@ -313,6 +342,13 @@ def parity_in_float32(reason: str, *names: str) -> None:
     """The parity run compares these entries in float32 on both sides, for the stated reason."""
     for n in names:
         _declare(n, parity_float32=reason)
+
+
+def parity_tolerance(rtol: float, reason: str, *names: str) -> None:
+    """The parity run compares these entries at relative tolerance `rtol` instead of its RTOL,
+    for the stated reason (say what torch computes less precisely, and the error measured)."""
+    for n in names:
+        _declare(n, parity_rtol=(rtol, reason))
 
 
 def parity_samples(name: str, *samples_: "Sample") -> None:

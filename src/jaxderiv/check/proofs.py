@@ -1,14 +1,15 @@
 """Symbolic proofs that elementwise formulas are the derivatives of their ops, over the reals.
 
 An entry's formula is translated into sympy by a small translator of its own (the names
-elementwise formulas use, proof_definitions.FUNCTIONS and METHODS; any other name means no proof), and
-compared with the derivative of the op's definition in DEFINITIONS: `sum_j grads[j] *
-d out_j / d input` for a backward formula (each component of a tuple-returning one against its
-input), `sum_i d out / d input_i * input_i_t` for a `result:` formula. Comparisons, masks and
-`where` become sympy Piecewise, so an op with kinks is compared piece by piece. When the
-residual is not plainly zero it is evaluated with mpmath at 50 digits at random points of the
-op's domain (on each side of its kinks); where it vanishes there and `simplify` reaches zero
-the proof is "symbolic", else "numerical". `python -m jaxderiv.check.proofs [FILE]` prints a table.
+elementwise formulas use, proof_definitions.FUNCTIONS and METHODS; any other name means no
+proof), and compared with the derivative of the op's sympy definition, its op record's
+`definition` (declared in check/families): `sum_j grads[j] * d out_j / d input` for a backward
+formula (each component of a tuple-returning one against its input), `sum_i d out / d input_i
+* input_i_t` for a `result:` formula. Comparisons, masks and `where` become sympy Piecewise, so
+an op with kinks is compared piece by piece. When the residual is not plainly zero it is
+evaluated with mpmath at 50 digits at random points of the op's domain (on each side of its
+kinks); where it vanishes there and `simplify` reaches zero the proof is "symbolic", else
+"numerical". `python -m jaxderiv.check.proofs [FILE]` prints a table.
 """
 
 from __future__ import annotations
@@ -24,19 +25,11 @@ from ..expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternar
 from ..normalize import Kind, derivative
 from ..spec import Entry, Formula, load_spec
 from .opdb import record
-from .proof_definitions import (
-    CONSTANTS,
-    DEFINITIONS,
-    FUNCTIONS,
-    METHODS,
-    OPAQUE,
-    Definition,
-    as_condition,
-    as_number,
-)
+from ..namespace import lookup
+from .proof_definitions import CONSTANTS, FUNCTIONS, METHODS, OPAQUE, as_condition, as_number
+from .symbolic import Definition
 
 __all__ = [
-    "DEFINITIONS",
     "Proof",
     "elementwise_entries",
     "mode_proofs",
@@ -107,8 +100,9 @@ def to_sympy(node: Node, env: dict):
         case Call(func=Attr(obj=obj, name=name)) if name in METHODS or name in FUNCTIONS:
             fn = METHODS.get(name) or FUNCTIONS[name]
             return fn(to_sympy(obj, env), *[to_sympy(a, env) for a in node.args])
-        case Call(func=Name(name=name)) if name.removeprefix("at::") in FUNCTIONS:
-            return FUNCTIONS[name.removeprefix("at::")](*[to_sympy(a, env) for a in node.args])
+        case Call(func=Name(name=name)) if lookup(FUNCTIONS, name) is not None:
+            # the translator's name resolution (namespace.lookup): qualifiers and `_symint` dropped
+            return lookup(FUNCTIONS, name)(*[to_sympy(a, env) for a in node.args])
     raise Unsupported(f"no sympy meaning for `{to_source(node)[:60]}` at column {node.col}")
 
 
@@ -294,7 +288,7 @@ _CACHE: dict[tuple, Proof] = {}
 
 
 def prove_formula(entry: Entry, formula: Formula, points: int = 5, seed: int = 0) -> Proof:
-    """Prove one formula of an entry in DEFINITIONS (real inputs, away from kinks)."""
+    """Prove one formula of an entry whose record has a sympy definition (real inputs, away from kinks)."""
     forward = formula in entry.forward
     key = (entry.name, str(entry.schema), formula.names, formula.text, forward, points, seed)
     if key not in _CACHE:
@@ -304,9 +298,9 @@ def prove_formula(entry: Entry, formula: Formula, points: int = 5, seed: int = 0
 
 def _prove(entry: Entry, formula: Formula, forward: bool, points: int, seed: int) -> Proof:
     op, key = entry.name, formula.key
-    if op not in DEFINITIONS:
-        return Proof(op, key, "none", record(op).without_meaning or "no definition in DEFINITIONS")
-    definition = DEFINITIONS[op]
+    definition = record(op).definition
+    if definition is None:
+        return Proof(op, key, "none", record(op).without_meaning or "no sympy definition in its op record")
     d = derivative(formula)
     tree = d.parsed
     if tree is None:  # the checker reports parse errors; here: no proof
@@ -356,7 +350,7 @@ def mode_proofs(entry: Entry) -> dict[str, str]:
     vjp: every backward formula proved. jvp: every `result:` formula proved, or, where the
     entry has none (auto_element_wise, or the transposed backward formula), the backward ones.
     """
-    if entry.name not in DEFINITIONS:
+    if record(entry.name).definition is None:
         return {}
 
     def verdict(formulas) -> str:
@@ -392,7 +386,11 @@ def elementwise_entries(spec) -> list[Entry]:
         fn = implementation(name)
         return fn.__module__.rsplit(".", 1)[-1] if fn is not None else ""
 
-    return [e for e in spec if e.name in DEFINITIONS or record(e.name).without_meaning or family(e.name) in _FAMILIES]
+    def known(name):
+        r = record(name)
+        return r.definition is not None or r.without_meaning
+
+    return [e for e in spec if known(e.name) or family(e.name) in _FAMILIES]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,7 +66,8 @@ def _scalar_value(arg):
     if base == "bool":
         return False
     if base in ("int", "SymInt"):
-        return 1
+        # `dim`: the last one, which every shape has (a 0-d tensor accepts -1 and 0 only)
+        return -1 if arg.name == "dim" else 1
     return 0.5
 
 

@@ -258,7 +258,8 @@ def _embedding_bag_dense_backward(grad, indices, *args):
     out = _embedding_bag_dense_grad(
         grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights
     )
-    return out if padding_idx < 0 else out.at[padding_idx].set(0)
+    # ATen's max-mode kernel adds each bag's gradient at maximum_indices without a padding check
+    return out if padding_idx < 0 or mode == MODE_MAX else out.at[padding_idx].set(0)
 
 
 @impl("_embedding_bag_backward")
@@ -313,6 +314,7 @@ def _embedding_bag_dense_grad(
     if per_sample_weights is not None:
         g = g * per_sample_weights[:, None]
     if scale_grad_by_freq:
+        # each row over its index's own count (torch 2.13's CPU kernel differs: see the op record)
         counts = jnp.zeros((num_weights,), grad.dtype).at[indices].add(1)
         g = g / counts[indices][:, None]
     return jnp.zeros((num_weights, dim), grad.dtype).at[indices].add(g)

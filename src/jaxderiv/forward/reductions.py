@@ -13,17 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..tensor_utils import wrap_dim
 from . import impl
 
 I64 = jnp.int64
-
-
-def wrap_dim(d: int, ndim: int) -> int:
-    """ATen's maybe_wrap_dim: a 0-d tensor accepts dims -1 and 0."""
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
 
 
 def reduced_dims(dim, ndim: int) -> tuple[int, ...]:
@@ -33,7 +26,8 @@ def reduced_dims(dim, ndim: int) -> tuple[int, ...]:
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     if not dims:
         return tuple(range(ndim))
-    return tuple(sorted({wrap_dim(d, ndim) for d in dims if ndim > 0}))
+    wrapped = {wrap_dim(d, ndim) for d in dims}  # checked on 0-d tensors too, as ATen does
+    return tuple(sorted(wrapped)) if ndim > 0 else ()
 
 
 def _kind(x) -> str:
@@ -587,7 +581,8 @@ def _listed_dims(dim, ndim: int) -> tuple[int, ...]:
     """any.dims / all.dims: None reduces every dim, an empty list none of them."""
     if dim is None:
         return tuple(range(ndim))
-    return tuple(sorted({wrap_dim(d, ndim) for d in dim if ndim > 0}))
+    wrapped = {wrap_dim(d, ndim) for d in dim}
+    return tuple(sorted(wrapped)) if ndim > 0 else ()
 
 
 @impl("any.dims")

@@ -9,15 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..tensor_utils import wrap_dim
 from . import impl
-
-
-def wrap_dim(d: int, ndim: int) -> int:
-    """ATen's wrap of a possibly negative dim; a 0-d tensor accepts dims -1 and 0."""
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    return d % n
 
 
 def concrete(x, op: str, remedy: str):

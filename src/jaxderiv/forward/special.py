@@ -106,7 +106,12 @@ def polygamma(n, self):
 
 @impl("polygamma_")
 def polygamma_(self, n):
-    """The in-place form takes (self, n): the functional one's arguments swapped."""
+    """The in-place form takes (self, n): the functional one's arguments swapped. Its floating
+    result cannot be written into an integer or bool self, which ATen refuses."""
+    dtype = jnp.result_type(self)
+    if not jnp.issubdtype(dtype, jnp.inexact):
+        name = "Bool" if dtype == jnp.bool_ else "Long" if dtype == jnp.int64 else str(dtype)
+        raise TypeError(f"polygamma_: result type Float can't be cast to the desired output type {name}")
     return polygamma(n, self)
 
 
@@ -121,6 +126,8 @@ def mvlgamma(self, p):
     """log of the multivariate gamma function: sum_j lgamma(x - j/2) + p(p-1)/4 log(pi)."""
     if p < 1:
         raise ValueError(f"mvlgamma: p has to be greater than or equal to 1, got p = {p}")
+    if jnp.result_type(self) == jnp.bool_:
+        raise TypeError("mvlgamma: the input tensor may not be a boolean tensor")
     return _mvlgamma(*_floating(self), p)
 
 

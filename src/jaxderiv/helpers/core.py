@@ -25,6 +25,10 @@ def scalar(value):
     return value
 
 
+# The C++ constructors a formula calls with any number of elements: the only variadic helpers.
+VARIADIC = ("TensorList", "std::vector<Tensor>", "std::make_tuple")
+
+
 @helper("TensorList", "std::vector<Tensor>")
 def tensor_list(*items):
     return list(items)
@@ -250,14 +254,14 @@ def tensor(value, options=None):
 
 
 @helper("not_implemented")
-def not_implemented(message, *rest):
+def not_implemented(message, reason=""):
     raise NotImplementedDerivative(f"the derivative is not implemented in the spec: not_implemented({message!r})")
 
 
 @helper("not_implemented_list")
-def not_implemented_list(message, *rest):
+def not_implemented_list(message, reason=""):
     """not_implemented for an entry whose formula returns a list of gradients."""
-    return not_implemented(message, *rest)
+    return not_implemented(message, reason)
 
 
 @helper("GradMode::is_enabled", "at::GradMode::is_enabled")
@@ -267,7 +271,8 @@ def grad_mode_is_enabled():
 
 
 @helper("areAnyTensorSubclassLike", "isTensorSubclassLike", "at::isTensorSubclassLike")
-def are_any_tensor_subclass_like(*args):
+def are_any_tensor_subclass_like(tensors):
+    """Whether a tensor (or any of a list) is a subclass such as a functorch wrapper: never here."""
     return False
 
 

@@ -36,13 +36,16 @@ def _euclidean_dist_backward(grad, x1, x2, res):
 
 
 @helper("_trilinear_backward")
-def _trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, *rest):
-    """Each input's gradient: the trilinear product of grad with the two others, grad standing
-    at the summed dims and the result summed over the input's own expanded dims.
+def _trilinear_backward_unrolled(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, grad_input_mask):
+    """PyTorch 1.x files pass `unroll_dim` (a kernel choice, no effect on the values)."""
+    return _trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
 
-    `rest` is (unroll_dim, grad_input_mask) in PyTorch <= 1.x files, (grad_input_mask,) after.
-    """
-    mask = rest[-1]
+
+@helper("_trilinear_backward")
+def _trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask):
+    """Each input's gradient: the trilinear product of grad with the two others, grad standing
+    at the summed dims and the result summed over the input's own expanded dims."""
+    mask = grad_input_mask
     if grad is None:
         return None, None, None
     g1 = _trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1) if mask[0] else None

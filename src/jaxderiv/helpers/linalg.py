@@ -45,17 +45,33 @@ def _scale(x, s):
 
 
 @helper("mm_mat1_backward")
-def mm_mat1_backward(grad, mat2, *rest):
-    """grad mat2ᴴ conj(alpha); the 1.7 form passes mat1, the 1.10 form its sizes and strides."""
-    alpha = rest[-1]
+def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, mat1_layout, alpha):
+    """grad mat2ᴴ conj(alpha): a dense gradient whatever mat1's strides and layout."""
     return _scale(grad @ mH(mat2), jnp.conj(alpha))
 
 
+@helper("mm_mat1_backward")
+def _mm_mat1_backward_strided(grad, mat2, mat1_sizes, mat1_strides, alpha):
+    """The 1.10 form: no layout."""
+    return mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, None, alpha)
+
+
+@helper("mm_mat1_backward")
+def _mm_mat1_backward_of_mat1(grad, mat2, mat1, alpha):
+    """The 1.7 form: mat1 itself."""
+    return mm_mat1_backward(grad, mat2, None, None, None, alpha)
+
+
 @helper("mm_mat2_backward")
-def mm_mat2_backward(grad, mat1, *rest):
-    """mat1ᴴ grad conj(alpha); later files pass mat2's layout before alpha."""
-    alpha = rest[-1]
+def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, mat2_layout, alpha):
+    """mat1ᴴ grad conj(alpha)."""
     return _scale(mH(mat1) @ grad, jnp.conj(alpha))
+
+
+@helper("mm_mat2_backward")
+def _mm_mat2_backward_strided(grad, mat1, mat2_sizes, mat2_strides, alpha):
+    """The 1.7 and 1.10 form: no layout."""
+    return mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, None, alpha)
 
 
 @helper("trace_backward")
@@ -159,7 +175,7 @@ def slogdet_backward(grad, self, sign, logabsdet):
     return _logabsdet_backward(grad, self, sign == 0)
 
 
-@helper("slogdet_backward", overload=True)
+@helper("slogdet_backward")
 def slogdet_backward_of_sign_and_logabsdet(grad_sign, grad_logabsdet, A, sign, LU, pivots):
     """Later files: a complex sign's gradient adds -i Im(conj(grad_sign) sign) to the scale of
     A⁻ᴴ (its phase moves with Im tr(A⁻¹ dA))."""
@@ -317,7 +333,7 @@ def lu_unpack_backward(grads, LU_data, unpack_data):
     return _lu_grad(grads[1], grads[2], jnp.zeros_like(LU_data))
 
 
-@helper("lu_unpack_backward", overload=True)
+@helper("lu_unpack_backward")
 def lu_unpack_backward_of_l_and_u(grad_l, grad_u, m, n):
     """Later files name the two gradients and the shape (m, n) of LU_data."""
     like = grad_l if grad_l is not None else grad_u
@@ -352,7 +368,7 @@ def svd_backward(grads, self, some, compute_uv, raw_u, sigma, raw_v):
     return _svd_backward(grads, self.shape, self.dtype, raw_u, sigma, raw_v)
 
 
-@helper("svd_backward", overload=True)
+@helper("svd_backward")
 def linalg_svd_backward(gu, gsigma, gvh, u, sigma, vh):
     """torch 1.11's spelling, of linalg.svd: U and Vh hold k = min(m, n) vectors."""
     if u.ndim < 2 or vh.ndim < 2:

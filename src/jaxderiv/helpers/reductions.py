@@ -187,14 +187,18 @@ def _prod_backward_along(grad, x, result, d):
 
 
 @helper("prod_backward")
-def prod_backward(grad, x, result, *dim_keepdim):
-    """The gradient of prod over all entries, or over `dim` (with keepdim)."""
+def prod_backward(grad, x, result):
+    """The gradient of prod over all entries."""
     if jnp.ndim(x) == 0:
         return grad
-    if not dim_keepdim:
-        flat = jnp.ravel(x)
-        return jnp.reshape(_prod_backward_along(grad, flat, result, 0), jnp.shape(x))
-    dim, keepdim = dim_keepdim
+    return jnp.reshape(_prod_backward_along(grad, jnp.ravel(x), result, 0), jnp.shape(x))
+
+
+@helper("prod_backward")
+def _prod_backward_dim(grad, x, result, dim, keepdim):
+    """The gradient of prod over `dim` (with keepdim)."""
+    if jnp.ndim(x) == 0:
+        return grad
     d = R.wrap_dim(dim, jnp.ndim(x))
     if not keepdim:
         grad, result = jnp.expand_dims(grad, d), jnp.expand_dims(result, d)
@@ -269,20 +273,20 @@ def logcumsumexp_backward(grad, x, result, dim):
 # -- variance, standard deviation, norms ------------------------------------------------------------
 
 
-def _var_args(args):
-    """(dims, unbiased, keepdim) from `(unbiased)` or `(dim, unbiased, keepdim)`."""
-    return ((), args[0], False) if len(args) == 1 else args
-
-
 def _correction(c) -> float:
     """`unbiased` (bool) in older files, `correction` (Scalar?, None meaning 1) in newer ones."""
     return 1.0 if c is None else float(c)
 
 
 @helper("var_backward")
-def var_backward(grad, x, *args):
+def _var_backward_all(grad, x, unbiased):
+    """The 1.7 form: over every dim."""
+    return var_backward(grad, x, (), unbiased, False)
+
+
+@helper("var_backward")
+def var_backward(grad, x, dims, correction, keepdim):
     """2 / (n - correction) * grad * (x - mean(x)); `correction` is `unbiased` in older files."""
-    dims, correction, keepdim = _var_args(args)
     axes = R.reduced_dims(dims, jnp.ndim(x))
     n = _safe_size(jnp.shape(x), axes)
     if not keepdim and jnp.ndim(x):
@@ -294,17 +298,27 @@ def var_backward(grad, x, *args):
 
 
 @helper("std_backward")
-def std_backward(result, grad, x, *args):
+def _std_backward_all(result, grad, x, unbiased):
+    """The 1.7 form: over every dim."""
+    return std_backward(result, grad, x, (), unbiased, False)
+
+
+@helper("std_backward")
+def std_backward(result, grad, x, dims, correction, keepdim):
     """var_backward of grad / (2 std), zero where std is 0."""
     grad_var = jnp.where(result == 0, 0, grad / jnp.where(result == 0, 1, 2 * result))
-    return var_backward(grad_var, x, *args)
+    return var_backward(grad_var, x, dims, correction, keepdim)
 
 
 @helper("var_std_mean_backward")
-def var_std_mean_backward(grads, x, r0, r1, *args):
+def _var_std_mean_backward_all(grads, x, r0, r1, unbiased, is_std):
+    """The 1.7 form: over every dim."""
+    return var_std_mean_backward(grads, x, r0, r1, (), unbiased, False, is_std)
+
+
+@helper("var_std_mean_backward")
+def var_std_mean_backward(grads, x, r0, r1, dims, unbiased, keepdim, is_std):
     """Sum of the var (or std) and the mean backward for var_mean / std_mean."""
-    *rest, is_std = args
-    dims, unbiased, keepdim = _var_args(rest)
     grad = None
     if grads[0] is not None:
         grad = (

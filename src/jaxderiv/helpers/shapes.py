@@ -45,12 +45,17 @@ def index_fill(x, dim, index, value):
 
 
 @helper("unsqueeze_to")
-def unsqueeze_to(grad, *args):
-    """unsqueeze_to(grad, sizes) or (grad, dim, sizes): put back the size-1 dims squeeze removed."""
-    sizes = tuple(args[-1])
-    if len(args) == 2 and isinstance(args[0], (tuple, list)):
-        return jnp.reshape(grad, sizes)  # squeeze.dims: squeezing only drops size-1 dims
-    if len(args) == 2 and sizes and sizes[shapes.wrap_dim(args[0], len(sizes))] != 1:
+def unsqueeze_to(grad, sizes):
+    """squeeze's gradient: grad with the size-1 dims squeeze removed put back."""
+    return jnp.reshape(grad, tuple(sizes))
+
+
+@helper("unsqueeze_to")
+def _unsqueeze_to_dim(grad, dim, sizes):
+    """squeeze.dim (an int: that dim, if it had size 1) and squeeze.dims (a list: squeezing only
+    drops size-1 dims)."""
+    sizes = tuple(sizes)
+    if not isinstance(dim, (tuple, list)) and sizes and sizes[shapes.wrap_dim(dim, len(sizes))] != 1:
         return grad
     return jnp.reshape(grad, sizes)
 
@@ -107,11 +112,15 @@ def to_args_scalartypes(tensors):
 
 
 @helper("cat_tensors_backward")
-def cat_tensors_backward(grad, sizes, *rest):
-    """(grad, sizes, dim) in 1.7, (grad, sizes, dtypes, dim) later: grad narrowed back per input;
-    a 1-d empty input (which cat skips) gets an empty gradient, a real input a real one."""
-    dim = rest[-1]
-    dtypes = rest[0] if len(rest) == 2 else [grad.dtype] * len(sizes)
+def _cat_tensors_backward_same_dtype(grad, sizes, dim):
+    """The 1.7 form: no dtypes (every input has grad's)."""
+    return cat_tensors_backward(grad, sizes, [grad.dtype] * len(sizes), dim)
+
+
+@helper("cat_tensors_backward")
+def cat_tensors_backward(grad, sizes, dtypes, dim):
+    """grad narrowed back per input; a 1-d empty input (which cat skips) gets an empty
+    gradient, a real input a real one."""
     d = shapes.legacy_cat_dim(dim, sizes)
     out, at = [], 0
     for shape, dtype in zip(sizes, dtypes):

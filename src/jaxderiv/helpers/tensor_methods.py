@@ -101,12 +101,13 @@ def to_complex_double(x):
 
 
 @method("toLong", "toInt", "guard_int", "expect_int")
-def to_long(x, *args):
+def to_long(x, file=None, line=None):
+    """`toLong()`, or SymInt's `guard_int(__FILE__, __LINE__)`: sizes are plain integers here."""
     return int(x)
 
 
 @method("to", "type")
-def to(x, target, *rest):
+def to(x, target, non_blocking=False, copy=False, memory_format=None):
     """`x.to(dtype)`, `x.to(options)` or `x.to(other)`; device and copy flags do nothing here."""
     if target is None:
         return x
@@ -124,7 +125,7 @@ def type_as(x, other):
 
 
 @method("contiguous", "coalesce", "to_dense")
-def contiguous(x, *args):
+def contiguous(x, memory_format=None):
     return x
 
 
@@ -136,7 +137,7 @@ def detach(x):
 
 
 @method("is_contiguous")
-def is_contiguous(x, *args):
+def is_contiguous(x, memory_format=None):
     return True
 
 
@@ -160,23 +161,23 @@ def expand_as(x, other):
 
 
 @method("new_zeros")
-def new_zeros(x, size, *args):
-    return jnp.zeros(tuple(size), jnp.result_type(x))
+def new_zeros(x, size, options=None):
+    return jnp.zeros(tuple(size), dtype_of(options) or jnp.result_type(x))
 
 
 @method("new_ones")
-def new_ones(x, size, *args):
-    return jnp.ones(tuple(size), jnp.result_type(x))
+def new_ones(x, size, options=None):
+    return jnp.ones(tuple(size), dtype_of(options) or jnp.result_type(x))
 
 
 @method("new_empty")
-def new_empty(x, size, *args):
-    return jnp.zeros(tuple(size), jnp.result_type(x))
+def new_empty(x, size, options=None):
+    return jnp.zeros(tuple(size), dtype_of(options) or jnp.result_type(x))
 
 
 @method("new_full")
-def new_full(x, size, fill, *args):
-    return jnp.full(tuple(size), fill, jnp.result_type(x))
+def new_full(x, size, fill, options=None):
+    return jnp.full(tuple(size), fill, dtype_of(options) or jnp.result_type(x))
 
 
 @method("conj", "conj_physical")
@@ -256,7 +257,7 @@ def logical_not_method(x):
 
 
 @method("suggest_memory_format")
-def suggest_memory_format(x, *args):
+def suggest_memory_format(x, channels_last_strides_exact_match=False):
     """JAX arrays have no strides to suggest from: always the contiguous format."""
     return "contiguous_format"
 

@@ -151,7 +151,7 @@ def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCo
                 fc.errors.append((entry.name, str(d.error.located(d.location))))
                 continue
             fc.formulas_parsed += 1
-            needs |= unresolved_names(d.parsed)
+            needs |= unresolved_names(d.parsed, entry.version.release if entry.version is not None else None)
         fc.entries_parsed += ok
         shared = entry.name in seed
         fc.seed_entries += shared

@@ -95,10 +95,11 @@ torch_equivalent(
     "mkldnn_adaptive_avg_pool2d",
 )
 parity_differs(
-    ("vjp",),
+    ("vjp", "jvp"),
     "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
     "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
-    "reaches it: its depthwise convolutions differentiate through convolution)",
+    "reaches it: its depthwise convolutions differentiate through convolution); the jvp, that formula "
+    "transposed, raises too",
     "_conv_depthwise2d",
     "conv_depthwise3d",
     torch_spec=True,

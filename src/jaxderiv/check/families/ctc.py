@@ -63,7 +63,8 @@ def _ctc(op, rng, dtype=np.float64):
     lp = _log_softmax(rng)
     out.append(
         Sample(
-            (lp, (PADDED + 1) % C, INPUT_LENGTHS, TARGET_LENGTHS, 3, False),
+            # labels 1..C-1 moved to 0..C-2: a target never holds the blank (torch leaves that undefined)
+            (lp, np.where(PADDED > 0, PADDED - 1, 0), INPUT_LENGTHS, TARGET_LENGTHS, C - 1, False),
             {},
             "blank=3",
             outputs=_loss_only,

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import Equivalent, known_failure, samples, torch_equivalent
+from ..opdb import Equivalent, kinks, known_failure, samples, torch_equivalent
 from ..samples import Sample, draw
+from . import matrix
 from .shapes import T, _register
 
 
@@ -104,7 +105,14 @@ _register(
     cases=[(T(3, 4), _idx(0, 7, -1, 5, 3), T(5), False), (T(3, 4), _idx([1, 1, 9], [4, 1, 0]), T(2, 3), True)],
 )
 _register("masked_fill.Tensor", cases=[(T(3, 4), _mask((3, 4)), T()), (T(3, 4), _mask((4,)), T())])
-_register("_unsafe_index.Tensor", cases=[(T(3, 4), [_idx(2, 0, 2)]), (T(3, 4, 5), [None, _idx(3, 1), _idx(0, -1)])])
+_register(
+    "_unsafe_index.Tensor",
+    cases=[
+        (T(3, 4), [_idx(2, 0, 2)]),
+        (T(3, 4, 5), [None, _idx(3, 1), _idx(0, -1)]),
+        (T(3, 4, 5), [None, _idx(3, 1, 3), _idx(0, -1, 0)]),  # a repeated (row, column) pair
+    ],
+)
 _register(
     "_unsafe_index_put",
     cases=[
@@ -174,3 +182,18 @@ torch_equivalent(
     ),
     "index_add_.alpha",
 )
+
+# scatter_reduce and index_reduce on ties and zeros (the samples keep clear of both): targets
+# reached several times, sources equal to self's own element (amax/amin split the gradient among
+# the ties), one zero and two zeros in one target (prod's own paths). With include_self=True,
+# the default; include_self=False is keyword-only, which a kink tuple cannot pass:
+# tests/ops/test_indexing.py compares those.
+_SELF = matrix([[1.0, 2.0, -1.0, 0.5], [0.0, 3.0, 1.0, 2.0], [2.0, -1.0, 4.0, 1.5]])
+_SCATTER, _SRC = _idx([0, 0, 2], [1, 3, 3], [2, 2, 2]), matrix([[1.0, 0.0, -1.0], [3.0, 2.0, 0.7], [0.0, 4.0, 0.0]])
+_SOURCE = matrix([[1.0, 0.0, 3.0, 0.5], [2.0, 3.0, 1.0, 2.0], [0.0, 1.0, 0.0, -1.0]])
+kinks(
+    "scatter_reduce.two",
+    *[(_SELF, 1, _SCATTER, _SRC, r) for r in ("sum", "prod", "mean", "amax", "amin")],
+    (_SELF, -2, _SCATTER.T % 3, _SRC.T.copy(), "prod"),  # two zeros in one target, a negative dim
+)
+kinks("index_reduce", *[(_SELF, -1, _idx(0, 2, 0, 3), _SOURCE, r) for r in ("prod", "mean", "amax", "amin")])

@@ -7,7 +7,8 @@ values and eigenvalues for the spectral ops. Gauge freedom, as `Sample.outputs` 
   - _linalg_eigh, linalg_eig: the eigenvalues and the squared moduli of the eigenvectors;
   - _linalg_eigh reads one triangle and its formulas assume a Hermitian input: Hermitian directions.
 linalg_vector_norm avoids its kinks (zeros, ties of |x| for ord=inf): finite differences cannot
-judge them; the torch tests include them.
+judge them; they are its kink inputs (below), which the parity run (tests/check/test_parity.py)
+compares with torch.
 """
 
 from __future__ import annotations
@@ -96,15 +97,21 @@ _register(
     "linalg_solve_triangular",
     cases=lambda r, d: [
         _s(
-            f"upper={u} left={lf} unit={un}",
+            f"upper={u} left={lf} unit={un}{label}",
             tangents=_in_triangle(u, un),
-            self=_triangular(r, d, u, (2, 3, 3)),
-            B=_rand(r, (2, 3, 2) if lf else (2, 2, 3), d),
+            self=_triangular(r, d, u, a),
+            B=_rand(r, b, d),
             upper=u,
             left=lf,
             unitriangular=un,
         )
-        for u, lf, un in [(True, True, False), (False, False, False), (False, True, True)]
+        for u, lf, un, a, b, label in [
+            (True, True, False, (2, 3, 3), (2, 3, 2), ""),
+            (False, False, False, (2, 3, 3), (2, 2, 3), ""),
+            (False, True, True, (2, 3, 3), (2, 3, 2), ""),
+            (True, True, False, (3, 3), (2, 3, 2), " 3x3 broadcast over B's batch"),
+            (False, False, True, (3, 3), (2, 3), " 3x3, B 2x3"),
+        ]
     ],
 )
 _register(
@@ -228,16 +235,30 @@ _register(
 )
 
 
-def _spread_spectrum(r, d):
-    p = np.eye(3) + 0.3 * _rand(r, (3, 3), d)
+def _spread_spectrum(r, d, batch=()):
+    p = np.eye(3) + 0.3 * _rand(r, (*batch, 3, 3), d)
     return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
+
+
+def _eig_outputs(outs):
+    return [outs[0], _squares(outs[1])]
 
 
 _register(
     "linalg_eig",
-    cases=lambda r, d: [
-        _s("3x3 distinct eigenvalues", outputs=lambda outs: [outs[0], _squares(outs[1])], self=_spread_spectrum(r, d)),
-    ],
+    cases=lambda r, d: (
+        [
+            _s("3x3 distinct eigenvalues", outputs=_eig_outputs, self=_spread_spectrum(r, d)),
+            _s("2x3x3 distinct eigenvalues", outputs=_eig_outputs, self=_spread_spectrum(r, d, (2,))),
+        ]
+        # a real matrix's complex pair of eigenvalues, 0.25 +- 1.39i (as a complex input LAPACK's
+        # order of the two is not stable under finite differences' steps)
+        + (
+            []
+            if np.issubdtype(d, np.complexfloating)
+            else [_s("2x2 complex pair", outputs=_eig_outputs, self=matrix([[0.0, -2.0], [1.0, 0.5]]))]
+        )
+    ),
 )
 _register(
     "linalg_pinv.atol_rtol_tensor",
@@ -245,16 +266,28 @@ _register(
         _s("3x3", self=_well_conditioned(r, (3, 3), d)),
         _s("wide 2x3x4", self=_spread_singular_values(r, (2, 3, 4), d)),
         _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
+        # eigenvalues -0.7, 0.3, 1.3: invertible, read through eigh
+        _s(
+            "3x3 hermitian", tangents=_hermitian, self=_hermitian_spread(r, d, (3, 3)) + 0.3 * np.eye(3), hermitian=True
+        ),
     ],
 )
 
 
 # -- parity with torch ------------------------------------------------------------------------
-# the norm's kink: the zero vector (and ties of the inf-norm)
+# the norm's kinks: the zero vector (ord 2), zero elements (ord 1, 0.5, 0, -inf), ties of the
+# +-inf norms; besides, a 0-d input and a complex one reduced over two negative dims, keepdim
 kinks(
     "linalg_vector_norm",
     (np.zeros((2, 3)), 2, [1]),
+    (matrix([[0.0, 0.0], [1.0, -2.0]]), 2, [1]),
     (matrix([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), float("inf"), [1]),
+    (matrix([[3.0, -3.0, 1.0], [0.5, 2.0, 0.0]]), float("inf"), [1]),
+    (matrix([[3.0, -3.0, 1.0], [0.5, 2.0, 0.0]]), float("-inf")),
+    (matrix([[0.0, 1.0, -3.0], [3.0, -3.0, 1.0]]), 1, [1]),
     (vector(0.0, 1.0, -2.0), 1),
     (vector(0.0, 1.0, -2.0), 0.5),
+    (vector(0.0, 1.5, -2.0), 0),
+    (np.asarray(-1.5),),
+    (_rand(np.random.default_rng(0), (2, 3, 2), np.complex128), 3.5, [-1, 0], True),
 )

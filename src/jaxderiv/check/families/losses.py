@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import known_failure, samples
+from ..opdb import kinks, known_failure, samples
+from . import matrix
 from .nn import GAP, _away, _make
 
 REDUCTIONS = (0, 1, 2)
@@ -184,4 +185,21 @@ known_failure(
     "for `target` is zeros_like(grad), though the op depends on target",
     "kl_div",
     modes=("vjp_vjp",),
+)
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+# self - target exactly on huber's kinks, 0 and +-delta (binary fractions: no rounding in the
+# difference): delta 0.5 without reduction, the default delta 1.0 with mean. huber_loss's
+# gradient is continuous there; huber_loss_backward's (the second derivative) jumps, and torch
+# gives it the outer branch's 0 at |self - target| == delta.
+_TARGET = matrix([[0.25, -1.25, 0.75], [1.5, -0.5, 0.125]])
+_ON_DELTA_HALF = _TARGET + matrix([[0.0, 0.5, -0.5], [0.5, 0.0, -0.5]])
+_ON_DELTA_ONE = _TARGET + matrix([[0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
+kinks("huber_loss", (_ON_DELTA_HALF, _TARGET, 0, 0.5), (_ON_DELTA_ONE, _TARGET, 1, 1.0))
+kinks(
+    "huber_loss_backward",
+    (matrix([[1.0, -2.0, 0.5], [0.3, 1.5, -1.0]]), _ON_DELTA_HALF, _TARGET, 0, 0.5),
+    (np.array(0.7), _ON_DELTA_ONE, _TARGET, 1, 1.0),
 )

@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from ...forward import implementation
-from ..opdb import Equivalent, not_applicable, not_compared, parity_differs, samples, torch_equivalent
+from ..opdb import Equivalent, kinks, not_applicable, not_compared, parity_differs, samples, torch_equivalent
 from ..samples import Sample
 from . import CUDA_ONLY
 
@@ -317,15 +317,16 @@ torch_equivalent(
     "_log_softmax_backward_data",
 )
 parity_differs(
-    ("vjp",),
+    ("vjp", "jvp"),
     "the seed's formula sends softmax_double_backward to Tensor self; torch 2.13's "
-    "schema has input_dtype there and sends it to output: the second-order gradient lands on another input",
+    "schema has input_dtype there and sends it to output: the second-order gradient lands on another input "
+    "(and the jvp, that formula transposed, reads another tangent)",
     "_softmax_backward_data",
 )
 parity_differs(
-    ("vjp",),
+    ("vjp", "jvp"),
     "the seed's formula sends the second-order gradient to Tensor self; torch 2.13's "
-    "schema has input_dtype there and sends it to output",
+    "schema has input_dtype there and sends it to output (the jvp, that formula transposed, too)",
     "_log_softmax_backward_data",
 )
 parity_differs(
@@ -335,7 +336,32 @@ parity_differs(
     "_embedding_bag",
     torch_spec=True,
 )
+parity_differs(
+    ("forward",),
+    "with scale_grad_by_freq, torch 2.13's CPU kernel (_embedding_bag_dense_backward_cpu_sum_mean) divides "
+    "the rows of the k-th smallest distinct index by the count of the k-th sorted index (repeats included), "
+    "not by that index's own count; jaxderiv divides by the index's own count (row 3 of the "
+    "`scale_grad_by_freq=True` samples: -0.698 vs torch -0.349, a factor 2). tests/nn/test_nn.py asserts "
+    "both values",
+    "_embedding_bag_backward",
+    torch_spec=True,
+    default_spec=False,
+)
 not_compared(
     "a backward op whose checker samples are schema defaults (float indices); compared through _embedding_bag's vjp",
     "_embedding_bag_dense_backward",
+)
+# padding_idx (the checker's samples take none): the padding row gets no gradient, so grad_output
+# at the positions of the padding index gets none back either
+kinks(
+    "embedding_dense_backward",
+    (np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4), np.array([[0, 2, 1], [2, 4, 1]]), 5, 1, False),
+)
+parity_differs(
+    ("kinks",),
+    "spec bug (PyTorch 1.7): the formula for grad_output, embedding_dense_double_backward(grad, indices), "
+    "has no padding_idx, so the positions of the padding index get their rows of grad back (the kink, "
+    "padding_idx=1: 1.043 at grad_output[0, 2, 0] where torch 2.13 gives 0); torch's own file passes padding_idx "
+    "(embedding_dense_double_backward_symint(grad, indices, padding_idx)) and agrees",
+    "embedding_dense_backward",
 )

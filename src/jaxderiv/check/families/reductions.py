@@ -173,6 +173,16 @@ def _dists(rng, dtype):
     return out
 
 
+parity_differs(
+    ("vjp", "complex"),
+    "torch 2.13 cannot differentiate dist at p=0 with respect to `other`: its norm_backward gives an "
+    "undefined tensor for p=0, which the formula negates (RuntimeError: Expected a proper Tensor but got "
+    "None); jaxderiv gives the zero gradient, the derivative of the count of nonzero differences",
+    "dist",
+    torch_spec=True,
+)
+
+
 @_register("norm.ScalarOpt_dim", complex_=True)
 def _norms_dim(rng, dtype):
     variants = [(None, [1], False), (1, [-1, 0], True), (np.inf, [0], False), (3, [1], True), (0.5, [0], False)]
@@ -382,7 +392,15 @@ kinks("min", (vector(1.0, -3.0, 2.0, -3.0),))
 kinks("max.dim", (matrix([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), 1))
 kinks("min.dim", (matrix([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), 1))
 kinks("amax", (matrix([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]), [1]), (matrix([[1.0, 3.0], [3.0, -1.0]]),))
-kinks("amin", (matrix([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), [1]), (matrix([[1.0, -3.0], [-3.0, 1.0]]),))
+kinks(
+    "amin",
+    (matrix([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), [1]),
+    (matrix([[1.0, -3.0], [-3.0, 1.0]]),),
+    (matrix([[1.0, -3.0, -3.0], [2.0, 2.0, 2.0]]), [1], True),
+)
+# ties within rows and across the whole input, for both outputs (torch splits the gradient evenly);
+# over a dim (keyword-only, which a kink tuple cannot pass) in tests/ops/test_reductions.py
+kinks("aminmax", (matrix([[1.0, 3.0, 3.0, -2.0], [-2.0, 0.5, -2.0, 3.0], [1.0, 1.0, 1.0, 1.0]]),))
 kinks("median", (vector(1.0, 2.0, 2.0, 3.0, 2.0),))
 kinks("nanmedian", (vector(1.0, 2.0, 2.0, np.nan, 2.0),))
 kinks("median.dim", (matrix([[1.0, 2.0, 2.0], [5.0, 5.0, 5.0]]), 1))
@@ -410,15 +428,14 @@ torch_equivalent(
 parity_differs(
     ("jvp", "kinks", "complex"),
     "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
-    "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula",
+    "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula (default spec: "
+    "transposes the backward formula)",
     "norm.Scalar",
     torch_spec=True,
-    default_spec=False,
 )
 parity_differs(
     ("jvp",),
     "torch.func.jvp of aten.norm.ScalarOpt_dtype raises in torch 2.13, as for norm.Scalar",
     "norm.ScalarOpt_dtype",
     torch_spec=True,
-    default_spec=False,
 )

@@ -106,13 +106,18 @@ _register(
     cases=[(T(2, 3), (5, 3), 0, 1, 3, 1), (T(2, 2), (2, 6), -1, -5, 10, 3), (T(0, 3), (2, 3), 0, 2, 1, 1)],
 )
 _register("pixel_shuffle", cases=[(T(1, 8, 2, 3), 2), (T(9, 2, 2), 3), (T(2, 1, 4, 1, 2), 1)])
-_register("pixel_unshuffle", cases=[(T(1, 2, 4, 6), 2), (T(1, 6, 6), 3), (T(2, 1, 3, 1, 2), 1)])
+_register("pixel_unshuffle", cases=[(T(1, 2, 4, 6), 2), (T(1, 6, 6), 3), (T(2, 1, 3, 1, 2), 1), (T(1, 1, 3, 6, 3), 3)])
 _register("channel_shuffle", cases=[(T(2, 6, 3), 2), (T(1, 6, 2, 2), 3), (T(2, 4, 1), 1)])
 
 # torch differentiates slice_scatter and select_scatter on real dtypes only
 _register(
     "slice_scatter",
-    cases=[(T(4, 5), T(4, 2), 1, 1, 4, 2), (T(4, 5), T(2, 5), 0, -3, None, 2), (T(4, 5), T(4, 5))],
+    cases=[
+        (T(4, 5), T(4, 2), 1, 1, 4, 2),
+        (T(4, 5), T(2, 5), 0, -3, None, 2),
+        (T(4, 5), T(2, 5), -2, -3, None, 2),
+        (T(4, 5), T(4, 5)),
+    ],
     complex_=False,
 )
 _register("slice_inverse", cases=[(T(4, 2), T(4, 5), 1, 1, 4, 2), (T(2, 5), T(4, 5), 0, -3, None, 2)], complex_=False)
