@@ -104,8 +104,8 @@ def _unbrace(v):
     return v[0] if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], (tuple, list)) else v
 
 
-@helper("_convolution_double_backward_symint")
-def _convolution_double_backward_symint(
+@helper("_convolution_double_backward")
+def _convolution_double_backward_without_flags(
     ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed, output_padding, groups, output_mask
 ):
     """_convolution_double_backward without the backend flags (benchmark, deterministic,

@@ -92,15 +92,10 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
 
 
 @helper("embedding_dense_double_backward")
-def embedding_dense_double_backward(grad, indices):
-    """The rows of grad that each index gathered from (1.7's formula: no padding or scaling)."""
-    return jnp.take(grad, indices, axis=0)
-
-
-@helper("embedding_dense_double_backward_symint")
-def embedding_dense_double_backward_symint(grad, indices, padding_idx):
-    """The rows of grad each index gathered from, zero at padding_idx (later files' form; the
-    first backward already applied any frequency scaling)."""
+def embedding_dense_double_backward(grad, indices, padding_idx=-1):
+    """The rows of grad each index gathered from; later files pass padding_idx (`_symint`),
+    whose positions get zero (1.7's form has no padding; the first backward already applied any
+    frequency scaling)."""
     rows = jnp.take(grad, indices, axis=0)
     if padding_idx >= 0:
         rows = jnp.where((indices == padding_idx)[..., None], jnp.zeros((), rows.dtype), rows)
@@ -120,37 +115,10 @@ def _embedding_bag_backward(
     mode,
     sparse,
     per_sample_weights,
+    padding_idx=-1,
 ):
-    return _embedding_bag_dense_backward(
-        grad,
-        indices,
-        offsets,
-        offset2bag,
-        bag_size,
-        maximum_indices,
-        num_weights,
-        scale_grad_by_freq,
-        mode,
-        per_sample_weights,
-    )
-
-
-@helper("_embedding_bag_backward_symint")
-def _embedding_bag_backward_symint(
-    grad,
-    indices,
-    offsets,
-    offset2bag,
-    bag_size,
-    maximum_indices,
-    num_weights,
-    scale_grad_by_freq,
-    mode,
-    sparse,
-    per_sample_weights,
-    padding_idx,
-):
-    """Later files' form, with padding_idx (whose row gets no gradient): the dense gradient."""
+    """The dense gradient (a sparse one would hold the same values); later files pass
+    padding_idx (`_symint`), whose row gets no gradient."""
     return _embedding_bag_dense_backward(
         grad,
         indices,
