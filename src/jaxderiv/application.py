@@ -46,6 +46,18 @@ def _zeros_like(x):
     return jnp.zeros(jnp.shape(x), jnp.result_type(x))
 
 
+def _transpose(linear: Callable, at: list, cts: list) -> list:
+    """The transpose of `linear` (linear in its arguments) applied to `cts`.
+
+    Pulled back with `jax.vjp` at zeros rather than `jax.linear_transpose`: partial evaluation
+    inlines the forwards of the jaxderiv ops a formula calls, so the transposed map, once
+    differentiated again (reverse over a transposed forward mode), would differentiate those
+    forwards; the pullback goes through the ops' own rules instead.
+    """
+    _, pullback = jax.vjp(lambda *a: list(linear(*a)), *at)
+    return list(pullback(list(cts)))
+
+
 @dataclasses.dataclass(frozen=True)
 class Slot:
     """Where one array input sits among the schema's arguments."""
@@ -304,10 +316,7 @@ class Application:
             gs = self.cotangent_map(xs, ys, list(cts), wanted)
             return [_like(g, x) for g, x, w in zip(gs, xs, wanted) if w]  # as the engine: summed to x's shape
 
-        transposed = jax.linear_transpose(
-            vjp, *[jax.ShapeDtypeStruct(jnp.shape(y), jnp.result_type(y)) for y in diff_ys]
-        )
-        return list(transposed([t for t in ts if t is not None]))
+        return _transpose(vjp, [_zeros_like(y) for y in diff_ys], [t for t in ts if t is not None])
 
     def _transpose_tangent_map(self, xs, ys, cts, wanted):
         """Reverse mode where the entry has no backward formula: transpose the result formula."""
@@ -321,8 +330,5 @@ class Application:
 
         diff_ys = [y for y, d in zip(ys, self.flags) if d]
         cts = [c if c is not None else _zeros_like(y) for c, y in zip(cts, diff_ys)]
-        transposed = jax.linear_transpose(
-            jvp, *[jax.ShapeDtypeStruct(jnp.shape(xs[i]), jnp.result_type(xs[i])) for i in idx]
-        )
-        grads = iter(transposed(cts))
+        grads = iter(_transpose(jvp, [_zeros_like(xs[i]) for i in idx], cts))
         return [next(grads) if w else None for w in wanted]

@@ -52,7 +52,7 @@ def _transforms(value: str) -> tuple[str, ...]:
 def _check(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .check import check_all, plan
+    from .check import MODES, check_all, plan
 
     from .check.pool import default_cache_dir, default_jobs
 
@@ -64,7 +64,7 @@ def _check(args) -> int:
     # Spawning workers costs a few seconds each: worth it from a few dozen entries on.
     jobs = args.jobs if args.jobs is not None else (default_jobs() if len(names) >= 24 else 1)
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    modes = tuple(m.strip() for m in args.modes.split(","))
+    modes = MODES if args.modes is None else tuple(m.strip() for m in args.modes.split(","))
     start = time.perf_counter()
     columns = (
         TextColumn("[bold]checking"),
@@ -174,7 +174,7 @@ def _parity(args) -> int:
 def _diff(args) -> int:
     """Entries added, removed and changed from spec A to spec B; the changed ones checked in B and,
     with --numeric, both files' ops evaluated on the same inputs: whether the gradient changes."""
-    from .check import check_all
+    from .check import MODES, check_all
     from .spec import load_spec
     from .spectools.diff import diff_specs
 
@@ -182,7 +182,7 @@ def _diff(args) -> int:
     result = diff_specs(load_spec(_spec_path(args.old), torch_version=args.old_torch_version), new_spec)
     result.old_file, result.new_file = args.old, args.new
     if args.check and result.changed:
-        modes = tuple(m.strip() for m in args.modes.split(","))
+        modes = MODES if args.modes is None else tuple(m.strip() for m in args.modes.split(","))
         report = check_all(new_spec, ops=[c.name for c in result.changed], modes=modes)
         for row in report:
             for c in result.changed:
@@ -228,8 +228,7 @@ def main(argv=None) -> int:
     p.add_argument("--ops", help="comma-separated op names, e.g. add.Tensor,abs")
     p.add_argument(
         "--modes",
-        default="vjp,jvp,vjp_vjp",
-        help="comma-separated: vjp, jvp, vjp_vjp (default), jvp_vjp (forward-over-reverse), vjp_jvp (reverse-over-forward: the gradient of the result: formula), float32, bfloat16 (elementwise and reduction rules against the float64 rule)",
+        help="comma-separated, all by default: vjp, jvp, vjp_vjp (second-order gradient), jvp_vjp (forward-over-reverse), vjp_jvp (reverse-over-forward: the gradient of the result: formula), vjp_vjp_vjp (third order, where a backward formula calls another entry's op), float32, bfloat16 (elementwise and reduction rules against the float64 rule)",
     )
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the rows as a Markdown table to this file")
@@ -293,7 +292,7 @@ def main(argv=None) -> int:
     p.add_argument("old", help="a derivatives.yaml, or 'torch' for the installed torch's")
     p.add_argument("new", help="a derivatives.yaml, or 'torch' for the installed torch's")
     p.add_argument("--no-check", dest="check", action="store_false", help="do not check the changed entries")
-    p.add_argument("--modes", default="vjp,jvp,vjp_vjp", help="modes to check the changed entries in")
+    p.add_argument("--modes", help="modes to check the changed entries in (default: all)")
     p.add_argument(
         "--numeric",
         action=argparse.BooleanOptionalAction,

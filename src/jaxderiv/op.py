@@ -51,6 +51,7 @@ class Op:
             f"aten::{self.name}: {self.schema}\n\nDerivatives from {entry.location.file}:{entry.location.line}."
         )
         # `calls`: a formula's call of another entry's op runs that op (see `translate`).
+        self.calls = calls
         self.rules: EntryRules = compile_entry(entry, calls)
 
     # -- what the rules decided, by name ------------------------------------------------------
@@ -173,7 +174,19 @@ class Op:
         return self.apply(args, kwargs)[0].flags
 
     def __call__(self, /, *args, **kwargs):  # positional-only: ATen arguments are often named `self`
+        return self._call(args, kwargs, hold_undifferentiated=False)
+
+    def call_in_formula(self, /, *args, **kwargs):
+        """This op as another entry's formula calls it, as PyTorch's graph holds it: no
+        derivative flows into the inputs it gives no formula for (softmax's double backward
+        reaches `self`, not `output`), but its own formulas read their traced values, so
+        differentiating those formulas again reaches them (the formula code is differentiable
+        in PyTorch too). Called directly, such an input's derivative is refused instead."""
+        return self._call(args, kwargs, hold_undifferentiated=True)
+
+    def _call(self, args: tuple, kwargs: dict, hold_undifferentiated: bool):
         call, xs = self.apply(args, kwargs)
         if not any(s.arg in self.differentiable_inputs for s in call.slots):
             return call.pack([jax.lax.stop_gradient(y) if _inexact(y) else y for y in call.primal(*xs)])
-        return call.pack(differentiable_call(call.rule, call.primal, xs))
+        held = [hold_undifferentiated and s.arg not in self.differentiable_inputs for s in call.slots]
+        return call.pack(differentiable_call(call.rule, call.primal, xs, held))

@@ -63,22 +63,22 @@ class Registry:
         @functools.wraps(impl)  # the forward's signature: the translator checks arities against it
         def call(*args):
             op = self.op(name)
-            # An input the entry gives no formula for is not part of PyTorch's graph there: no
-            # gradient flows through it (softmax's double backward reaches `self`, not `output`).
-            args = [
-                v if a.name in op.differentiable_inputs or not a.is_tensor or v is None else jax.lax.stop_gradient(v)
-                for a, v in zip(arguments, args)
-            ]
             # An output a mask left undefined (None, as ATen's backward ops return) has no
             # array to differentiate: such a call runs the forward itself.
             if any(
                 y is None for y in jax.tree.leaves(_output_shapes(impl, arguments, args), is_leaf=lambda y: y is None)
             ):
-                return impl(*args)
+                held = self.op(name).differentiable_inputs
+                return impl(
+                    *[
+                        v if a.name in held or not a.is_tensor or v is None else jax.lax.stop_gradient(v)
+                        for a, v in zip(arguments, args)
+                    ]
+                )
             # C++ passes every argument by position; the op takes kwarg-only ones by name.
             positional = [v for a, v in zip(arguments, args) if not a.kwarg_only]
             named = {a.name: v for a, v in zip(arguments, args) if a.kwarg_only}
-            return op(*positional, **named)
+            return op.call_in_formula(*positional, **named)
 
         return call
 

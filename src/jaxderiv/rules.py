@@ -191,12 +191,17 @@ def _zero_tangent(y):
 
 
 def differentiable_call(
-    rule: LinearRule | Callable[[Sequence], LinearRule], primal_fn: Callable[..., Sequence], xs: Sequence
+    rule: LinearRule | Callable[[Sequence], LinearRule],
+    primal_fn: Callable[..., Sequence],
+    xs: Sequence,
+    held: Sequence[bool] = (),
 ) -> list:
     """Apply `primal_fn(*xs) -> ys` with derivatives given by `rule`'s two linear maps.
 
     `rule` may be a function of the outputs `ys` giving the LinearRule: it is then built only
     when a derivative is taken, from outputs already traced (no extra trace for their types).
+    `held[i]` drops input i's tangent: no derivative flows from it into the outputs, yet the
+    formulas still read its traced value, so differentiating them again reaches it.
     """
 
     @jax.custom_jvp
@@ -205,7 +210,10 @@ def differentiable_call(
 
     def op_jvp(primals, tangents):
         ys = op(*primals)
-        has_tangent = tuple(not isinstance(t, SymbolicZero) and _differentiable(x) for t, x in zip(tangents, primals))
+        has_tangent = tuple(
+            not isinstance(t, SymbolicZero) and _differentiable(x) and not (i < len(held) and held[i])
+            for i, (t, x) in enumerate(zip(tangents, primals))
+        )
         linear = rule if isinstance(rule, LinearRule) else rule(ys)
         if not any(has_tangent) or not any(linear.out_differentiable):
             return ys, tuple(_zero_tangent(y) for y in ys)

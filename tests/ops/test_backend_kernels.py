@@ -254,6 +254,7 @@ def test_checker_statuses(registry):
             "mkldnn_adaptive_avg_pool2d",
         ],
         registry=registry,
+        modes=("vjp", "jvp", "vjp_vjp"),
     )
     status = {(r.op, r.mode): r.status for r in rows}
     for (name, mode), s in status.items():

@@ -302,6 +302,44 @@ def test_only_backward_formula_in_shipped_spec():
     np.testing.assert_allclose(jax.jvp(sin, (x,), (jnp.array([1.0, 2.0]),))[1], jnp.cos(x) * jnp.array([1.0, 2.0]))
 
 
+@pytest.mark.parametrize("name, reference", [("_softmax", jax.nn.softmax), ("_log_softmax", jax.nn.log_softmax)])
+def test_gradient_of_a_transposed_jvp_reaches_the_called_entrys_formulas(name, reference):
+    # 1.7's softmax has no result formula: its jvp is `_softmax_backward_data(grad, result, dim,
+    # self)` transposed. Differentiating that jvp again must run the called entry's own
+    # formulas (`self: softmax_double_backward(...)`, and `grad_output:` read with `output`
+    # differentiable as formula code), not the called op's forward (whose `output` argument the
+    # entry gives no formula, so it would carry no derivative: the gradient was 0).
+    op = jaxderiv.op(name)
+    x, t, w = (jnp.asarray(_rng(i).normal(size=(2, 3))) for i in range(3))
+
+    def grad_of_jvp(f):
+        return jax.grad(lambda x: jnp.sum(w * jax.jvp(f, (x,), (t,))[1]))(x)
+
+    expected = grad_of_jvp(lambda x: reference(x, axis=1))
+    assert float(jnp.max(jnp.abs(expected))) > 0.05
+    np.testing.assert_allclose(grad_of_jvp(lambda x: op(x, 1, False)), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_gradient_of_a_transposed_jvp_follows_the_called_entrys_formula(write_spec):
+    spec = """
+        - name: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+          self: _softmax_backward_data(grad, result, dim, self)
+
+        - name: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, Tensor self) -> Tensor
+          grad_output: _softmax_backward_data(grad, output, dim, self)
+          self: {factor}softmax_double_backward(grad, grad_output, dim, output)
+    """
+    x, t, w = (jnp.asarray(_rng(i).normal(size=(2, 3))) for i in range(3))
+
+    def grad_of_jvp(factor):
+        op = Registry(load_spec(write_spec(spec.format(factor=factor)))).op("_softmax")
+        return jax.grad(lambda x: jnp.sum(w * jax.jvp(lambda x: op(x, 1, False), (x,), (t,))[1]))(x)
+
+    plain = grad_of_jvp("")
+    assert float(jnp.max(jnp.abs(plain))) > 0.05
+    np.testing.assert_allclose(grad_of_jvp("2 * "), 2 * plain, rtol=1e-12)
+
+
 def test_only_result_formula_gives_grad_by_transposition(write_spec):
     reg = Registry(
         load_spec(

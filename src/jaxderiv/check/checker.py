@@ -39,19 +39,36 @@ from .opdb import record
 from .samples import Sample, samples_for
 from .transforms import TRANSFORMS, _compare_batched, _unjitted
 
-__all__ = ["MODES", "EXTRA_MODES", "TRANSFORMS", "check", "check_all", "plan", "Tolerance"]
+__all__ = [
+    "MODES",
+    "SECOND_ORDER_MODES",
+    "THIRD_ORDER_MODES",
+    "PRECISION_MODES",
+    "TRANSFORMS",
+    "check",
+    "check_all",
+    "plan",
+    "Tolerance",
+]
 
-MODES = ("vjp", "jvp", "vjp_vjp")
-# Checked on request (`modes=`): forward-over-reverse, the jvp of the backward formula (how
-# jax.hessian differentiates), and reverse-over-forward, the gradient of the forward formula
-# (the only mode that differentiates a `result:` formula itself). Declarations made for vjp_vjp
-# (known failures, modes not applicable, real-only) hold for both: each differentiates a
-# derivative formula, and where the spec gives no `result:` formula the jvp is the backward
-# formula's.
-EXTRA_MODES = ("jvp_vjp", "vjp_jvp")
+# Second order, three ways: reverse-over-reverse (vjp_vjp), forward-over-reverse (jvp_vjp, the
+# jvp of the backward formula: how jax.hessian differentiates) and reverse-over-forward
+# (vjp_jvp, the gradient of the jvp: the only mode that differentiates a `result:` formula
+# itself). Declarations made for vjp_vjp (known failures, modes not applicable, real-only) hold
+# for all three: each differentiates a derivative formula, and where the spec gives no
+# `result:` formula the jvp is the backward formula's.
+SECOND_ORDER_MODES = ("vjp_vjp", "jvp_vjp", "vjp_jvp")
 # The vjp and jvp in float32 and bfloat16 against the float64 rule (precision.py): elementwise
 # and reduction entries. Declarations made for vjp hold for them.
 PRECISION_MODES = tuple(precision.LOW_PRECISION)
+# The third-order gradient, where the spec defines it, i.e. where a backward formula
+# calls another entry's op (softmax's `_softmax_backward_data`, the losses' and poolings'
+# `*_backward`): differentiating the second derivative then runs that entry's own backward
+# formulas and their helpers' code (`softmax_double_backward`) once more. Elsewhere the third
+# derivative would differentiate only the backward formula's JAX code again, as vjp_vjp does.
+THIRD_ORDER_MODES = ("vjp_vjp_vjp",)
+# Every mode, each checked by default.
+MODES = ("vjp", "jvp", *SECOND_ORDER_MODES, *THIRD_ORDER_MODES, *PRECISION_MODES)
 
 
 class Tolerance:
@@ -70,7 +87,20 @@ class Tolerance:
 
 def _declared(mode: str) -> str:
     """The mode whose declarations (samples.py, the families) hold for `mode`."""
-    return {"jvp_vjp": "vjp_vjp", "vjp_jvp": "vjp_vjp", **{m: "vjp" for m in PRECISION_MODES}}.get(mode, mode)
+    return {
+        "jvp_vjp": "vjp_vjp",
+        "vjp_jvp": "vjp_vjp",
+        "vjp_vjp_vjp": "vjp_vjp",
+        **{m: "vjp" for m in PRECISION_MODES},
+    }.get(mode, mode)
+
+
+def _real_only(op_name: str, mode: str) -> str | None:
+    """Why `mode` leaves complex samples out, if declared: a precision mode runs the vjp and
+    the jvp, so either's real-only declaration holds for it."""
+    r = record(op_name)
+    modes = ("vjp", "jvp") if mode in PRECISION_MODES else (_declared(mode),)
+    return next((reason for m in modes if (reason := r.real_only_in(m))), None)
 
 
 def _inexact(x) -> bool:
@@ -174,8 +204,40 @@ def _directions(mode: str, p, rng) -> dict:
     cts = [_random_like(rng, y) for y in ys]
     if mode in PRECISION_MODES and not precision.applicable(mode, p, ys):
         return {"vs": vs, "cts": None, "ws": None, "skip": True}
-    ws = p.project([_random_like(rng, x) for x in p.xs]) if mode in ("vjp_vjp", "vjp_jvp") else None
+    ws = p.project([_random_like(rng, x) for x in p.xs]) if mode in ("vjp_vjp", "vjp_jvp", "vjp_vjp_vjp") else None
+    if mode == "vjp_vjp_vjp":  # the third direction, paired with the second-order gradient
+        ws = (ws, p.project([_random_like(rng, x) for x in p.xs]))
     return {"vs": vs, "cts": cts, "ws": ws}
+
+
+def _calls_entries(op: Op) -> list[str]:
+    """The ops with entries of their own that `op`'s backward formulas call (by the registry)."""
+    from ..expr import Call, Name, children
+
+    calls = op.calls
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, Call) and isinstance(node.func, Name):
+            name = node.func.name.removeprefix("at::")
+            if name not in found and calls is not None and calls(name) is not None:
+                found.append(name)
+        for child in children(node):
+            walk(child)
+
+    for d in op.derivatives.backward:
+        if d.tree is not None:
+            walk(d.tree)
+    return found
+
+
+def _third_order_not_applicable(mode: str, op: Op) -> str | None:
+    if mode not in THIRD_ORDER_MODES or _calls_entries(op):
+        return None
+    return (
+        "the spec defines no third derivative here: no backward formula calls another entry's op, so it "
+        "would differentiate the backward formula's own code again (vjp_vjp differentiates it)"
+    )
 
 
 def _check_sample(
@@ -275,6 +337,7 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
     check, scalar = {
         "vjp_vjp": ("vjp_vjp (second-order gradient)", "<vjp(ct), w>"),
         "vjp_jvp": ("vjp_jvp (gradient of the jvp)", "<ct, jvp(w)>"),
+        "vjp_vjp_vjp": ("vjp_vjp_vjp (third-order gradient)", "<grad <vjp(ct), w>, u>"),
     }[mode]
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
@@ -331,9 +394,22 @@ def _forward_second_order(fn, cts, ws):
     return lambda *xs: sum(jnp.real(jnp.sum(c * t)) for c, t in zip(cts, jax.jvp(fn, tuple(xs), tuple(ws))[1]))
 
 
+def _third_order(fn, cts, wus):
+    """<grad <vjp(fn)(ct), w>, u> as a function of the inputs: its gradient differentiates the
+    second derivative, i.e. the formulas of the entries a backward formula calls."""
+    ws, us = wus
+
+    def scalar(*xs):
+        gs = jax.grad(_second_order(fn, cts, ws), argnums=tuple(range(len(xs))))(*xs)
+        return sum(jnp.real(jnp.sum(g * u)) for g, u in zip(gs, us))
+
+    return scalar
+
+
 def _scalar_of(mode: str):
-    """The scalar function whose gradient a second-order mode (vjp_vjp, vjp_jvp) takes."""
-    return _forward_second_order if mode == "vjp_jvp" else _second_order
+    """The scalar function whose gradient a second- or third-order mode (vjp_vjp, vjp_jvp,
+    vjp_vjp_vjp) takes."""
+    return {"vjp_jvp": _forward_second_order, "vjp_vjp_vjp": _third_order}.get(mode, _second_order)
 
 
 def _shifted(xs, vs, h):
@@ -590,6 +666,7 @@ def _check_op(
         "vjp_vjp": "derivative of " + formulas["vjp"],
         "jvp_vjp": "forward-mode derivative of " + formulas["vjp"],
         "vjp_jvp": "derivative of " + formulas["jvp"],
+        "vjp_vjp_vjp": "second derivative of " + formulas["vjp"],
         **{m: f"{formulas['vjp']} and {formulas['jvp']}, in {m}" for m in PRECISION_MODES},
     }
     if op.impl is None:
@@ -609,7 +686,10 @@ def _check_op(
     # draws them; then all of them evaluated in one program; then each mode's comparisons.
     prepared, seconds = {}, {}
     why_not = {
-        mode: record(op.name).not_applicable_in(_declared(mode), op) or _precision_not_applicable(mode, op)
+        mode: record(op.name).not_applicable_in(mode, op)
+        or record(op.name).not_applicable_in(_declared(mode), op)
+        or _precision_not_applicable(mode, op)
+        or _third_order_not_applicable(mode, op)
         for mode in modes
     }
     for mode in modes:
@@ -675,7 +755,7 @@ def _check_op(
                 "failed",
                 f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}",
             )
-            if "per-element Jacobian" not in str(m) and mode not in PRECISION_MODES:
+            if "per-element Jacobian" not in str(m) and mode not in PRECISION_MODES + THIRD_ORDER_MODES:
                 row.reason += _rerun(mode, problem, tol, per_element)
         except NotImplementedDerivative as e:
             row.status, row.reason = "not_applicable", str(e)
@@ -725,7 +805,8 @@ class _Prepared:
             self.cases = [(s, False) for s in samples_for(op, rng)]
             if (
                 complex_
-                and record(op.name).checks_complex(_declared(mode))
+                and record(op.name).complex
+                and _real_only(op.name, mode) is None
                 and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1])
             ):
                 self.cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
@@ -733,7 +814,7 @@ class _Prepared:
                     self.reason = (
                         f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
                     )
-            elif complex_ and (real_only := record(op.name).real_only_in(_declared(mode))):
+            elif complex_ and (real_only := _real_only(op.name, mode)):
                 self.reason = f"real inputs only in this mode: {real_only}"
             if sample is not None and not 0 <= sample < len(self.cases):
                 raise ValueError(
@@ -915,18 +996,20 @@ def check_all(
     any of "jit" (always run), "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap"
     (under jax.vmap over 2 cotangents/tangents and 2 stacked inputs).
 
-    modes: any of MODES (the default), "jvp_vjp" (forward-over-reverse), "vjp_jvp"
-    (reverse-over-forward: the gradient of the jvp, which differentiates a `result:` formula) and "float32" /
-    "bfloat16" (elementwise and reduction entries' vjp and jvp in that dtype, against the
-    float64 rule at the same rounded values; see precision.py).
+    modes: any of MODES, all by default: "vjp", "jvp", "vjp_vjp" (second-order gradient),
+    "jvp_vjp" (forward-over-reverse), "vjp_jvp" (reverse-over-forward: the gradient of the jvp,
+    which differentiates a `result:` formula), "vjp_vjp_vjp" (third-order gradient, where a
+    backward formula calls another entry's op) and "float32" / "bfloat16" (elementwise and
+    reduction entries' vjp and jvp in that dtype, against the float64 rule at the same rounded
+    values; see precision.py).
 
     jobs: check the entries in this many worker processes (the rows are the same as in one).
     compilation_cache: a directory for JAX's persistent compilation cache, set for this
     process and the workers, so that a second run compiles nothing it compiled before.
     """
-    bad = [m for m in modes if m not in MODES + EXTRA_MODES + PRECISION_MODES]
+    bad = [m for m in modes if m not in MODES]
     if bad:
-        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES + EXTRA_MODES + PRECISION_MODES}")
+        raise ValueError(f"unknown mode(s) {bad}; choose from {MODES}")
     transforms = tuple(transforms)
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:

@@ -17,7 +17,7 @@ STATUSES = ("passed", "failed", "error", "known_failure", "no_forward", "not_app
 @dataclasses.dataclass
 class Row:
     op: str  # ATen name, e.g. "add.Tensor"
-    mode: str  # one of checker.MODES, EXTRA_MODES or PRECISION_MODES
+    mode: str  # one of checker.MODES
     status: str  # one of STATUSES
     max_abs_err: float | None = None  # worst absolute difference over samples and references
     max_rel_err: float | None = None  # worst relative difference

@@ -42,9 +42,14 @@ def _require_floating(op: str, *args) -> None:
 # -- unary ------------------------------------------------------------------------------------------
 
 
-def _unary(name: str, fn):
+def _unary(name: str, fn, half_kernel: bool = True):
+    """`half_kernel=False`: ATen's CPU kernel has no float16/bfloat16 variant and refuses them."""
+
     def forward(self):
         (x,) = _floating(self)
+        if not half_kernel and x.dtype in (jnp.bfloat16, jnp.float16):
+            kind = "BFloat16" if x.dtype == jnp.bfloat16 else "Half"
+            raise TypeError(f"\"{name.removeprefix('special_')}_cpu\" not implemented for '{kind}' (as in ATen)")
         return fn(x)
 
     forward.__name__ = forward.__qualname__ = name
@@ -61,9 +66,9 @@ special_i0e = _unary("special_i0e", jsp.i0e)
 special_i1 = _unary("special_i1", jsp.i1)
 special_i1e = _unary("special_i1e", jsp.i1e)
 lgamma = _unary("lgamma", lax.lgamma)
-special_ndtri = _unary("special_ndtri", jsp.ndtri)
+special_ndtri = _unary("special_ndtri", jsp.ndtri, half_kernel=False)
 special_entr = _unary("special_entr", jsp.entr)  # -x log x; 0 at 0, -inf below 0
-special_log_ndtr = _unary("special_log_ndtr", jsp.log_ndtr)  # accurate far in the lower tail
+special_log_ndtr = _unary("special_log_ndtr", jsp.log_ndtr, half_kernel=False)  # accurate far in the lower tail
 
 
 @jax.jit
@@ -173,9 +178,13 @@ def _zeta_any_q(x, q):
     f = qn - jnp.floor(qn)
     f = jnp.where(f > 0, f, 0.5)
     sign = jnp.where(jnp.mod(x, 2) == 0, 1.0, -1.0).astype(q.dtype)
-    reflected = jsp.zeta(x, f) + sign * (jsp.zeta(x, 1 - f) - jsp.zeta(x, 1 - qn))
+    # The four zetas as one call on stacked arguments: the same arithmetic per element, but one
+    # copy of jsp.zeta's long series in the program (and in each derivative of it), not four.
+    qs = jnp.stack([jnp.where(negative, 1.0, q), f, 1 - f, 1 - qn])
+    z_q, z_f, z_1f, z_1q = jsp.zeta(jnp.broadcast_to(x, qs.shape), qs)
+    reflected = z_f + sign * (z_1f - z_1q)
     reflected = jnp.where(x == jnp.floor(x), reflected, jnp.nan)
-    return jnp.where(negative, reflected, jsp.zeta(x, jnp.where(negative, 1.0, q)))
+    return jnp.where(negative, reflected, z_q)
 
 
 @impl("special_zeta", "special_zeta.self_scalar", "special_zeta.other_scalar")

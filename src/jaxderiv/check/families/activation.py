@@ -72,15 +72,24 @@ def _backward(kinks, *scalars, lo=-2.0, hi=2.0):
 # Smooth everywhere, or kinked only at 0 (which the default samples avoid).
 domain(-4.0, 4.0, "silu", "gelu", "log_sigmoid_forward", "sigmoid", "tanh")
 complex_ok("sigmoid", "tanh")
-# Their second derivative applies the 1.7 entries of sigmoid_backward / tanh_backward (the
-# 1.10 file has none), written before those took complex inputs: their formulas for `output`
-# lack the `.conj()` of the complex form. Older formulas are checked on real inputs only.
+# Their jvp (1.7 gives no result formula: the backward formula, transposed through the called
+# entry's own formula for grad_output) and their second derivative apply the 1.7 entries of
+# sigmoid_backward / tanh_backward (the 1.10 file has none), written before those took complex
+# inputs: their formulas lack the `.conj()` of the complex form, and the op refuses them on
+# complex values. Older formulas are checked on real inputs only.
 real_only(
-    "the second derivative runs the PyTorch 1.7 formulas of sigmoid_backward / tanh_backward, "
-    "written for real tensors (no .conj())",
+    "the jvp (the backward formula transposed) and the second derivative run the PyTorch 1.7 "
+    "formulas of sigmoid_backward / tanh_backward, written for real tensors (no .conj())",
     "sigmoid",
     "tanh",
-    modes=("vjp_vjp",),
+    modes=("jvp", "vjp_vjp"),
+)
+parity_differs(
+    ("complex",),
+    "1.7's jvp on complex inputs raises RealOnlyDerivative: it transposes the backward formula through "
+    "sigmoid_backward's / tanh_backward's 1.7 formula for grad_output, written for real tensors",
+    "sigmoid",
+    "tanh",
 )
 
 samples("hardshrink")(_unary((-0.7, 0.7), 0.7))

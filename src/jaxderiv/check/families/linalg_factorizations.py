@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import complex_ok, kinks, samples
+from ..opdb import complex_ok, kinks, known_failure, samples
 from ..samples import Sample
 from . import matrix, vector
 from .linalg import _mH, _spread_singular_values
@@ -60,6 +60,17 @@ _register(
         _s("2x3x3 negative det", A=-_well_conditioned(r, (2, 3, 3), d)),
     ],
 )
+# The result formulas read the LU factorization the forward returns (LU, pivots), outputs the
+# spec gives no derivative: as PyTorch's own reverse-over-forward, which agrees with jaxderiv's
+# to 1.6e-15 on torch 2.13's file (measured), the gradient of the jvp misses that dependence.
+_LU_READ = (
+    "spec property: the jvp ({jvp}) reads the forward's LU factorization, outputs the spec gives no "
+    "derivative, so the gradient of the jvp misses the input's dependence through it; torch 2.13's "
+    "reverse-over-forward agrees with jaxderiv's to 1.6e-15 (measured {err} from JAX's autodiff of the forward)"
+)
+known_failure(_LU_READ.format(jvp="linalg_det_jvp", err="0.83"), "_linalg_det", modes=("vjp_jvp",))
+known_failure(_LU_READ.format(jvp="slogdet_jvp", err="0.71"), "_linalg_slogdet", modes=("vjp_jvp",))
+known_failure(_LU_READ.format(jvp="linalg_solve_jvp", err="2.6"), "_linalg_solve_ex", modes=("vjp_jvp",))
 _register(
     "linalg_matrix_exp",
     cases=lambda r, d: [

@@ -9,7 +9,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import symbolic_math
-from ..opdb import definition, domain, kinks, parity_differs, parity_tolerance, samples, without_meaning
+from ..opdb import (
+    definition,
+    domain,
+    kinks,
+    not_applicable,
+    parity_differs,
+    parity_tolerance,
+    samples,
+    without_meaning,
+)
 from ..samples import DEFAULT_SHAPES, Sample, draw
 from ..symbolic import sp
 from . import vector
@@ -98,6 +107,12 @@ def _logit(op, rng, dtype=np.float64):
 domain(0.1, 3.0, "special_entr")  # -x log x: -inf below 0, a kink of its derivative at 0
 domain(0.05, 0.95, "special_ndtri")  # the inverse normal CDF has poles at 0 and 1
 kinks("special_ndtri", (vector(0.5, 1e-6, 1 - 1e-6),))  # the far tails, outside the domain
+not_applicable(
+    "ATen's CPU kernel has no bfloat16 (or float16) variant: the op refuses that dtype, as torch does",
+    "special_ndtri",
+    "special_log_ndtr",
+    modes=("bfloat16",),
+)
 
 without_meaning("steps to the next float: no real-number meaning", "nextafter")  # for the sympy proofs
 
