@@ -59,6 +59,21 @@ def test_one_program_per_op_is_used(monkeypatch):
     assert [r.status for r in report] == ["passed", "passed"]
 
 
+def test_an_entry_compiled_apart_gets_no_shared_program(monkeypatch):
+    """A record's `compiled_apart` sends each (mode, sample) to its own program, same rows."""
+    from jaxderiv.check import opdb
+
+    def shared(*args, **kwargs):
+        raise AssertionError("the entry's samples were compiled as one program")
+
+    together = check_all(ops=["_softmax"], modes=("vjp", "vjp_vjp"))
+    monkeypatch.setattr(checker, "_evaluate_all", shared)
+    with opdb.replaced("_softmax", compiled_apart="measured faster apart"):
+        apart = check_all(ops=["_softmax"], modes=("vjp", "vjp_vjp"))
+    _same(_rows(together), _rows(apart))
+    assert [r.status for r in apart] == ["passed", "passed"]
+
+
 def test_workers_give_the_rows_of_one_process(one_process):
     _same(_rows(one_process), _rows(check_all(ops=OPS, jobs=2)))
 

@@ -257,7 +257,7 @@ def _modes(entry: Entry, key: str | None = None, family: str = "") -> list[str]:
     forward = any(f.key == key for f in entry.forward)
     modes = (
         ["jvp", "vjp", "vjp_jvp", "vjp_vjp", "jvp_vjp"] if forward else ["vjp", "vjp_vjp", "jvp", "jvp_vjp", "vjp_jvp"]
-    )
+    ) + ["vjp_vjp_vjp"]
     return modes + (["float32"] if family in _low_precision_families() else [])
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "samples",
     "domain",
     "complex_ok",
+    "compiled_apart",
     "real_only",
     "known_failure",
     "not_applicable",
@@ -124,6 +125,7 @@ class OpRecord:
     not_applicable_modes: Mapping[str, NotApplicable] = dataclasses.field(
         default_factory=dict
     )  # mode -> why that mode has no meaning
+    compiled_apart: str | None = None  # why each sample and mode compiles as its own program (measured)
     # --- the parity run against torch ---
     kinks: tuple[tuple, ...] = ()  # hand-picked argument tuples where finite differences cannot judge
     torch_equivalent: Equivalent | None = None  # the torch call to compare with, where torch cannot run the op
@@ -267,6 +269,14 @@ def complex_ok(*names: str) -> None:
     """These entries are also checked on complex128 inputs (their formulas have the complex form)."""
     for n in names:
         _declare(n, complex=True)
+
+
+def compiled_apart(reason: str, *names: str) -> None:
+    """Compile each of these entries' (mode, sample) checks as its own XLA program instead of
+    one program for the entry: for entries so large that compiling them together costs more than
+    the per-program overhead saves (the reason gives the measured times)."""
+    for n in names:
+        _declare(n, compiled_apart=reason)
 
 
 def real_only(reason: str, *names: str, modes: tuple[str, ...] = FIRST_ORDER_MODES) -> None:

@@ -68,9 +68,9 @@ class Report:
 
     def summary(self) -> str:
         """A table of statuses per mode, then one line per failure."""
-        lines = [f"{'mode':<8} " + " ".join(f"{s:>14}" for s in STATUSES)]
+        lines = [f"{'mode':<11} " + " ".join(f"{s:>14}" for s in STATUSES)]
         for mode, c in self.counts().items():
-            lines.append(f"{mode:<8} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
+            lines.append(f"{mode:<11} " + " ".join(f"{c.get(s, 0):>14}" for s in STATUSES))
         on_complex = Counter(r.mode for r in self.rows if r.complex_samples and r.status in ("passed", "failed"))
         if on_complex:
             entries = len({(r.op, r.spec) for r in self.rows if r.complex_samples and r.status in ("passed", "failed")})

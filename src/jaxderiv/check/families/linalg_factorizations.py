@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import complex_ok, kinks, known_failure, samples
+from ..opdb import compiled_apart, complex_ok, kinks, known_failure, samples
 from ..samples import Sample
 from . import matrix, vector
 from .linalg import _mH, _spread_singular_values
@@ -71,6 +71,7 @@ _LU_READ = (
 known_failure(_LU_READ.format(jvp="linalg_det_jvp", err="0.83"), "_linalg_det", modes=("vjp_jvp",))
 known_failure(_LU_READ.format(jvp="slogdet_jvp", err="0.71"), "_linalg_slogdet", modes=("vjp_jvp",))
 known_failure(_LU_READ.format(jvp="linalg_solve_jvp", err="2.6"), "_linalg_solve_ex", modes=("vjp_jvp",))
+compiled_apart("the forward is matrix_exp's (jax.scipy.linalg.expm): see matrix_exp's record", "linalg_matrix_exp")
 _register(
     "linalg_matrix_exp",
     cases=lambda r, d: [

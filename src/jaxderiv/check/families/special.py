@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import symbolic_math
 from ..opdb import (
+    compiled_apart,
     definition,
     domain,
     kinks,
@@ -43,6 +44,14 @@ def _pointwise(op, rng, dtype, ranges: dict, scalars: dict | None = None, label:
         shape = "x".join(map(str, shapes[0])) + (" bcast" if shapes[0] != shapes[1] else "")
         out.append(Sample(tuple(args), label=f"{shape} {label}".strip()))
     return out
+
+
+compiled_apart(
+    "12 samples, n = 0..3, each n its own series (the Hurwitz zeta's for n >= 2): one program per (mode, "
+    "sample) compiles in 37.7 s against 48.0 s for the entry's one program (one process, no cache, "
+    "measured 2026-12-06 on the loaded 2-core machine)",
+    "polygamma",
+)
 
 
 @samples("polygamma", "polygamma_")
