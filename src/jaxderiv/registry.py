@@ -68,10 +68,10 @@ class Registry:
             if any(
                 y is None for y in jax.tree.leaves(_output_shapes(impl, arguments, args), is_leaf=lambda y: y is None)
             ):
-                held = self.op(name).differentiable_inputs
+                given = op.differentiable_inputs  # the others carry no gradient in PyTorch's graph
                 return impl(
                     *[
-                        v if a.name in held or not a.is_tensor or v is None else jax.lax.stop_gradient(v)
+                        v if a.name in given or not a.is_tensor or v is None else jax.lax.stop_gradient(v)
                         for a, v in zip(arguments, args)
                     ]
                 )
