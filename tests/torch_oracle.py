@@ -17,6 +17,7 @@ __all__ = [
     "assert_close",
     "check_against_torch",
     "assert_vjp_matches",
+    "assert_jvp_is_torchs_jacobian",
 ]
 
 
@@ -126,3 +127,14 @@ def assert_vjp_matches(rng, ours, theirs, args, diff, out=0, rtol=1e-10):
     want = torch.autograd.grad(ty, [targs[i] for i in diff], to_torch(ct), allow_unused=True)
     for g, w, i in zip(got, want, diff):
         assert_same(g, torch.zeros_like(targs[i]) if w is None else w, rtol)
+
+
+def assert_jvp_is_torchs_jacobian(call, rng, tol=1e-9):
+    """jax.jvp of output 0 of a parity `_Call` against torch's Jacobian of it applied to tangents
+    drawn from `rng`: for ops torch.func.jvp has no formula for (their backward ops)."""
+    xs = call.xs()
+    ts = [rng.normal(size=np.shape(x)) for x in xs]
+    _, ours = jax.jvp(lambda *a: call.jax(*a)[0], tuple(map(jnp.asarray, xs)), tuple(map(jnp.asarray, ts)))
+    jac = torch.autograd.functional.jacobian(lambda *a: call.torch(*a)[0], tuple(map(to_torch, xs)))
+    theirs = sum(torch.tensordot(j, to_torch(t), dims=t.ndim) for j, t in zip(jac, ts))
+    assert_close(ours, theirs, tol)

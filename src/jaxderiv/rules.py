@@ -208,11 +208,12 @@ def differentiable_call(
     def op(*xs):
         return tuple(primal_fn(*xs))
 
+    held = tuple(held) or (False,) * len(xs)
+
     def op_jvp(primals, tangents):
         ys = op(*primals)
         has_tangent = tuple(
-            not isinstance(t, SymbolicZero) and _differentiable(x) and not (i < len(held) and held[i])
-            for i, (t, x) in enumerate(zip(tangents, primals))
+            not isinstance(t, SymbolicZero) and _differentiable(x) and not h for t, x, h in zip(tangents, primals, held)
         )
         linear = rule if isinstance(rule, LinearRule) else rule(ys)
         if not any(has_tangent) or not any(linear.out_differentiable):

@@ -28,6 +28,7 @@ from ..errors import JaxderivError, NotImplementedDerivative
 from ..forward import implementation
 from ..op import Op
 from ..registry import Registry, default_registry
+from ..translate import names_called
 from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
 from .elements import _per_element, _rerun
@@ -210,25 +211,12 @@ def _directions(mode: str, p, rng) -> dict:
     return {"vs": vs, "cts": cts, "ws": ws}
 
 
-def _calls_entries(op: Op) -> list[str]:
-    """The ops with entries of their own that `op`'s backward formulas call (by the registry)."""
-    from ..expr import Call, Name, children
-
-    calls = op.calls
-    found: list[str] = []
-
-    def walk(node):
-        if isinstance(node, Call) and isinstance(node.func, Name):
-            name = node.func.name.removeprefix("at::")
-            if name not in found and calls is not None and calls(name) is not None:
-                found.append(name)
-        for child in children(node):
-            walk(child)
-
-    for d in op.derivatives.backward:
-        if d.tree is not None:
-            walk(d.tree)
-    return found
+def _calls_entries(op: Op) -> bool:
+    """Whether a backward formula of `op` calls an op with an entry of its own (by the registry)."""
+    if op.calls is None:
+        return False
+    called = set().union(*(names_called(d.tree) for d in op.derivatives.backward if d.tree is not None))
+    return any(op.calls(n.removeprefix("at::")) is not None for n in called if not n.startswith("."))
 
 
 def _third_order_not_applicable(mode: str, op: Op) -> str | None:

@@ -330,22 +330,15 @@ definition("hardtanh", symbolic_math.hardtanh, "self", "min_val", "max_val", ran
 definition("hardtanh_", symbolic_math.hardtanh, "self", "min_val", "max_val", ranges=_HARDTANH_RANGES)
 definition("leaky_relu", symbolic_math.leaky_relu, "self", "negative_slope")
 definition("leaky_relu_", symbolic_math.leaky_relu, "self", "negative_slope")
-definition(
-    "rrelu_with_noise",
-    lambda x, lo, hi: symbolic_math.leaky_relu(x, (lo + hi) / 2),
-    "self",
-    "lower",
-    "upper",
-    fixed=(("training", False),),
-)
-definition(
-    "rrelu_with_noise_",
-    lambda x, lo, hi: symbolic_math.leaky_relu(x, (lo + hi) / 2),
-    "self",
-    "lower",
-    "upper",
-    fixed=(("training", False),),
-)
+for _name in ("rrelu_with_noise", "rrelu_with_noise_"):
+    definition(
+        _name,
+        lambda x, lo, hi: symbolic_math.leaky_relu(x, (lo + hi) / 2),
+        "self",
+        "lower",
+        "upper",
+        fixed=(("training", False),),
+    )
 definition("prelu", symbolic_math.leaky_relu, "self", "weight")
 definition("elu", symbolic_math.elu, "self", "alpha", "scale", "input_scale", ranges=_ELU_RANGES)
 definition("celu", lambda x, a: symbolic_math.elu(x, a, 1, 1 / a), "self", "alpha", ranges=_ELU_RANGES)

@@ -255,16 +255,8 @@ definition("xlogy.Scalar_Other", lambda x, y: x * sp.log(y), "self", "other", lo
 definition("special_xlog1py", lambda x, y: x * sp.log(1 + y), "self", "other", lo=-0.9, hi=2.0)
 definition("special_xlog1py.self_scalar", lambda x, y: x * sp.log(1 + y), "self", "other", lo=-0.9, hi=2.0)
 definition("special_xlog1py.other_scalar", lambda x, y: x * sp.log(1 + y), "self", "other", lo=-0.9, hi=2.0)
-definition("special_zeta", lambda s, q: sp.zeta(s, q), "self", "other", lo=0.5, hi=3.0, ranges=(("self", 1.5, 3.0),))
-definition(
-    "special_zeta.self_scalar",
-    lambda s, q: sp.zeta(s, q),
-    "self",
-    "other",
-    lo=0.5,
-    hi=3.0,
-    ranges=(("self", 1.5, 3.0),),
-)
+for _name in ("special_zeta", "special_zeta.self_scalar"):
+    definition(_name, lambda s, q: sp.zeta(s, q), "self", "other", lo=0.5, hi=3.0, ranges=(("self", 1.5, 3.0),))
 definition(
     "special_zeta.other_scalar",
     lambda s, q: sp.zeta(s, q),
