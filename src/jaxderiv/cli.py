@@ -244,9 +244,14 @@ def main(argv=None) -> int:
     p.add_argument(
         "--thorough",
         action="store_true",
-        help="also differentiate each output alone (vjp) and hold each input fixed (jvp)",
+        help="compare the derivatives with an output's cotangent (vjp) or an input's tangent (jvp) undefined with JAX autodiff and finite differences too (by default: with the rule's own, zero-filled)",
     )
-    p.add_argument("--transforms", type=_transforms, default="jit", help="comma-separated: jit (always), nojit, vmap")
+    p.add_argument(
+        "--transforms",
+        type=_transforms,
+        default="jit",
+        help="comma-separated: jit (always; batched over 2 cotangents/tangents), nojit, vmap (batched over 2 stacked inputs too)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the samples and random directions")
     p.add_argument("--torch-version", help=_VERSION_HELP)
     p.add_argument(

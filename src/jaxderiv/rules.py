@@ -8,7 +8,9 @@ primitive, `linear_p`, taking (tangents..., primals..., outputs...):
   the transpose, the tangents that are undefined primals are exactly the inputs whose
   gradient is wanted: PyTorch's `grad_input_mask`;
 - batching re-binds it with one more leading batch dimension and vmaps both maps, so
-  `grad(vmap(f))` still runs the backward formula;
+  `grad(vmap(f))` still runs the backward formula. Primal operands the batch does not touch
+  stay unbatched (in_axes None): a formula's reads of the primals run once, not per batch
+  element, and stay concrete where a formula needs their values (a mask's count);
 - its own JVP differentiates the tangent map, which is ordinary JAX code, for higher order.
 
 Everything specific to derivatives.yaml lives in the callables of `LinearRule`; this module
@@ -66,20 +68,28 @@ def _split(operands, rule: LinearRule, has_tangent: tuple[bool, ...]):
     return ts, xs, ys
 
 
-def _batched(fn: Callable, nbatch: int) -> Callable:
-    for _ in range(nbatch):
-        fn = jax.vmap(fn)
+# One batching level per jax.vmap the primitive is under, innermost first: (size, which
+# operands carry that batch axis). Tangent operands are always batched (broadcast where the
+# batch does not touch them, so that JAX transposes the broadcast); primal operands keep
+# their own shapes where unbatched.
+Levels = tuple[tuple[int, tuple[bool, ...]], ...]
+
+
+def _batched(fn: Callable, levels: Levels, axes: Callable[[tuple[bool, ...]], tuple]) -> Callable:
+    """fn under one jax.vmap per level; axes(flags) gives that level's in_axes."""
+    for _, flags in levels:
+        fn = jax.vmap(fn, in_axes=axes(flags))
     return fn
 
 
-def _evaluate(*operands, rule: LinearRule, has_tangent, nbatch: int):
+def _evaluate(*operands, rule: LinearRule, has_tangent, levels: Levels):
     def tangent(*ops):
         ts, xs, ys = _split(ops, rule, has_tangent)
         outs = rule.tangent_map(xs, ys, ts)
         diff_ys = [y for y, d in zip(ys, rule.out_differentiable) if d]
         return [_vary_like(_like(t, y), y) for t, y in zip(outs, diff_ys)]
 
-    return _batched(tangent, nbatch)(*operands)
+    return _batched(tangent, levels, lambda flags: tuple(0 if b else None for b in flags))(*operands)
 
 
 def _like(value, target):
@@ -112,10 +122,19 @@ def sum_to(value, shape: tuple[int, ...]):
     return value
 
 
-def _abstract_eval(*avals, rule: LinearRule, has_tangent, nbatch: int):
+def _abstract_eval(*avals, rule: LinearRule, has_tangent, levels: Levels):
+    n_ys = len(avals) - sum(has_tangent) - rule.n_inputs
     _, _, ys = _split(avals, rule, has_tangent)
-    # tangent types of the outputs: under shard_map they keep the mesh axes they vary over
-    return [y.to_tangent_aval() for y, d in zip(ys, rule.out_differentiable) if d]
+    sizes = tuple(size for size, _ in reversed(levels))  # the outermost batch axis leads
+    out = []
+    for j, (y, d) in enumerate(zip(ys, rule.out_differentiable)):
+        if not d:
+            continue
+        unbatched = y.update(shape=y.shape[sum(flags[len(avals) - n_ys + j] for _, flags in levels) :])
+        # tangent types of the outputs: under shard_map they keep the mesh axes they vary over
+        t = unbatched.to_tangent_aval()
+        out.append(t.update(shape=sizes + t.shape))
+    return out
 
 
 def _varying(x) -> frozenset:
@@ -130,7 +149,7 @@ def _vary_like(value, target):
     return jax_core.pvary(value, tuple(missing)) if missing else value
 
 
-def _transpose(cts, *operands, rule: LinearRule, has_tangent, nbatch: int):
+def _transpose(cts, *operands, rule: LinearRule, has_tangent, levels: Levels):
     ts, xs, ys = _split(operands, rule, has_tangent)
     wanted = tuple(t is not None and ad.is_undefined_primal(t) for t in ts)
     cts = [None if type(c) is ad.Zero else c for c in cts]
@@ -148,18 +167,24 @@ def _transpose(cts, *operands, rule: LinearRule, has_tangent, nbatch: int):
         grads = rule.cotangent_map(xs, ys, full, wanted)
         return [_vary_like(_like(g, x), x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)]
 
-    grads = _batched(cotangent, nbatch)(xs, ys, [cts[i] for i in present])
+    def axes(flags):
+        xs_flags, ys_flags = flags[n_t : n_t + rule.n_inputs], flags[n_t + rule.n_inputs :]
+        return ([0 if b else None for b in xs_flags], [0 if b else None for b in ys_flags], 0)
+
+    grads = _batched(cotangent, levels, axes)(xs, ys, [cts[i] for i in present])
     out = [g if w else None for g, w, h in zip(grads, wanted, has_tangent) if h]
     return out + [None] * (len(operands) - n_t)
 
 
-def _batch(args, dims, *, rule: LinearRule, has_tangent, nbatch: int):
+def _batch(args, dims, *, rule: LinearRule, has_tangent, levels: Levels):
     size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    n_t = sum(has_tangent)
+    flags = tuple(d is not None or i < n_t for i, d in enumerate(dims))
     moved = [
-        jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *jnp.shape(a)))
-        for a, d in zip(args, dims)
+        jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *jnp.shape(a))) if f else a
+        for a, d, f in zip(args, dims, flags)
     ]
-    out = linear_p.bind(*moved, rule=rule, has_tangent=has_tangent, nbatch=nbatch + 1)
+    out = linear_p.bind(*moved, rule=rule, has_tangent=has_tangent, levels=levels + ((size, flags),))
     return out, [0] * len(out)
 
 
@@ -222,7 +247,7 @@ def differentiable_call(
         # Inside shard_map, operands that vary over fewer mesh axes are cast up (pvary, whose
         # transpose is a psum): the linear map sees one type, as JAX's own primitives do.
         operands = jax_core.auto_insert_reshard(*given, *primals, *ys)
-        diff_ts = iter(linear_p.bind(*operands, rule=linear, has_tangent=has_tangent, nbatch=0))
+        diff_ts = iter(linear_p.bind(*operands, rule=linear, has_tangent=has_tangent, levels=()))
         return ys, tuple(next(diff_ts) if d else _zero_tangent(y) for y, d in zip(ys, linear.out_differentiable))
 
     op.defjvp(op_jvp, symbolic_zeros=True)

@@ -183,16 +183,20 @@ def test_rerun_is_capped_to_small_samples(write_spec, monkeypatch):
 # -- undefined cotangents and tangents -----------------------------------------------------------------------
 
 
-def test_thorough_catches_a_backward_wrong_for_an_undefined_cotangent(write_spec, tmp_path):
-    path = write_spec(VAR_MEAN.format(factor="2 * "))
-    assert only(check_all(path, modes=("vjp",))).status == "passed"  # every cotangent defined: invisible
-    row = only(check_all(path, modes=("vjp",), thorough=True))
+def test_a_backward_wrong_for_an_undefined_cotangent_fails_by_default(write_spec, tmp_path):
+    """gradcheck's check_undefined_grad is on by default: output 0 differentiated alone must
+    give what the same pullback gives with output 1's cotangent an array of zeros."""
+    row = only(check_all(write_spec(VAR_MEAN.format(factor="2 * ")), modes=("vjp",)))
     assert row.status == "failed"
     assert "vjp of output 0 alone (the other outputs' cotangents undefined), input 0 (`self`)" in row.reason
-    assert row.repro.endswith("--per-element --thorough")
+    assert "reference (the same derivative with the undefined parts arrays of zeros)" in row.reason
+    assert row.repro.endswith("--per-element")
     rc, again = run_repro(row.repro, tmp_path)
     assert rc == 1 and again["status"] == "failed"
-    assert only(check_all(write_spec(VAR_MEAN.format(factor="")), modes=("vjp",), thorough=True)).status == "passed"
+    assert only(check_all(write_spec(VAR_MEAN.format(factor="")), modes=("vjp",))).status == "passed"
+    # thorough compares the same derivative with JAX autodiff of the forward as well
+    row = only(check_all(write_spec(VAR_MEAN.format(factor="2 * ")), modes=("vjp",), thorough=True))
+    assert row.status == "failed" and row.repro.endswith("--per-element --thorough")
 
 
 def test_thorough_catches_a_forward_formula_wrong_for_a_zero_tangent(write_spec, monkeypatch):
@@ -250,11 +254,27 @@ def test_nojit_catches_a_rule_wrong_only_without_jit(write_spec, monkeypatch, tm
     assert rc == 1 and again["status"] == "failed"
 
 
-def test_vmap_catches_a_rule_wrong_only_under_vmap(write_spec, monkeypatch):
+def test_a_rule_wrong_only_under_vmap_fails_by_default(write_spec, monkeypatch):
+    """gradcheck's check_batched_grad is on by default: the pullback under jax.vmap over 2
+    cotangents, each slice against the derivative computed alone."""
     monkeypatch.setitem(HELPERS, "transform_sensitive", lambda g: 2 * g if isinstance(g, BatchTracer) else g)
-    path = write_spec(SIN_VIA_HELPER)
-    assert only(check_all(path, modes=("vjp",))).status == "passed"
-    row = only(check_all(path, modes=("vjp",), transforms=("vmap",)))
+    row = only(check_all(write_spec(SIN_VIA_HELPER), modes=("vjp",)))
     assert row.status == "failed"
     assert "vjp under jax.vmap over 2 cotangents, slice 0, input 0 (`self`)" in row.reason
     assert "reference (the same derivative computed alone)" in row.reason
+    monkeypatch.setitem(HELPERS, "transform_sensitive", lambda g: g)
+    assert only(check_all(write_spec(SIN_VIA_HELPER), modes=("vjp",))).status == "passed"
+
+
+def test_vmap_over_stacked_inputs_catches_a_rule_wrong_only_for_batched_inputs(write_spec, monkeypatch):
+    """Batched over cotangents only, the formula's reads of `self` stay unbatched; the "vmap"
+    transform batches the inputs too (functorch's vmap-of-vjp)."""
+    monkeypatch.setitem(HELPERS, "transform_sensitive", lambda x: 2 * x if isinstance(x, BatchTracer) else x)
+    path = write_spec("""
+    - name: sin(Tensor self) -> Tensor
+      self: grad * transform_sensitive(self).cos().conj()
+""")
+    assert only(check_all(path, modes=("vjp",))).status == "passed"
+    row = only(check_all(path, modes=("vjp",), transforms=("vmap",)))
+    assert row.status == "failed"
+    assert "vjp under jax.vmap over 2 cotangents and 2 stacked inputs, slice 0, input 0 (`self`)" in row.reason

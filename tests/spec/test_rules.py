@@ -135,7 +135,12 @@ def test_modes_run_through_the_linear_primitive_and_the_formula():
     # forward mode: the tangent is the linear primitive, whose evaluation is the tangent formula
     jvp = jax.make_jaxpr(lambda x, t: jax.jvp(op, (x,), (t,)))(x, x)
     assert "jaxderiv_linear" in _primitives(jvp)
-    assert "nbatch=1" in str(jax.make_jaxpr(jax.vmap(lambda x, t: jax.jvp(op, (x,), (t,))))(x, x))
+    # under vmap, one batching level; over tangents only, the primals stay unbatched
+    assert "levels=((2, (True, True, True)),)" in str(
+        jax.make_jaxpr(jax.vmap(lambda x, t: jax.jvp(op, (x,), (t,))))(x, x)
+    )
+    over_tangents = jax.make_jaxpr(jax.vmap(lambda t: jax.jvp(op, (x,), (t,))))(jnp.stack([x, x]))
+    assert "levels=((2, (True, False, False)),)" in str(over_tangents)
     # reverse mode: the primitive is transposed into the backward formula's own operations,
     # `grad * -((-self * self + 1).rsqrt())`, not JAX's derivative of arccos (`1 - square(x)`)
     grad = _primitives(jax.make_jaxpr(jax.grad(lambda x: op(x).sum()))(x))
@@ -461,3 +466,16 @@ def test_vjp_op_uses_backward_and_jvp_op_uses_result(write_spec):
     np.testing.assert_allclose(jax.grad(lambda x: j(x).sum())(x), [3.0, 3.0])
     with pytest.raises(TypeError):
         jax.jvp(v, (x,), (jnp.ones(2),))  # JAX refuses forward mode of a custom_vjp
+
+
+def test_batching_over_tangents_leaves_the_primals_concrete():
+    """vmap over tangents or cotangents only does not batch the primals the formulas read: a
+    formula whose shapes depend on their values (masked_select's mask) still runs, eagerly."""
+    ms = jaxderiv.op("masked_select")
+    x = jnp.arange(6.0).reshape(2, 3) - 2.5
+    mask = x > 0
+    tangents = jnp.stack([x, 2 * x])
+    out = jax.vmap(lambda t: jax.jvp(lambda a: ms(a, mask), (x,), (t,))[1])(tangents)
+    np.testing.assert_array_equal(out, jnp.stack([x[mask], 2 * x[mask]]))
+    grads = jax.vmap(lambda c: jax.vjp(lambda a: ms(a, mask), x)[1](c)[0])(jnp.ones((2, 3)))
+    np.testing.assert_array_equal(grads, jnp.broadcast_to(mask.astype(x.dtype), (2, 2, 3)))

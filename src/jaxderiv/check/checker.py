@@ -3,14 +3,16 @@
 This is the one place where JAX differentiates forward implementations: as the reference
 the YAML-derived rules are judged against, never as a source of rules.
 
-The default run compares along random directions and cotangents (fast). Slower checks are
+The default run compares along random directions and cotangents (fast); its vjp and jvp
+comparisons also run the rule batched over two cotangents or tangents (transforms.py,
+gradcheck's check_batched_grad) and with one output's cotangent or one input's tangent
+undefined (undefined.py, check_undefined_grad), from the same program. Slower checks are
 opt-in: full Jacobians element by element (`per_element`, elements.py; also re-run by itself
-on a failed sample when small), derivatives with one output's cotangent or one input's tangent
-undefined (`thorough`, here: they share the default comparison's program), and the same
-comparisons without jit and under vmap (`transforms`, transforms.py). Every vjp check also
-asks for the derivatives the spec does not give and expects them refused (refusals.py). This
-module draws the samples and directions, runs the comparisons and turns their outcome into
-report rows.
+on a failed sample when small), the undefined parts against JAX autodiff and finite
+differences too (`thorough`), and the comparisons without jit and batched over stacked inputs
+(`transforms`). Every vjp check also asks for the derivatives the spec does not give and
+expects them refused (refusals.py). This module draws the samples and directions, runs the
+comparisons and turns their outcome into report rows.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ..op import Op
 from ..registry import Registry, default_registry
 from ..translate import names_called
 from ..spec import Spec, load_spec, shipped_spec_files
-from .compare import AUTODIFF, _Accumulator, _Compiled, _input, _jit, _Mismatch, _random_like
+from .compare import AUTODIFF, _Accumulator, _Compiled, _differences, _input, _jit, _Mismatch, _pair, _random_like
 from .elements import _per_element, _rerun
 from . import precision
 from .refusals import check_refusals, refused_inputs, states_not_implemented
@@ -38,7 +40,8 @@ from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
 from .opdb import record
 from .samples import Sample, samples_for
-from .transforms import TRANSFORMS, _compare_batched, _unjitted
+from . import undefined
+from .transforms import TRANSFORMS, batched_values, compare_batched, compare_stacked_inputs, unjitted
 
 __all__ = [
     "MODES",
@@ -184,11 +187,6 @@ def _to_jax(v):
     return v
 
 
-def _pair(a: Sequence, b: Sequence) -> float:
-    """Re(sum(a * b)): the pairing under which JAX's vjp is the transpose of its jvp."""
-    return float(sum(np.real(np.sum(np.asarray(x) * np.asarray(y))) for x, y in zip(a, b)))
-
-
 # -- one sample: random directions, the values compared, the comparisons ------------------------------
 
 
@@ -242,7 +240,8 @@ def _check_sample(
 ):
     """Compare one sample's rule with the references in `mode`; raise _Mismatch on the first disagreement.
 
-    thorough: also with each output's cotangent alone (vjp) and each input's tangent left out (jvp).
+    thorough: the derivatives with an output's cotangent or an input's tangent undefined also
+    against JAX autodiff and finite differences (by default: against the rule's own, zero-filled).
     transforms: "nojit" and "vmap" add those variants of the vjp/jvp comparison; `rng2` draws
     their extra cotangents, tangents and inputs (the main stream `rng` is left as without them).
     rng: None where `p.directions` are drawn already; values: what `_evaluate_together` returns
@@ -257,12 +256,14 @@ def _check_sample(
         values = _evaluate(mode, p, p.directions, tol, thorough)
     v = values
     _compare(mode, p, v, acc, tol)
-    if thorough:
-        _compare_partials(mode, p, v, acc, tol)
-    if mode in ("vjp", "jvp") and "nojit" in transforms:
-        _compare(mode, p, dict(v, ours=_unjitted(mode, p, v)), acc, tol, variant=" without jax.jit")
-    if mode in ("vjp", "jvp") and "vmap" in transforms:
-        _compare_batched(mode, p, v, acc, tol, rng2 if rng2 is not None else np.random.default_rng(1))
+    if mode not in ("vjp", "jvp"):
+        return
+    compare_batched(mode, p, v, acc, tol)
+    undefined.compare(mode, p, v, acc, tol, thorough)
+    if "nojit" in transforms:
+        _compare(mode, p, dict(v, ours=unjitted(mode, p, v)), acc, tol, variant=" without jax.jit")
+    if "vmap" in transforms:
+        compare_stacked_inputs(mode, p, v, acc, tol, rng2 if rng2 is not None else np.random.default_rng(1))
 
 
 def _evaluate(mode: str, p, d: dict, tol, thorough: bool) -> dict:
@@ -362,11 +363,6 @@ def _compare_dtypes(mode: str, p, v: dict, variant: str = ""):
             )
 
 
-def _differences(plus, minus, h):
-    # numpy: in JAX each shape would compile two more tiny programs (same IEEE arithmetic)
-    return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]
-
-
 def _backward(fn, cts):
     """vjp(fn)(cts) as a function of the inputs: its jvp differentiates the backward formula forward."""
     return lambda *xs: list(jax.vjp(fn, *xs)[1](cts))
@@ -404,34 +400,34 @@ def _shifted(xs, vs, h):
     return [x + h * v for x, v in zip(xs, vs)], [x - h * v for x, v in zip(xs, vs)]
 
 
-def _partials(mode: str, fn, xs, vs, cts) -> list:
-    """Derivatives with parts left undefined (symbolic zeros for the rules): for vjp, one per
-    output, differentiating that output alone; for jvp, one per input, that input held fixed."""
-    if mode == "vjp":
-        if len(cts) < 2:
-            return []
-        return [jax.vjp(lambda *xs, k=k: fn(*xs)[k], *xs)[1](cts[k]) for k in range(len(cts))]
-    if len(xs) < 2:
-        return []
-    out = []
-    for i in range(len(xs)):
-        others = tuple(x for j, x in enumerate(xs) if j != i)
-        held = lambda *o, i=i: fn(*o[:i], xs[i], *o[i:])  # noqa: E731
-        out.append(jax.jvp(held, others, tuple(v for j, v in enumerate(vs) if j != i))[1])
-    return out
+def _rule_values(mode: str, p, xs, ds, linearize: bool = True) -> dict:
+    """The rule's side of a vjp (ds: cotangents) or jvp (ds: tangents) comparison: the derivative
+    itself ("ours"), and from the same pullback or linearized jvp, its batched and undefined
+    variants (batched_values, undefined.values). linearize=False: the jvp traced afresh for
+    each, where a forward's value-dependent shapes keep jax.linearize's map from being batched."""
+    if mode == "jvp":
+        if linearize:
+            _, linear = jax.linearize(p.rule_fn, *xs)
+        else:
+            linear = lambda *ts: jax.jvp(p.rule_fn, tuple(xs), ts)[1]  # noqa: E731
+        ours = linear(*ds)
+    else:
+        _, linear = jax.vjp(p.rule_fn, *xs)
+        ours = linear(list(ds))
+    return {"ours": ours, **batched_values(mode, linear, ds), **undefined.values(mode, p.rule_fn, xs, ds, linear)}
 
 
-def _partial_shifts(fn, xs, vs, h) -> tuple[list, list]:
-    """fn at x ± h v with each input's direction in turn set to zero: finite differences of `_partials` (jvp)."""
-    if len(xs) < 2:
-        return [], []
-    plus, minus = [], []
-    for i in range(len(xs)):
-        ws = [jnp.zeros_like(v) if j == i else v for j, v in enumerate(vs)]
-        a, b = _shifted(xs, ws, h)
-        plus.append(fn(*a))
-        minus.append(fn(*b))
-    return plus, minus
+def _reference(mode: str, fn, xs, ds):
+    """JAX autodiff of the forward `fn` along the same tangents or cotangents."""
+    return jax.jvp(fn, tuple(xs), tuple(ds))[1] if mode == "jvp" else jax.vjp(fn, *xs)[1](list(ds))
+
+
+def _at_both(fn, plus: list, minus: list) -> tuple:
+    """fn at x + h v and at x - h v as one evaluation under jax.vmap: one trace of fn, not two
+    (finite differences' two points; the program falls back to evaluating apart where fn's
+    shapes depend on its values)."""
+    out = jax.vmap(fn)(*[jnp.stack([a, b]) for a, b in zip(plus, minus)])
+    return jax.tree.map(lambda o: o[0], out), jax.tree.map(lambda o: o[1], out)
 
 
 def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callable, tuple, Callable[[object], dict]]:
@@ -441,54 +437,27 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
         return precision.program(mode, p, d)
     xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
     step = tol.fd_step if mode in ("vjp", "jvp") else tol.fd_step * 10
-    if mode == "jvp":
+    if mode in ("vjp", "jvp"):
+        ds = vs if mode == "jvp" else cts
 
-        def jvp_program(xs, vs):
+        def first_order_program(xs, vs, ds):
             plus, minus = _shifted(xs, vs, step)
-            out = {
-                "ours": jax.jvp(p.rule_fn, xs, vs)[1],
-                "ref": jax.jvp(p.native_fn, xs, vs)[1],
-                "plus": p.fd_fn(*plus),
-                "minus": p.fd_fn(*minus),
-            }
-            if thorough:
-                out["p_ours"], out["p_ref"] = (
-                    _partials(mode, p.rule_fn, xs, vs, None),
-                    _partials(mode, p.native_fn, xs, vs, None),
-                )
-                out["p_plus"], out["p_minus"] = _partial_shifts(p.fd_fn, xs, vs, step)
+            out = {**_rule_values(mode, p, xs, ds), "ref": _reference(mode, p.native_fn, xs, ds)}
+            out["plus"], out["minus"] = _at_both(p.fd_fn, plus, minus)
+            if thorough and "p_ours" in out:
+                out["p_ref"] = undefined.partials(mode, p.native_fn, xs, ds)
+                if mode == "jvp":
+                    out["p_plus"], out["p_minus"] = undefined.shifts(p.fd_fn, xs, vs, step)
             return out
 
-        return jvp_program, (tuple(xs), tuple(vs)), lambda out: dict(out, vs=vs)
-    if mode == "vjp":
-
-        def vjp_program(xs, vs, cts):
-            plus, minus = _shifted(xs, vs, step)
-            out = {
-                "ours": jax.vjp(p.rule_fn, *xs)[1](cts),
-                "ref": jax.vjp(p.native_fn, *xs)[1](cts),
-                "plus": p.fd_fn(*plus),
-                "minus": p.fd_fn(*minus),
-            }
-            if thorough:
-                out["p_ours"], out["p_ref"] = (
-                    _partials(mode, p.rule_fn, xs, vs, cts),
-                    _partials(mode, p.native_fn, xs, vs, cts),
-                )
-            return out
-
-        return vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
+        return first_order_program, (list(xs), list(vs), list(ds)), lambda out: dict(out, vs=vs, cts=cts)
     if mode == "jvp_vjp":
 
         def jvp_vjp_program(xs, vs, cts):
             plus, minus = _shifted(xs, vs, step)
             ours, ref = (jax.jvp(_backward(fn, cts), tuple(xs), tuple(vs))[1] for fn in (p.rule_fn, p.native_fn))
-            return {
-                "ours": ours,
-                "ref": ref,
-                "plus": _backward(p.rule_fn, cts)(*plus),
-                "minus": _backward(p.rule_fn, cts)(*minus),
-            }
+            plus, minus = _at_both(_backward(p.rule_fn, cts), plus, minus)
+            return {"ours": ours, "ref": ref, "plus": plus, "minus": minus}
 
         return jvp_vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
     argnums = tuple(range(len(xs)))
@@ -496,8 +465,7 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
     def program(xs, vs, cts, ws):
         plus, minus = _shifted(xs, vs, step)
         ours, ref = (jax.grad(_scalar_of(mode)(fn, cts, ws), argnums=argnums)(*xs) for fn in (p.rule_fn, p.native_fn))
-        hv = _scalar_of(mode)(p.rule_fn, cts, ws)
-        return ours, ref, hv(*plus), hv(*minus)
+        return ours, ref, *_at_both(_scalar_of(mode)(p.rule_fn, cts, ws), plus, minus)
 
     def values(out):
         ours, ref, plus, minus = out
@@ -544,25 +512,18 @@ def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     if mode in PRECISION_MODES:
         return precision.evaluate_apart(mode, p, d, _Compiled, _or_none)
     xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
-    fd_fn = _Compiled(p.fd_fn)
-    if mode == "jvp":
-        _, ours = _Compiled(lambda xs, vs: jax.jvp(p.rule_fn, xs, vs))(tuple(xs), tuple(vs))
-        ref = _or_none(lambda xs, vs: jax.jvp(p.native_fn, xs, vs)[1], tuple(xs), tuple(vs))
+    if mode in ("vjp", "jvp"):
+        ds = vs if mode == "jvp" else cts
+        rule = _Compiled(lambda xs, ds: _rule_values(mode, p, xs, ds, linearize=False))(list(xs), list(ds))
+        out = dict(rule, vs=vs, cts=cts)
+        out["ref"] = _or_none(lambda xs, ds: _reference(mode, p.native_fn, xs, ds), list(xs), list(ds))
+        fd_fn = _Compiled(p.fd_fn)
         plus, minus = _shifted(xs, vs, tol.fd_step)
-        out = {"vs": vs, "ours": ours, "ref": ref, "plus": fd_fn(*plus), "minus": fd_fn(*minus)}
-        if thorough:
-            out["p_ours"] = _Compiled(lambda xs, vs: _partials(mode, p.rule_fn, xs, vs, None))(list(xs), list(vs))
-            out["p_ref"] = _or_none(lambda xs, vs: _partials(mode, p.native_fn, xs, vs, None), list(xs), list(vs))
-            out["p_plus"], out["p_minus"] = _partial_shifts(fd_fn, xs, vs, tol.fd_step)
-        return out
-    if mode == "vjp":
-        ours = _Compiled(lambda xs, cts: jax.vjp(p.rule_fn, *xs)[1](cts))(list(xs), list(cts))
-        ref = _or_none(lambda xs, cts: jax.vjp(p.native_fn, *xs)[1](cts), list(xs), list(cts))
-        plus, minus = _shifted(xs, vs, tol.fd_step)
-        out = {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": fd_fn(*plus), "minus": fd_fn(*minus)}
-        if thorough:
-            out["p_ours"] = _Compiled(lambda xs, cts: _partials(mode, p.rule_fn, xs, None, cts))(list(xs), list(cts))
-            out["p_ref"] = _or_none(lambda xs, cts: _partials(mode, p.native_fn, xs, None, cts), list(xs), list(cts))
+        out["plus"], out["minus"] = fd_fn(*plus), fd_fn(*minus)
+        if thorough and "p_ours" in out:
+            out["p_ref"] = _or_none(lambda xs, ds: undefined.partials(mode, p.native_fn, xs, ds), list(xs), list(ds))
+            if mode == "jvp":
+                out["p_plus"], out["p_minus"] = undefined.shifts(fd_fn, xs, vs, tol.fd_step)
         return out
     if mode == "jvp_vjp":
         ours = _Compiled(lambda xs, vs: jax.jvp(_backward(p.rule_fn, cts), xs, vs)[1])(tuple(xs), tuple(vs))
@@ -577,44 +538,6 @@ def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     hv = _Compiled(scalar(p.rule_fn, cts, ws))
     plus, minus = _shifted(xs, vs, tol.fd_step * 10)
     return {"vs": vs, "ours": ours, "ref": ref, "plus": hv(*plus), "minus": hv(*minus)}
-
-
-def _compare_partials(mode: str, p, v: dict, acc: _Accumulator, tol):
-    """Undefined cotangents (vjp: one output differentiated alone) and tangents (jvp: one input held fixed)."""
-    if mode == "vjp":
-        fd = _differences(v["plus"], v["minus"], tol.fd_step)
-        for k, ours in enumerate(v.get("p_ours") or []):
-            check = f"vjp of output {k} alone (the other outputs' cotangents undefined)"
-            ours = p.project(ours)
-            if v.get("p_ref") is not None:
-                for i, (o, r) in enumerate(zip(ours, p.project(v["p_ref"][k]))):
-                    acc.compare(check, _input(p, i), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
-            lhs, rhs = _pair(ours, v["vs"]), _pair([v["cts"][k]], [fd[k]])
-            acc.compare(
-                check,
-                "<vjp(ct), v> summed over every input",
-                f"<ct, finite-difference jvp(v)> of output {k}",
-                np.array(lhs),
-                np.array(rhs),
-                tol.fd_rtol,
-                tol.fd_atol * max(1.0, abs(rhs)),
-            )
-    elif mode == "jvp":
-        for i, ours in enumerate(v.get("p_ours") or []):
-            check = f"jvp with {_input(p, i)} held fixed (its tangent undefined, the others' random)"
-            if v.get("p_ref") is not None:
-                for k, (o, r) in enumerate(zip(ours, v["p_ref"][i])):
-                    acc.compare(check, f"output {k}", AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
-            for k, (o, f) in enumerate(zip(ours, _differences(v["p_plus"][i], v["p_minus"][i], tol.fd_step))):
-                acc.compare(
-                    check,
-                    f"output {k}",
-                    f"central finite differences, step {tol.fd_step:g}",
-                    o,
-                    f,
-                    tol.fd_rtol,
-                    tol.fd_atol,
-                )
 
 
 def _precision_not_applicable(mode: str, op: Op) -> str | None:
@@ -975,14 +898,16 @@ def check_all(
     failed row's reason says where the rule and the reference differ, and its `repro` is
     the command line that checks that op, mode and sample again.
 
-    By default each sample is compared along random directions and cotangents. Options:
+    By default each sample is compared along random directions and cotangents; the vjp and
+    jvp also batched over two of them under jax.vmap, and with each output's cotangent (vjp)
+    or each input's tangent (jvp) left undefined, against the rule's own derivative. Options:
     sample: check only the sample of this index (real samples first, then complex ones);
     the random directions are those of the full run. per_element: also compare full
     Jacobians element by element with JAX autodiff and finite differences (slow; a failed
-    sample is re-run so by itself when small). thorough: also differentiate each output
-    alone (vjp) and hold each input fixed (jvp), leaving the rest undefined. transforms:
-    any of "jit" (always run), "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap"
-    (under jax.vmap over 2 cotangents/tangents and 2 stacked inputs).
+    sample is re-run so by itself when small). thorough: the derivatives with parts undefined
+    also against JAX autodiff and finite differences. transforms: any of "jit" (always run),
+    "nojit" (the vjp/jvp evaluated without jax.jit) and "vmap" (under jax.vmap over 2 stacked
+    inputs as well as 2 cotangents/tangents).
 
     modes: any of MODES, all by default: "vjp", "jvp", "vjp_vjp" (second-order gradient),
     "jvp_vjp" (forward-over-reverse), "vjp_jvp" (reverse-over-forward: the gradient of the jvp,

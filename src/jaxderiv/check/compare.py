@@ -7,7 +7,7 @@ same measures and messages as the default one without importing the orchestrator
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import jax
 import numpy as np
@@ -106,3 +106,13 @@ class _Compiled:
             except Exception:  # noqa: BLE001 - evaluated eagerly below, which raises what it raises
                 self.jitted = None
         return self.fn(*args)
+
+
+def _pair(a: Sequence, b: Sequence) -> float:
+    """Re(sum(a * b)): the pairing under which JAX's vjp is the transpose of its jvp."""
+    return float(sum(np.real(np.sum(np.asarray(x) * np.asarray(y))) for x, y in zip(a, b)))
+
+
+def _differences(plus, minus, h):
+    # numpy: in JAX each shape would compile two more tiny programs (same IEEE arithmetic)
+    return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]

@@ -19,6 +19,7 @@ import jax
 from jax.experimental.compilation_cache.compilation_cache import reset_cache
 
 from ..registry import Registry, default_registry
+from .opdb import record
 
 __all__ = ["default_cache_dir", "default_jobs", "compilation_cache", "use_compilation_cache", "check_in_workers"]
 
@@ -125,9 +126,12 @@ def check_in_workers(
         with ProcessPoolExecutor(
             max_workers=jobs, mp_context=context, initializer=_start, initargs=(specs, cache_dir)
         ) as pool:
+            # The longest entries first (those whose record says they compile apart, tens of
+            # seconds each), so that none is left running alone at the end.
+            order = sorted(range(len(tasks)), key=lambda i: record(tasks[i][1]).compiled_apart is None)
             futures = {
-                pool.submit(_run, (which[i], name, tuple(modes), seed, complex_, default_spec, options)): i
-                for i, (_, name, complex_, default_spec) in enumerate(tasks)
+                pool.submit(_run, (which[i], tasks[i][1], tuple(modes), seed, tasks[i][2], tasks[i][3], options)): i
+                for i in order
             }
             try:
                 for future in as_completed(futures):
