@@ -107,3 +107,21 @@ def test_an_entry_whose_check_is_a_known_failure_is_not_mutated():
     older = load_spec(shipped_spec_files()[0])
     assert not _baseline_ok(older["threshold_"])
     assert _baseline_ok(older["threshold"])
+
+
+def test_a_mutant_in_a_called_entrys_formula_is_killed_through_its_caller():
+    """`_log_softmax_backward_data`'s `self:` formula is differentiated only through
+    `_log_softmax`'s third order: the mutant's file holds that caller, and its checks count."""
+    from jaxderiv.check.mutate import neighbours
+
+    older = load_spec(shipped_spec_files()[0])
+    entry = older["_log_softmax_backward_data"]
+    context, callers = neighbours(entry)
+    assert callers == ["_log_softmax"] and [e.name for e in context] == ["_log_softmax"]
+    text = "log_softmax_double_backward(grad.to(output.dtype()), grad_output, dim, output.detach()).to(self.dtype())"
+    formula = next(f for f in entry.backward if f.key == "self")
+    mutant = next(m for m in mutants_of(entry, formula, family_of(entry.name)) if m.mutated == text)
+    assert not run_mutant(mutant, entry, callers=[])["killed"]  # the entry's own checks cannot see it
+    verdict = run_mutant(mutant, entry)
+    assert verdict["killed"] and verdict["mode"] == "vjp_vjp_vjp", verdict
+    assert "_log_softmax [vjp_vjp_vjp]" in verdict["reason"]

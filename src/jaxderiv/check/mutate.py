@@ -1,8 +1,11 @@
 """Mutation testing of the checker: rewrite formulas in well-typed ways, count how many it catches.
 
 Each mutant changes one spot of one formula's syntax tree (never its text), is written into
-a spec file of its own holding only the mutated entry, and is checked with `check_all`. A
-mutant is killed when some mode reports it failed (or errored). The kill rate measures how
+a spec file of its own holding the mutated entry and its neighbours in the source file (the
+entries its formulas call, and those whose formulas call it), and is checked with `check_all`
+on the entry and its callers: a formula of a called entry (`_softmax_backward_data`'s) is
+differentiated only through its callers' higher orders. A mutant is killed when some mode
+reports it failed (or errored). The kill rate measures how
 much wrong mathematics the checker can see. Run `python -m jaxderiv.check.mutate --help`.
 """
 
@@ -10,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import cast
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -40,7 +44,8 @@ from ..expr import (
     to_source,
 )
 from ..normalize import Kind, derivative
-from ..translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS
+from ..registry import Registry
+from ..translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS, names_called
 from ..spec import Entry, Formula, load_spec, shipped_spec_files
 
 __all__ = ["KINDS", "Mutant", "mutants_of", "family_of", "entry_yaml", "run_mutant", "main"]
@@ -230,9 +235,7 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
 # -- running -----------------------------------------------------------------------------
 
 
-def entry_yaml(entry: Entry, replace: dict[str, str] | None = None) -> str:
-    """A spec file holding only `entry`, with the formulas keyed in `replace` swapped in."""
-    replace = replace or {}
+def _item(entry: Entry, replace: dict[str, str]) -> dict:
     item: dict = {"name": str(entry.schema)}
     for f in entry.backward + entry.forward:
         item[f.key] = replace.get(f.key, f.text)
@@ -240,7 +243,43 @@ def entry_yaml(entry: Entry, replace: dict[str, str] | None = None) -> str:
         item["output_differentiability"] = list(entry.output_differentiability)
     if entry.non_differentiable:
         item["non_differentiable"] = list(entry.non_differentiable)
-    return yaml.safe_dump([item], sort_keys=False, width=10**6)
+    return item
+
+
+def entry_yaml(entry: Entry, replace: dict[str, str] | None = None, context: Sequence[Entry] = ()) -> str:
+    """A spec file holding `entry`, with the formulas keyed in `replace` swapped in, and the
+    `context` entries as they are."""
+    items = [_item(entry, replace or {})] + [_item(e, {}) for e in context if e.name != entry.name]
+    return yaml.safe_dump(items, sort_keys=False, width=10**6)
+
+
+@functools.lru_cache(maxsize=4)
+def _call_graph(path: str) -> tuple[Registry, dict[str, frozenset[str]]]:
+    """The spec file at `path` as a registry and, for each entry, the entries its backward
+    formulas call (the calls the registry runs as that entry's op, so that their formulas are
+    differentiated)."""
+    registry = Registry(load_spec(path))
+    graph: dict[str, frozenset[str]] = {}
+    for entry in registry.spec:
+        try:
+            op = registry.op(entry.name)
+            called = set().union(*(names_called(d.tree) for d in op.derivatives.backward if d.tree is not None))
+        except Exception:  # noqa: BLE001 - an entry that does not translate calls nothing
+            graph[entry.name] = frozenset()
+            continue
+        names = (n.removeprefix("at::") for n in called if not n.startswith("."))
+        graph[entry.name] = frozenset(registry.spec[n].name for n in names if op.calls(n) is not None)
+    return registry, graph
+
+
+def neighbours(entry: Entry) -> tuple[list[Entry], list[str]]:
+    """The entries of `entry`'s source file that its formulas call, and the names of those whose
+    formulas call it (its callers)."""
+    registry, graph = _call_graph(entry.location.file)
+    spec = registry.spec
+    callers = sorted(n for n, called in graph.items() if entry.name in called and n != entry.name)
+    named = graph.get(entry.name, frozenset()) | set(callers)
+    return [spec[n] for n in sorted(named) if n != entry.name], callers
 
 
 def family_of(name: str) -> str:
@@ -269,20 +308,30 @@ def _copy_spec(path: str, entry: Entry):
     return load_spec(path, torch_version=release)
 
 
-def run_mutant(mutant: Mutant, entry: Entry, *, seed: int = 0, modes: list[str] | None = None) -> dict:
-    """Check `mutant` mode by mode (`modes`, default all that apply) until one fails.
-    Returns its verdict: killed, by which mode, why."""
+def run_mutant(
+    mutant: Mutant,
+    entry: Entry,
+    *,
+    seed: int = 0,
+    modes: list[str] | None = None,
+    callers: Sequence[str] | None = None,
+) -> dict:
+    """Check `mutant` mode by mode (`modes`, default all that apply) until one fails, on the
+    entry and `callers` (default: every caller in its file, see `neighbours`; the baseline
+    keeps those whose unmutated check passes). Returns its verdict: killed, by which mode, why."""
     from .checker import check_all
 
     verdict = dataclasses.asdict(mutant) | {"killed": False, "mode": None, "status": "passed", "reason": ""}
+    context, every_caller = neighbours(entry)
+    callers = every_caller if callers is None else callers
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "mutant.yaml")
         with open(path, "w") as fh:
-            fh.write(entry_yaml(entry, {mutant.key: mutant.mutated}))
+            fh.write(entry_yaml(entry, {mutant.key: mutant.mutated}, context))
         spec = _copy_spec(path, entry)
         statuses = []
         for mode in modes or _modes(entry, mutant.key, mutant.family or family_of(entry.name)):
-            rows = check_all(spec, ops=[entry.name], modes=[mode], seed=seed).rows
+            rows = check_all(spec, ops=[entry.name, *callers], modes=[mode], seed=seed).rows
             bad = [r for r in rows if _failing(r)]
             statuses += [r.status for r in rows]
             if bad:
@@ -296,25 +345,35 @@ def _failing(row) -> bool:
     return row.status in ("failed", "error", "known_failure")
 
 
-def _baseline_ok(entry: Entry) -> bool:
-    """Whether the unmutated entry, written the same way, passes every mode (else mutants prove nothing)."""
+def _baseline(entry: Entry) -> list[str] | None:
+    """The callers whose checks pass beside the unmutated entry, written as its mutants are;
+    None where the entry itself does not pass every mode (its mutants would prove nothing)."""
     from .checker import check_all
 
+    context, callers = neighbours(entry)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "baseline.yaml")
         with open(path, "w") as fh:
-            fh.write(entry_yaml(entry))
+            fh.write(entry_yaml(entry, None, context))
         rows = check_all(
-            _copy_spec(path, entry), ops=[entry.name], modes=_modes(entry, family=family_of(entry.name))
+            _copy_spec(path, entry), ops=[entry.name, *callers], modes=_modes(entry, family=family_of(entry.name))
         ).rows
-    return any(r.status == "passed" for r in rows) and not any(_failing(r) for r in rows)
+    own = [r for r in rows if r.op == entry.name]
+    if not any(r.status == "passed" for r in own) or any(_failing(r) for r in own):
+        return None
+    return [c for c in callers if not any(_failing(r) for r in rows if r.op == c)]
+
+
+def _baseline_ok(entry: Entry) -> bool:
+    """Whether the unmutated entry, written the same way, passes every mode (else mutants prove nothing)."""
+    return _baseline(entry) is not None
 
 
 def _work(args) -> dict | list[Mutant]:
-    """One unit for a worker process: ('baseline', entry) or ('mutant', mutant, entry)."""
+    """One unit for a worker process: ('baseline', entry) or ('mutant', mutant, entry, callers)."""
     if args[0] == "baseline":
-        return {"op": args[1].name, "ok": _baseline_ok(args[1])}
-    return run_mutant(args[1], args[2])
+        return {"op": args[1].name, "callers": _baseline(args[1])}
+    return run_mutant(args[1], args[2], callers=args[3])
 
 
 def select(
@@ -388,9 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     split = lambda s: s.split(",") if s else None  # noqa: E731
     start = time.perf_counter()
     chosen = select(spec_path, split(a.families), split(a.ops), a.per_op, split(a.kinds))
-    baselines = {r["op"]: r["ok"] for r in _map(a.jobs, [("baseline", e) for e, _ in chosen])}
-    skipped = sorted(n for n, ok in baselines.items() if not ok)
-    work = [("mutant", m, e) for e, ms in chosen if baselines[e.name] for m in ms]
+    baselines = {r["op"]: r["callers"] for r in _map(a.jobs, [("baseline", e) for e, _ in chosen])}
+    skipped = sorted(n for n, callers in baselines.items() if callers is None)
+    work = [("mutant", m, e, baselines[e.name]) for e, ms in chosen if baselines[e.name] is not None for m in ms]
     verdicts = []
     for v in _map(a.jobs, work):
         verdicts.append(v)
