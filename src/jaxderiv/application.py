@@ -199,7 +199,13 @@ class Application:
             if not any(mask):
                 continue
             if rules.foreach:  # element i's gradients, gathered into one list per input
-                per = [fn({**env, "grad_input_mask": mask, "i": i}) for i in range(len(ys))]
+                # PyTorch's generated loop evaluates element i's formula only where grads[i] is
+                # defined; elsewhere that element's gradient is undefined too.
+                none = None if len(f.names) == 1 else (None,) * len(f.names)
+                per = [
+                    fn({**env, "grad_input_mask": mask, "i": i}) if grads[i] is not None else none
+                    for i in range(len(ys))
+                ]
                 result = per if len(f.names) == 1 else tuple(map(list, zip(*per)))
             else:
                 result = fn({**env, "grad_input_mask": mask})
