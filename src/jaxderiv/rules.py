@@ -82,6 +82,10 @@ def _batched(fn: Callable, levels: Levels, axes: Callable[[tuple[bool, ...]], tu
     return fn
 
 
+def _in_axes(flags: Sequence[bool]) -> list:
+    return [0 if b else None for b in flags]
+
+
 def _evaluate(*operands, rule: LinearRule, has_tangent, levels: Levels):
     def tangent(*ops):
         ts, xs, ys = _split(ops, rule, has_tangent)
@@ -89,7 +93,7 @@ def _evaluate(*operands, rule: LinearRule, has_tangent, levels: Levels):
         diff_ys = [y for y, d in zip(ys, rule.out_differentiable) if d]
         return [_vary_like(_like(t, y), y) for t, y in zip(outs, diff_ys)]
 
-    return _batched(tangent, levels, lambda flags: tuple(0 if b else None for b in flags))(*operands)
+    return _batched(tangent, levels, lambda flags: tuple(_in_axes(flags)))(*operands)
 
 
 def _like(value, target):
@@ -123,14 +127,14 @@ def sum_to(value, shape: tuple[int, ...]):
 
 
 def _abstract_eval(*avals, rule: LinearRule, has_tangent, levels: Levels):
-    n_ys = len(avals) - sum(has_tangent) - rule.n_inputs
     _, _, ys = _split(avals, rule, has_tangent)
+    first_y = sum(has_tangent) + rule.n_inputs
     sizes = tuple(size for size, _ in reversed(levels))  # the outermost batch axis leads
     out = []
     for j, (y, d) in enumerate(zip(ys, rule.out_differentiable)):
         if not d:
             continue
-        unbatched = y.update(shape=y.shape[sum(flags[len(avals) - n_ys + j] for _, flags in levels) :])
+        unbatched = y.update(shape=y.shape[sum(flags[first_y + j] for _, flags in levels) :])
         # tangent types of the outputs: under shard_map they keep the mesh axes they vary over
         t = unbatched.to_tangent_aval()
         out.append(t.update(shape=sizes + t.shape))
@@ -168,8 +172,7 @@ def _transpose(cts, *operands, rule: LinearRule, has_tangent, levels: Levels):
         return [_vary_like(_like(g, x), x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)]
 
     def axes(flags):
-        xs_flags, ys_flags = flags[n_t : n_t + rule.n_inputs], flags[n_t + rule.n_inputs :]
-        return ([0 if b else None for b in xs_flags], [0 if b else None for b in ys_flags], 0)
+        return (_in_axes(flags[n_t : n_t + rule.n_inputs]), _in_axes(flags[n_t + rule.n_inputs :]), 0)
 
     grads = _batched(cotangent, levels, axes)(xs, ys, [cts[i] for i in present])
     out = [g if w else None for g, w, h in zip(grads, wanted, has_tangent) if h]

@@ -32,7 +32,18 @@ from ..op import Op
 from ..registry import Registry, default_registry
 from ..translate import names_called
 from ..spec import Spec, load_spec, shipped_spec_files
-from .compare import AUTODIFF, _Accumulator, _Compiled, _differences, _input, _jit, _Mismatch, _pair, _random_like
+from .compare import (
+    AUTODIFF,
+    _Accumulator,
+    _Compiled,
+    _differences,
+    _input,
+    _jit,
+    _Mismatch,
+    _pair,
+    _random_like,
+    _stack,
+)
 from .elements import _per_element, _rerun
 from . import precision
 from .refusals import check_refusals, refused_inputs, states_not_implemented
@@ -209,16 +220,18 @@ def _directions(mode: str, p, rng) -> dict:
     return {"vs": vs, "cts": cts, "ws": ws}
 
 
-def _calls_entries(op: Op) -> bool:
-    """Whether a backward formula of `op` calls an op with an entry of its own (by the registry)."""
+def entries_called(op: Op) -> set[str]:
+    """The ops with an entry of their own that a backward formula of `op` calls, as the formulas
+    name them (without `at::`): the calls the registry runs as those entries' ops."""
     if op.calls is None:
-        return False
+        return set()
     called = set().union(*(names_called(d.tree) for d in op.derivatives.backward if d.tree is not None))
-    return any(op.calls(n.removeprefix("at::")) is not None for n in called if not n.startswith("."))
+    names = (n.removeprefix("at::") for n in called if not n.startswith("."))
+    return {n for n in names if op.calls(n) is not None}
 
 
 def _third_order_not_applicable(mode: str, op: Op) -> str | None:
-    if mode not in THIRD_ORDER_MODES or _calls_entries(op):
+    if mode not in THIRD_ORDER_MODES or entries_called(op):
         return None
     return (
         "the spec defines no third derivative here: no backward formula calls another entry's op, so it "
@@ -426,7 +439,7 @@ def _at_both(fn, plus: list, minus: list) -> tuple:
     """fn at x + h v and at x - h v as one evaluation under jax.vmap: one trace of fn, not two
     (finite differences' two points; the program falls back to evaluating apart where fn's
     shapes depend on its values)."""
-    out = jax.vmap(fn)(*[jnp.stack([a, b]) for a, b in zip(plus, minus)])
+    out = jax.vmap(fn)(*_stack(plus, minus))
     return jax.tree.map(lambda o: o[0], out), jax.tree.map(lambda o: o[1], out)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 ACTUAL = "the spec's rule"  # the side under test in every comparison
@@ -116,3 +117,8 @@ def _pair(a: Sequence, b: Sequence) -> float:
 def _differences(plus, minus, h):
     # numpy: in JAX each shape would compile two more tiny programs (same IEEE arithmetic)
     return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]
+
+
+def _stack(a: Sequence, b: Sequence) -> list:
+    """Arrays of `a` and `b` paired into one batch of 2 (for jax.vmap)."""
+    return [jnp.stack([x, y]) for x, y in zip(a, b)]

@@ -45,7 +45,7 @@ from ..expr import (
 )
 from ..normalize import Kind, derivative
 from ..registry import Registry
-from ..translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS, names_called
+from ..translate import METADATA_METHODS, SHAPE_ONLY_CALLS, SHAPE_ONLY_METHODS
 from ..spec import Entry, Formula, load_spec, shipped_spec_files
 
 __all__ = ["KINDS", "Mutant", "mutants_of", "family_of", "entry_yaml", "run_mutant", "main"]
@@ -258,17 +258,16 @@ def _call_graph(path: str) -> tuple[Registry, dict[str, frozenset[str]]]:
     """The spec file at `path` as a registry and, for each entry, the entries its backward
     formulas call (the calls the registry runs as that entry's op, so that their formulas are
     differentiated)."""
+    from .checker import entries_called
+
     registry = Registry(load_spec(path))
     graph: dict[str, frozenset[str]] = {}
     for entry in registry.spec:
         try:
-            op = registry.op(entry.name)
-            called = set().union(*(names_called(d.tree) for d in op.derivatives.backward if d.tree is not None))
+            called = entries_called(registry.op(entry.name))
         except Exception:  # noqa: BLE001 - an entry that does not translate calls nothing
-            graph[entry.name] = frozenset()
-            continue
-        names = (n.removeprefix("at::") for n in called if not n.startswith("."))
-        graph[entry.name] = frozenset(registry.spec[n].name for n in names if op.calls(n) is not None)
+            called = set()
+        graph[entry.name] = frozenset(registry.spec[n].name for n in called)
     return registry, graph
 
 

@@ -10,18 +10,13 @@ vmap-of-vjp, which traces the forward once more).
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from .compare import _Compiled, _input, _jit, _random_like
+from .compare import _Compiled, _input, _jit, _random_like, _stack
 
 # "jit": the comparison every run makes (with its batched part), in one jitted program per sample;
 # "nojit": the rule's vjp/jvp evaluated op by op; "vmap": also batched over 2 stacked inputs.
 TRANSFORMS = ("jit", "nojit", "vmap")
-
-
-def _stack(a, b) -> list:
-    return [jnp.stack([x, y]) for x, y in zip(a, b)]
 
 
 # The second slice of the batched check: the first direction times this. The linear map's
@@ -35,7 +30,7 @@ def batched_values(mode: str, linear, ds) -> dict:
     pullback for vjp, its linearized jvp) under jax.vmap over 2 cotangents or tangents, `ds`
     and SCALE * `ds`. Batching the linear map batches the backward (or `result:`) formula
     and its helpers, where a rule would go wrong, at no second trace of the forward."""
-    stacked = [jnp.stack([d, SCALE * d]) for d in ds]
+    stacked = _stack(ds, [SCALE * d for d in ds])
     if mode == "vjp":
         return {"batched": jax.vmap(lambda c: linear(c))(stacked)}
     return {"batched": jax.vmap(lambda t: linear(*t))(stacked)}
