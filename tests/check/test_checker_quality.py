@@ -88,7 +88,7 @@ def test_failed_row_says_everything_and_its_repro_fails_again(write_spec, tmp_pa
     assert "actual (the spec's rule)" in reason and "reference (JAX autodiff of the forward)" in reason
     m = re.search(r"max \|actual - reference\| = ([0-9.e+-]+) at element \((\d+), (\d+)\)", reason)
     assert m and float(m.group(1)) == pytest.approx(row.max_abs_err, rel=1e-3)
-    assert "rtol=1e-06, atol=1e-08" in reason  # the tolerance
+    assert f"rtol={checker.Tolerance.ref_rtol:g}, atol={checker.Tolerance.ref_atol:g}" in reason  # the tolerance
     # the automatic per-element re-run names the worst entry of the Jacobian
     assert re.search(
         r"Re-run element by element: per-element Jacobian \(6 x 6, .*worst d output 0\[\d, \d\] / d input 0 \(`self`\)\[\d, \d\]",

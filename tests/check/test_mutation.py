@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaxderiv.grammar import parse_formula
+from jaxderiv.check import checker
 from jaxderiv.check.mutate import KINDS, entry_yaml, family_of, mutants_of, run_mutant
 from jaxderiv.spec import load_spec, read_spec_text, shipped_spec_files
 
@@ -24,6 +25,7 @@ FIXED = [
     ("erf", "self", "detach", "2.0 / sqrt(M_PI) * exp(-self.detach().pow(2)) * grad"),
     ("mul.Tensor", "result", "detach", "other_t * self_p.detach() + self_t * other_p"),
     ("erf", "self", "cancel", "2.0 / sqrt(M_PI) * exp(-(10000 - (10000 - self)).pow(2)) * grad"),
+    ("erf", "self", "cast", "2.0 / sqrt(M_PI) * exp(-self.to(at::kFloat).pow(2)) * grad"),
 ]
 
 # Kinds wrong only where the float64 first-order checks cannot look, and the mode that sees each.
@@ -69,6 +71,18 @@ def test_detach_and_cancel_spare_metadata_reads_and_function_names():
         "grad * (10000 - (10000 - self)).cos() + at::zeros_like(self) + self.sizes()[0] * 0",
     }
     assert not [m for m in mutants_of(entry, entry.backward[0], "linalg") if m.kind == "cancel"]
+
+
+def test_a_dtype_losing_cast_is_seen_only_at_the_tight_float64_tolerance(monkeypatch):
+    """`.to(at::kFloat)` costs about 6e-8 relative: the first-order float64 modes kill it at
+    Tolerance.ref_rtol 1e-9 and, at the tolerance they had before (1e-6, as gradcheck's are looser
+    still), let it through."""
+    entry, mutant = _mutant(*FIXED[-1])
+    assert mutant.kind == "cast"
+    assert run_mutant(mutant, entry, modes=["vjp"])["mode"] == "vjp"
+    monkeypatch.setattr(checker.Tolerance, "ref_rtol", 1e-6)
+    monkeypatch.setattr(checker.Tolerance, "ref_atol", 1e-8)
+    assert not run_mutant(mutant, entry, modes=["vjp", "jvp"])["killed"]
 
 
 def test_every_kind_is_in_the_fixed_set():

@@ -58,6 +58,7 @@ __all__ = [
     "MODES",
     "SECOND_ORDER_MODES",
     "THIRD_ORDER_MODES",
+    "COTANGENT_MODES",
     "PRECISION_MODES",
     "TRANSFORMS",
     "check",
@@ -82,6 +83,11 @@ PRECISION_MODES = tuple(precision.LOW_PRECISION)
 # formulas and their helpers' code (`softmax_double_backward`) once more. Elsewhere the third
 # derivative would differentiate only the backward formula's JAX code again, as vjp_vjp does.
 THIRD_ORDER_MODES = ("vjp_vjp_vjp",)
+# The modes that differentiate a backward formula with respect to its cotangent `grad` as well as
+# the inputs (gradgradcheck differentiates with respect to `grad_outputs` too): a formula that
+# reads `grad` through `.detach()` or a helper that drops its derivative in `grad_output` is
+# wrong only there. Their second direction `cs` moves the cotangents in finite differences.
+COTANGENT_MODES = ("vjp_vjp", "vjp_vjp_vjp")
 # Every mode, each checked by default.
 MODES = ("vjp", "jvp", *SECOND_ORDER_MODES, *THIRD_ORDER_MODES, *PRECISION_MODES)
 
@@ -89,8 +95,13 @@ MODES = ("vjp", "jvp", *SECOND_ORDER_MODES, *THIRD_ORDER_MODES, *PRECISION_MODES
 class Tolerance:
     """How close the rule must be to each reference (float64)."""
 
-    ref_rtol = 1e-6  # against JAX's autodiff of the forward: same math, other rounding
-    ref_atol = 1e-8
+    # Against JAX's autodiff of the forward: the same mathematics, other rounding, which agrees to
+    # about 1e-12 relative. Tight enough that one float32 step inside a float64 formula (a
+    # dtype-losing cast, about 6e-8 relative) fails; a formula that computes part of a float64
+    # derivative in float32 as torch does is declared with its measured error
+    # (opdb.reference_tolerance).
+    ref_rtol = 1e-9
+    ref_atol = 1e-11
     fd_step = 1e-6  # central differences
     fd_rtol = 1e-5
     fd_atol = 1e-6
@@ -217,7 +228,8 @@ def _directions(mode: str, p, rng) -> dict:
     ws = p.project([_random_like(rng, x) for x in p.xs]) if mode in ("vjp_vjp", "vjp_jvp", "vjp_vjp_vjp") else None
     if mode == "vjp_vjp_vjp":  # the third direction, paired with the second-order gradient
         ws = (ws, p.project([_random_like(rng, x) for x in p.xs]))
-    return {"vs": vs, "cts": cts, "ws": ws}
+    cs = [_random_like(rng, y) for y in ys] if mode in COTANGENT_MODES else None
+    return {"vs": vs, "cts": cts, "ws": ws, "cs": cs}
 
 
 def entries_called(op: Op) -> set[str]:
@@ -344,11 +356,15 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
             acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+    ours_ct, ct_outputs = v.get("ours_ct", []), v.get("ct_outputs", [])
+    if v.get("ref_ct") is not None:
+        for k, o, r in zip(ct_outputs, ours_ct, v["ref_ct"]):
+            acc.compare(check, f"cotangent of output {k}", AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
     fd = (np.asarray(v["plus"]) - np.asarray(v["minus"])) / (2 * tol.fd_step * 10)
-    lhs = _pair(ours, v["vs"])
+    lhs = _pair(ours, v["vs"]) + _pair(ours_ct, v.get("cs", []))
     acc.compare(
         check,
-        "<second-order gradient, v> summed over every input",
+        "<second-order gradient, v> summed over every input" + (" and cotangent" if ct_outputs else ""),
         f"central finite differences of {scalar}, step {tol.fd_step * 10:g}",
         np.array(lhs),
         np.asarray(fd),
@@ -473,18 +489,54 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
             return {"ours": ours, "ref": ref, "plus": plus, "minus": minus}
 
         return jvp_vjp_program, (list(xs), list(vs), list(cts)), lambda out: dict(out, vs=vs, cts=cts)
-    argnums = tuple(range(len(xs)))
+    n, where = len(xs), _cotangents_differentiated(mode, cts)
 
-    def program(xs, vs, cts, ws):
-        plus, minus = _shifted(xs, vs, step)
-        ours, ref = (jax.grad(_scalar_of(mode)(fn, cts, ws), argnums=argnums)(*xs) for fn in (p.rule_fn, p.native_fn))
-        return ours, ref, *_at_both(_scalar_of(mode)(p.rule_fn, cts, ws), plus, minus)
+    def program(xs, vs, cts, ws, cs):
+        args = [*xs, *(cts[k] for k in where)]
+        plus, minus = _shifted(args, [*vs, *(cs[k] for k in where)], step)
+        argnums = tuple(range(len(args)))
+        ours, ref = (
+            jax.grad(_scalar_in_cotangents(mode, fn, cts, ws, n, where), argnums=argnums)(*args)
+            for fn in (p.rule_fn, p.native_fn)
+        )
+        return ours, ref, *_at_both(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where), plus, minus)
 
     def values(out):
         ours, ref, plus, minus = out
-        return {"vs": vs, "ours": ours, "ref": ref, "plus": plus, "minus": minus}
+        return {"vs": vs, "plus": plus, "minus": minus, **_split_cotangents(ours, ref, d, n, where)}
 
-    return program, (list(xs), list(vs), list(cts), list(ws)), values
+    return program, (list(xs), list(vs), list(cts), list(ws), list(d.get("cs") or cts)), values
+
+
+def _cotangents_differentiated(mode: str, cts) -> list[int]:
+    """The outputs whose cotangents `mode` differentiates with respect to (COTANGENT_MODES)."""
+    return [k for k, c in enumerate(cts) if _inexact(c)] if mode in COTANGENT_MODES else []
+
+
+def _scalar_in_cotangents(mode: str, fn, cts, ws, n: int, where: Sequence[int]):
+    """The mode's scalar (`_scalar_of`) as a function of the n inputs, then of the cotangents of
+    the outputs `where`; the other cotangents stay constant."""
+
+    def scalar(*args):
+        moved = list(cts)
+        for k, c in zip(where, args[n:]):
+            moved[k] = c
+        return _scalar_of(mode)(fn, moved, ws)(*args[:n])
+
+    return scalar
+
+
+def _split_cotangents(ours, ref, d: dict, n: int, where: Sequence[int]) -> dict:
+    """A gradient in (inputs, cotangents) as the values `_compare` reads: "ours"/"ref" in the
+    inputs, "ours_ct"/"ref_ct" in the cotangents of the outputs `ct_outputs`, moved along "cs"."""
+    return {
+        "ours": list(ours[:n]),
+        "ref": None if ref is None else list(ref[:n]),
+        "ours_ct": list(ours[n:]),
+        "ref_ct": None if ref is None else list(ref[n:]),
+        "cs": [d["cs"][k] for k in where],
+        "ct_outputs": list(where),
+    }
 
 
 def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
@@ -544,13 +596,14 @@ def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
         bwd = _Compiled(_backward(p.rule_fn, cts))
         plus, minus = _shifted(xs, vs, tol.fd_step * 10)
         return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": bwd(*plus), "minus": bwd(*minus)}
-    argnums = tuple(range(len(xs)))
-    scalar = _scalar_of(mode)
-    ours = _Compiled(jax.grad(scalar(p.rule_fn, cts, ws), argnums=argnums))(*xs)
-    ref = _or_none(jax.grad(scalar(p.native_fn, cts, ws), argnums=argnums), *xs)
-    hv = _Compiled(scalar(p.rule_fn, cts, ws))
-    plus, minus = _shifted(xs, vs, tol.fd_step * 10)
-    return {"vs": vs, "ours": ours, "ref": ref, "plus": hv(*plus), "minus": hv(*minus)}
+    n, where = len(xs), _cotangents_differentiated(mode, cts)
+    args = [*xs, *(cts[k] for k in where)]
+    argnums = tuple(range(len(args)))
+    ours = _Compiled(jax.grad(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where), argnums=argnums))(*args)
+    ref = _or_none(jax.grad(_scalar_in_cotangents(mode, p.native_fn, cts, ws, n, where), argnums=argnums), *args)
+    hv = _Compiled(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where))
+    plus, minus = _shifted(args, [*vs, *(d["cs"][k] for k in where)], tol.fd_step * 10)
+    return {"vs": vs, "plus": hv(*plus), "minus": hv(*minus), **_split_cotangents(ours, ref, d, n, where)}
 
 
 def _precision_not_applicable(mode: str, op: Op) -> str | None:
@@ -616,6 +669,7 @@ def _check_op(
         or _third_order_not_applicable(mode, op)
         for mode in modes
     }
+    tol, looser = _tolerance(op, tol)
     for mode in modes:
         start = time.perf_counter()
         if why_not[mode] is None:
@@ -687,6 +741,8 @@ def _check_op(
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
         except Exception as e:  # noqa: BLE001 - any crash is reported, not raised
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
+        if looser and row.status == "passed" and not row.reason and mode not in PRECISION_MODES:
+            row.reason = looser
         if mode == "vjp" and row.status == "passed":
             row = _refusals(op, seed, cases, row)
         if row.status in ("passed", "failed"):
@@ -704,6 +760,16 @@ def _check_op(
         row.seconds = seconds[mode] + time.perf_counter() - start
         rows.append(row)
     return rows
+
+
+def _tolerance(op: Op, tol) -> tuple[type, str]:
+    """`tol` with the looser float64 tolerance against JAX autodiff that the op's record declares,
+    and the note a passed row carries about it ("" where none holds)."""
+    declared = record(op.name).reference_tolerance
+    if declared is None or not declared.holds_for(op):
+        return tol, ""
+    looser = type(tol.__name__, (tol,), {"ref_rtol": declared.rtol, "ref_atol": declared.atol})
+    return looser, f"compared with {AUTODIFF} at rtol {declared.rtol:g}, atol {declared.atol:g}: {declared.reason}"
 
 
 class _Prepared:

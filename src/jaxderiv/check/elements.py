@@ -58,14 +58,28 @@ class _Coordinates:
 
 def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     """Compare the full Jacobians of the sample's derivative element by element: the rule's
-    (jax.jacrev for vjp, vjp_vjp and vjp_jvp, jax.jacfwd for jvp and jvp_vjp), JAX autodiff's of the forward, and
+    (jax.jacrev for vjp, vjp_vjp and vjp_jvp, jax.jacfwd for jvp and jvp_vjp; vjp_vjp's in the
+    cotangents too), JAX autodiff's of the forward, and
     central finite differences column by column. Raise _Mismatch naming the worst and the first
     failing entry; return "" when every entry agrees, or why the sample was not compared."""
     xs = list(p.xs)
+    n, where = len(xs), []
     if mode in ("vjp_vjp", "jvp_vjp"):
         cts = p.directions["cts"]
-        rule = lambda *xs: p.project(list(jax.vjp(p.rule_fn, *xs)[1](cts)))  # noqa: E731
-        native = lambda *xs: p.project(list(jax.vjp(p.native_fn, *xs)[1](cts)))  # noqa: E731
+        if mode == "vjp_vjp":  # the backward in the cotangents too, as gradgradcheck differentiates it
+            where = [k for k, c in enumerate(cts) if jnp.issubdtype(c.dtype, jnp.inexact)]
+            xs += [cts[k] for k in where]
+
+        def backward(fn):
+            def at(*args):
+                moved = list(cts)
+                for k, c in zip(where, args[n:]):
+                    moved[k] = c
+                return p.project(list(jax.vjp(fn, *args[:n])[1](moved)))
+
+            return at
+
+        rule, native = backward(p.rule_fn), backward(p.native_fn)
         fd_base, step, scale = rule, tol.fd_step * 10, 10
         out_name = lambda k: f"gradient of {_input(p, k)}"  # noqa: E731
     elif mode == "vjp_jvp":
@@ -89,7 +103,8 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
 
     def moved(fn):
         def at(d):
-            ds = p.project(inputs.unflatten(d))
+            ds = inputs.unflatten(d)
+            ds = p.project(ds[:n]) + ds[n:]  # the inputs' directions the sample admits; any cotangent's
             return outputs.flatten(fn(*[x + t for x, t in zip(xs, ds)]))
 
         return at
@@ -129,7 +144,8 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     def entry(j, i):
         ko, wo, po = outputs.locate(j)
         ki, wi, pi = inputs.locate(i)
-        return f"d {out_name(ko)}{list(wo)}{po} / d {_input(p, ki)}{list(wi)}{pi}"
+        wrt = _input(p, ki) if ki < n else f"cotangent of output {where[ki - n]}"
+        return f"d {out_name(ko)}{list(wo)}{po} / d {wrt}{list(wi)}{pi}"
 
     for expected, name, rtol, atol in comparisons:
         abs_err, rel_err, diff, mag = _errors(actual, expected)

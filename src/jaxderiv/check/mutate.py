@@ -64,6 +64,8 @@ KINDS = {
     "the formula's own derivative (second order) loses that term",
     "cancel": "one value read of an input `x` made `10000 - (10000 - x)`: exact in reals, about 1e-12 "
     "off in float64 and 1e-3 in float32 (made only for the families the float32 mode checks)",
+    "cast": "one value read of `grad`, `result` or a differentiable input made `.to(at::kFloat)`: a "
+    "dtype-losing cast, about 6e-8 off in float64 (the imaginary part lost on complex inputs)",
 }
 
 
@@ -168,6 +170,16 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
     tangents = {f"{t}_t" for t in tensors}
     inputs = tensors + [f"{t}_p" for t in tensors]  # a backward formula's names, a result formula's
     int_args = _int_args(entry)
+    # the float values a formula reads: a cast of an integer index or mask would fail to run, not
+    # lose precision
+    differentiable = sorted({n.strip() for f in entry.backward for n in f.key.split(",")} & set(tensors))
+    cast_names = [
+        "grad",
+        "result",
+        *differentiable,
+        *(f"{t}_p" for t in differentiable),
+        *(f"{t}_t" for t in differentiable),
+    ]
     low_precision = family in _low_precision_families()
 
     def conj(n, parent):
@@ -204,6 +216,10 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
         if _value_read(n, parent, inputs + ["result"]):
             yield Call(Attr(n, "detach"), ())
 
+    def cast_(n, parent):
+        if _value_read(n, parent, cast_names):
+            yield Call(Attr(n, "to"), (Name("at::kFloat"),))
+
     def cancel(n, parent):
         if _value_read(n, parent, inputs):
             big = Num("10000", 10000)
@@ -218,6 +234,7 @@ def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]
         ("arg_shift", arg_shift),
         ("result_to_input", result),
         ("detach", detach),
+        ("cast", cast_),
     ]
     if low_precision:
         sites.append(("cancel", cancel))

@@ -37,6 +37,7 @@ __all__ = [
     "OpRecord",
     "NotApplicable",
     "Equivalent",
+    "ReferenceTolerance",
     "Difference",
     "Definition",
     "database",
@@ -50,6 +51,7 @@ __all__ = [
     "compiled_apart",
     "real_only",
     "known_failure",
+    "reference_tolerance",
     "not_applicable",
     "kinks",
     "torch_equivalent",
@@ -72,6 +74,22 @@ class NotApplicable:
 
     reason: str
     when: Callable[["Op"], bool] | None = None  # selects the ops (of differing schemas) it holds for
+
+    def holds_for(self, op: "Op | None") -> bool:
+        """Whether it holds for `op` (any op of the entry when None)."""
+        return self.when is None or op is None or self.when(op)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceTolerance:
+    """A looser tolerance than the checker's float64 `Tolerance` against JAX autodiff of the
+    forward, for a formula that computes part of a float64 derivative in lower precision (as
+    torch does), with the measured error, and for which ops of the entry (None: all)."""
+
+    rtol: float
+    atol: float
+    reason: str
+    when: Callable[["Op"], bool] | None = None
 
     def holds_for(self, op: "Op | None") -> bool:
         """Whether it holds for `op` (any op of the entry when None)."""
@@ -126,6 +144,7 @@ class OpRecord:
         default_factory=dict
     )  # mode -> why that mode has no meaning
     compiled_apart: str | None = None  # why each sample and mode compiles as its own program (measured)
+    reference_tolerance: ReferenceTolerance | None = None  # a looser float64 tolerance against autodiff, measured
     # --- the parity run against torch ---
     kinks: tuple[tuple, ...] = ()  # hand-picked argument tuples where finite differences cannot judge
     torch_equivalent: Equivalent | None = None  # the torch call to compare with, where torch cannot run the op
@@ -292,6 +311,16 @@ def known_failure(reason: str, *names: str, modes: tuple[str, ...] = FIRST_ORDER
     as `passed`, so a fixed gap shows at once."""
     for n in names:
         _declare(n, known_failures={m: reason for m in modes})
+
+
+def reference_tolerance(
+    rtol: float, atol: float, reason: str, *names: str, when: Callable[["Op"], bool] | None = None
+) -> None:
+    """The checker compares these entries' float64 derivatives with JAX autodiff of the forward at
+    `rtol`/`atol` instead of `Tolerance.ref_rtol`/`ref_atol` (for the ops `when(op)` selects), for
+    the stated reason: say which part of the formula runs in lower precision and the error measured."""
+    for n in names:
+        _declare(n, reference_tolerance=ReferenceTolerance(rtol, atol, reason, when))
 
 
 def not_applicable(

@@ -134,7 +134,7 @@ known_failure(
     "spec bug: torch 2.13's as_strided_scatter_backward gives self the gradient at the scattered "
     "positions, which src overwrote, and zero elsewhere (the reverse of the derivative)",
     "as_strided_scatter",
-    modes=("vjp",),
+    modes=("vjp", "vjp_vjp"),  # vjp_vjp: its derivative in the cotangent `grad` is that formula again
 )
 
 

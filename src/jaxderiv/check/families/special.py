@@ -17,6 +17,7 @@ from ..opdb import (
     not_applicable,
     parity_differs,
     parity_tolerance,
+    reference_tolerance,
     samples,
     without_meaning,
 )
@@ -172,6 +173,25 @@ parity_tolerance(
     "igammac",
 )
 kinks("igammac", (np.array([0, 2, 2]), vector(1.0, 0.0, np.inf)), (vector(np.inf), vector(2.0)))
+# Dtype-losing steps inside float64 formulas, as PyTorch writes them: the checker's float64
+# comparison with JAX autodiff (rtol 1e-9) reports them, at the error measured here.
+reference_tolerance(
+    1e-6,
+    1e-8,
+    "the formula for `other` evaluates lgamma(self) of the integer `self` sample in float32 (the dtype "
+    "an integer tensor's lgamma takes, in torch as here): 4.8e-7 relative from the float64 value, measured",
+    "igamma",
+    "igammac",
+)
+reference_tolerance(
+    1e-6,
+    1e-8,
+    "PyTorch 1.10's formula xlogy((self != 0), other) takes a bool tensor and a Scalar, which promote to "
+    "float32: 3.1e-8 relative from the float64 value, measured (torch 2.13's xlogy(grad, other) keeps "
+    "grad's dtype and is not loosened)",
+    "xlogy.Scalar_Other",
+    when=lambda op: any("(self != 0)" in f.text for f in op.entry.backward),
+)
 kinks(
     "special_zeta",
     (np.array([2, 2, 2, 3, 2, 1]), vector(0.0, -1.0, -np.inf, -1.5, np.inf, 2.0)),  # q at poles, infinities; x = 1
