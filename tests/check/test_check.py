@@ -562,3 +562,23 @@ def test_the_float64_comparison_with_autodiff_catches_a_float32_step(write_spec)
     }
     assert rows["self"].status == "passed"
     assert rows["self.to(at::kFloat)"].status == "failed" and "JAX autodiff" in rows["self.to(at::kFloat)"].reason
+
+
+def test_check_function_differentiates_a_custom_rule_in_its_cotangent():
+    """A user's own rule whose backward cuts the cotangent from differentiation gives the right
+    gradient and the wrong second derivative in that cotangent: vjp passes, vjp_vjp fails."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxderiv.check.function import check_function
+
+    @jax.custom_vjp
+    def sin(x):
+        return jnp.sin(x)
+
+    sin.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (jax.lax.stop_gradient(g) * jnp.cos(x),))
+    x = np.random.default_rng(0).normal(size=(3,))
+    with jax.enable_x64(True):
+        report = check_function(sin, x, modes=("vjp", "vjp_vjp"), reference=jnp.sin)
+    assert [(r.mode, r.status) for r in report.rows] == [("vjp", "passed"), ("vjp_vjp", "failed")]
+    assert "cotangent of output 0" in report.rows[1].reason

@@ -81,7 +81,9 @@ def check_function(
     reference: Callable | None = None,
     name: str | None = None,
 ) -> Report:
-    """Check f's vjp, jvp (and "vjp_vjp", second order) at args against central finite differences.
+    """Check f's vjp, jvp (and "vjp_vjp", second order, in the inputs and the cotangents: a rule
+    that cuts its cotangent from differentiation fails there) at args against central finite
+    differences.
 
     args: arrays or pytrees of arrays (an `nnx.State`, a dict of parameters); each floating
     leaf is differentiated, after a cast to float64. Integer leaves (indices) stay fixed.
