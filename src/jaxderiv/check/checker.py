@@ -37,9 +37,11 @@ from .compare import (
     _Accumulator,
     _Compiled,
     _differences,
+    _inexact_cotangents,
     _input,
     _jit,
     _Mismatch,
+    _moved_cotangents,
     _pair,
     _random_like,
     _stack,
@@ -493,7 +495,7 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
 
     def program(xs, vs, cts, ws, cs):
         args = [*xs, *(cts[k] for k in where)]
-        plus, minus = _shifted(args, [*vs, *(cs[k] for k in where)], step)
+        plus, minus = _shifted(args, [*vs, *cs], step)
         argnums = tuple(range(len(args)))
         ours, ref = (
             jax.grad(_scalar_in_cotangents(mode, fn, cts, ws, n, where), argnums=argnums)(*args)
@@ -505,12 +507,12 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
         ours, ref, plus, minus = out
         return {"vs": vs, "plus": plus, "minus": minus, **_split_cotangents(ours, ref, d, n, where)}
 
-    return program, (list(xs), list(vs), list(cts), list(ws), list(d.get("cs") or cts)), values
+    return program, (list(xs), list(vs), list(cts), list(ws), [d["cs"][k] for k in where]), values
 
 
 def _cotangents_differentiated(mode: str, cts) -> list[int]:
     """The outputs whose cotangents `mode` differentiates with respect to (COTANGENT_MODES)."""
-    return [k for k, c in enumerate(cts) if _inexact(c)] if mode in COTANGENT_MODES else []
+    return _inexact_cotangents(cts) if mode in COTANGENT_MODES else []
 
 
 def _scalar_in_cotangents(mode: str, fn, cts, ws, n: int, where: Sequence[int]):
@@ -518,10 +520,7 @@ def _scalar_in_cotangents(mode: str, fn, cts, ws, n: int, where: Sequence[int]):
     the outputs `where`; the other cotangents stay constant."""
 
     def scalar(*args):
-        moved = list(cts)
-        for k, c in zip(where, args[n:]):
-            moved[k] = c
-        return _scalar_of(mode)(fn, moved, ws)(*args[:n])
+        return _scalar_of(mode)(fn, _moved_cotangents(cts, where, args[n:]), ws)(*args[:n])
 
     return scalar
 

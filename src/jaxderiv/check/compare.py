@@ -122,3 +122,16 @@ def _differences(plus, minus, h):
 def _stack(a: Sequence, b: Sequence) -> list:
     """Arrays of `a` and `b` paired into one batch of 2 (for jax.vmap)."""
     return [jnp.stack([x, y]) for x, y in zip(a, b)]
+
+
+def _inexact_cotangents(cts: Sequence) -> list[int]:
+    """The outputs whose cotangents a mode may differentiate with respect to (not integer ones)."""
+    return [k for k, c in enumerate(cts) if jnp.issubdtype(c.dtype, jnp.inexact)]
+
+
+def _moved_cotangents(cts: Sequence, where: Sequence[int], values: Sequence) -> list:
+    """`cts` with the cotangents of the outputs `where` replaced by `values` (traced ones)."""
+    moved = list(cts)
+    for k, c in zip(where, values):
+        moved[k] = c
+    return moved

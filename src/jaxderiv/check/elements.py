@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .compare import AUTODIFF, _Compiled, _errors, _input, _Mismatch, _number
+from .compare import AUTODIFF, _Compiled, _errors, _inexact_cotangents, _input, _Mismatch, _moved_cotangents, _number
 
 
 class _Coordinates:
@@ -67,15 +67,12 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     if mode in ("vjp_vjp", "jvp_vjp"):
         cts = p.directions["cts"]
         if mode == "vjp_vjp":  # the backward in the cotangents too, as gradgradcheck differentiates it
-            where = [k for k, c in enumerate(cts) if jnp.issubdtype(c.dtype, jnp.inexact)]
+            where = _inexact_cotangents(cts)
             xs += [cts[k] for k in where]
 
         def backward(fn):
             def at(*args):
-                moved = list(cts)
-                for k, c in zip(where, args[n:]):
-                    moved[k] = c
-                return p.project(list(jax.vjp(fn, *args[:n])[1](moved)))
+                return p.project(list(jax.vjp(fn, *args[:n])[1](_moved_cotangents(cts, where, args[n:]))))
 
             return at
 
