@@ -5,6 +5,8 @@ overloads through their functional entries; complex cholesky along Hermitian dir
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -247,3 +249,42 @@ def test_torchs_storage_less_zero_tangent_is_compared():
     r = opinfo.replay("torch", ["linalg.slogdet"], dtypes=(torch.float64,), samples=2)
     row = r.rows["_linalg_slogdet"]
     assert row.calls > 0 and row.jvp_na == 0 and row.jvp_agree == row.jvp_compared == row.calls, row.messages
+
+
+CONSTANT_OPINFOS = ["new_ones", "full_like", "arange", "argmax", "new_empty", "scalar_tensor"]
+
+
+@pytest.fixture(scope="module")
+def constants():
+    jax.config.update("jax_enable_x64", True)
+    return opinfo.replay("torch", CONSTANT_OPINFOS, samples=4)
+
+
+def test_gradient_free_overloads_with_no_entry_are_compared_forward_only(constants):
+    """Constructors, argmax: no derivatives.yaml entry, run as exported graphs run them (a forward
+    with its inputs held constant); their values and dtypes agree with torch, uninitialized
+    constructors' shapes and dtypes."""
+    rows = {n: r for n, r in constants.rows.items() if r.via == "no gradient"}
+    assert {"new_ones", "full_like", "arange.start_step", "argmax", "new_empty", "scalar_tensor"} <= set(rows)
+    for r in rows.values():
+        assert r.calls > 0 and r.forward_agree == r.calls and r.vjp_compared == r.jvp_compared == 0, (r.op, r.messages)
+    assert constants.calls_constant >= sum(r.calls for r in rows.values())
+    assert not {"new_ones", "full_like", "argmax", "new_empty", "scalar_tensor"} & set(constants.missing)
+
+
+def test_a_wrong_constructor_is_reported_as_a_forward_mismatch(monkeypatch):
+    """A `full_like` that fills with 0, and a `new_empty` of the wrong dtype, both differ."""
+    real = opinfo.resolve
+    wrong = {
+        "full_like": lambda fn: lambda self, fill_value, *a, **k: fn(self, 0, *a, **k),
+        "new_empty": lambda fn: lambda *a, **k: fn(*a, **k).astype("int8"),
+    }
+
+    def resolve(name, registry):
+        found = real(name, registry)
+        return dataclasses.replace(found, fn=wrong[name](found.fn)) if name in wrong else found
+
+    monkeypatch.setattr(opinfo, "resolve", resolve)
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay("torch", ["full_like", "new_empty"], dtypes=(torch.float64,), samples=3)
+    assert r.rows["full_like"].forward_mismatch > 0 and r.rows["new_empty"].forward_mismatch > 0

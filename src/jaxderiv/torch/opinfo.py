@@ -17,7 +17,11 @@ overload the registry implements (an entry with a forward implementation) is the
 An in-place or `_copy` overload that derivatives.yaml does not list runs as its functional entry
 (`add_.Tensor` as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`): torch's side runs
 the recorded overload on a clone of the argument it writes, jaxderiv's result is cast to that
-argument's dtype. Inputs of `HERMITIAN_INPUTS` (cholesky) are compared along Hermitian
+argument's dtype. An overload with no derivatives.yaml entry that jaxderiv runs as a
+gradient-free forward (constructors such as `ones`, `full`, `arange`, `empty.memory_format`,
+`*_like`; `argmax`, `logical_not`, ...; `_resolve.runs_as` kind "constant", as exported graphs
+run them) has its forward compared: values and dtypes, or for the uninitialized constructors
+(`UNINITIALIZED`) shapes and dtypes. Inputs of `HERMITIAN_INPUTS` (cholesky) are compared along Hermitian
 directions only. Identical calls (same overload, shapes, dtypes and non-tensor arguments) are
 compared once.
 
@@ -45,7 +49,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import forward as _forward
 from ..registry import Registry, default_registry
-from ._resolve import aten_name, runs_as, torch_registry
+from ._resolve import aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
 
 __all__ = ["Recorder", "Call", "OpRow", "Replay", "replay", "record_sample", "main"]
@@ -252,6 +256,33 @@ def _compare_forward(op, call: Call) -> tuple[str, float, str]:
             rtol, atol = RTOL, ATOL
         pairs.append((f"output {i}", g, _np(x), rtol, atol))
     return _verdict(pairs)
+
+
+# Constructors whose values are whatever memory held: only shapes and dtypes are compared.
+UNINITIALIZED = frozenset({"empty.memory_format", "empty_strided", "empty_like", "new_empty", "new_empty_strided"})
+
+
+def _compare_constant(fn, call: Call) -> Outcome:
+    """The forward of a gradient-free overload (a constructor, an argmax, a logical op): its
+    values and dtypes (shapes and dtypes for `UNINITIALIZED`); no derivative to compare."""
+    try:
+        if call.name in UNINITIALIZED:
+            args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
+            expected = call.func(*args, **kwargs)
+            try:
+                got = jax.block_until_ready(fn(*_to_jax(call.args), **_to_jax(call.kwargs)))
+            except Exception as e:  # noqa: BLE001 - a crash is a result here
+                raise _Crash(f"forward: {type(e).__name__}: {e}") from e
+            want = (tuple(expected.shape), convert_constant(expected.dtype))
+            have = (tuple(got.shape), np.asarray(got).dtype)
+            fwd, err, why = ("agree", 0.0, "") if have == want else ("mismatch", float("inf"), f"{have}, torch {want}")
+        else:
+            fwd, err, why = _compare_forward(fn, call)
+    except _Crash as e:
+        return Outcome("crash", "skip", message=str(e)[:300])
+    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+        return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
+    return Outcome(fwd, "skip", err, message=why and f"forward {why}", jvp="skip")
 
 
 def _split(b: dict, names: list, kwarg_only: set):
@@ -560,6 +591,7 @@ class Replay:
     calls_recorded: int = 0
     calls_replayed: int = 0  # recorded calls of implemented overloads (before the cache)
     calls_routed: int = 0  # of those, in-place / `_copy` overloads run through their functional entry
+    calls_constant: int = 0  # of those, gradient-free overloads with no entry (forward compared only)
     jvp_not_applicable: collections.Counter[str] = dataclasses.field(
         default_factory=collections.Counter
     )  # torch's reason -> distinct calls
@@ -593,7 +625,8 @@ class Replay:
         lines = [
             f"OpInfo replay against the {self.registry} registry{' (stopped at the time limit)' if self.timed_out else ''}",
             f"  OpInfos run: {self.opinfos}; ATen calls recorded: {self.calls_recorded}; calls of implemented overloads replayed: {self.calls_replayed}"
-            f" ({self.calls_routed} in-place / _copy calls through their functional entry)",
+            f" ({self.calls_routed} in-place / _copy calls through their functional entry,"
+            f" {self.calls_constant} of gradient-free overloads with no entry, forward only)",
             f"  distinct calls compared: {t['distinct_calls']} over {len(self.rows)} distinct ops",
             f"  forward agree: {t['forward_agree']}/{t['distinct_calls']} ({pct(t['forward_agree'], t['distinct_calls'])}), mismatches {t['forward_mismatch']}",
             f"  vjp agree: {t['vjp_agree']}/{t['vjp_compared']} ({pct(t['vjp_agree'], t['vjp_compared'])}), mismatches {t['vjp_mismatch']}",
@@ -625,7 +658,7 @@ class Replay:
         )
         for r in rows:
             msg = "<br>".join(m.replace("|", "\\|").replace("\n", " ")[:200] for m in r.messages)
-            via = f" (as `{r.via}`)" if r.via else ""
+            via = " (no gradient: forward only)" if r.via == "no gradient" else f" (as `{r.via}`)" if r.via else ""
             out.append(
                 f"| `{r.op}`{via} | {r.calls} | {r.forward_agree} | {r.vjp_agree}/{r.vjp_compared} | {r.jvp_agree}/{r.jvp_compared} ({r.jvp_na}) | {r.forward_mismatch} ({r.forward_max_error:.3g}) | {r.vjp_mismatch} ({r.vjp_max_error:.3g}) | {r.jvp_mismatch} ({r.jvp_max_error:.3g}) | {r.crashes} | {msg} |"
             )
@@ -789,7 +822,10 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         name = call.name
         op, target = _implemented(registry, name)
         if op is None:
-            result.missing[name].add(opinfo)
+            if runs_as(name, registry)[0] == "constant":
+                _compare_constant_call(registry, call, opinfo, result, cache)
+            else:
+                result.missing[name].add(opinfo)
             continue
         routed = target != name
         if call.func._schema.is_mutable:
@@ -820,6 +856,28 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         row.add(outcome, opinfo)
         if outcome.jvp == "n/a":
             result.jvp_not_applicable[f"`{name}`: {outcome.jvp_reason[:140]}"] += 1
+
+
+def _compare_constant_call(registry, call: Call, opinfo: str, result: Replay, cache) -> None:
+    if torch.Tag.nondeterministic_seeded in call.func.tags:
+        result.skipped["random (nondeterministic_seeded)"] += 1
+        return
+    if any(t.layout != torch.strided or t.is_quantized or t.is_nested for t in _tensors((call.args, call.kwargs))):
+        result.skipped["non-strided tensor argument"] += 1
+        return
+    result.calls_replayed += 1
+    result.calls_constant += 1
+    row = result.rows.setdefault(call.name, OpRow(call.name, via="no gradient"))
+    key = call.key()
+    if key in cache:
+        row.opinfos.add(opinfo)
+        return
+    outcome = _compare_constant(resolve(call.name, registry).fn, call)
+    cache[key] = outcome
+    if outcome.forward == "skip":
+        result.skipped[outcome.message[:100]] += 1
+        return
+    row.add(outcome, opinfo)
 
 
 # -- CLI ----------------------------------------------------------------------------------
