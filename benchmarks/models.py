@@ -161,7 +161,7 @@ def _tf_ours(p, batch):
     x, target, h = batch
     b, t, d = x.shape
     flat = aten.view(x, [b * t, d])
-    a = aten.native_layer_norm(flat, p["ln1w"], p["ln1b"], b * t, d, 1e-5)[0]
+    a = aten.native_layer_norm(flat, [d], p["ln1w"], p["ln1b"], 1e-5)[0]
     qkv = aten.addmm(p["bqkv"], a, p["wqkv"])
     q, k, v = (
         aten.view(
@@ -173,7 +173,7 @@ def _tf_ours(p, batch):
     att = aten.bmm(aten._softmax(scores, -1, False), v)
     att = aten.view(aten.permute(aten.view(att, [b, h, t, d // h]), [0, 2, 1, 3]), [b * t, d])
     flat = aten.add.Tensor(flat, aten.addmm(p["bo"], att, p["wo"]))
-    m = aten.native_layer_norm(flat, p["ln2w"], p["ln2b"], b * t, d, 1e-5)[0]
+    m = aten.native_layer_norm(flat, [d], p["ln2w"], p["ln2b"], 1e-5)[0]
     m = aten.addmm(p["b2"], aten.gelu(aten.addmm(p["b1"], m, p["w1"])), p["w2"])
     out = aten.add.Tensor(flat, m)
     return aten.mse_loss(out, aten.view(target, [b * t, d]))

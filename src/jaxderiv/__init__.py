@@ -11,9 +11,9 @@ from .errors import FormulaError, JaxderivError, NotImplementedDerivative, Schem
 from .expr import to_source
 from .grammar import parse_formula
 from .op import Op
-from .registry import Registry, default_registry, op
+from .registry import Registry, default_registry, op, seed_registry
 from .schema import FunctionSchema
-from .spec import Entry, Formula, Spec, load_spec
+from .spec import Entry, Formula, Spec, load_seed_spec, load_spec
 from .literal import jvp_op, vjp_op
 
 __version__ = "0.1.0"
@@ -39,9 +39,11 @@ __all__ = [
     "check_function",
     "default_registry",
     "jvp_op",
+    "load_seed_spec",
     "load_spec",
     "op",
     "parse_formula",
+    "seed_registry",
     "to_source",
     "vjp_op",
 ]

@@ -147,17 +147,34 @@ def _parity(args) -> int:
     """Needs torch: compares every implemented op (or --ops) with torch.ops.aten and autograd."""
     from importlib.metadata import version
 
-    from .check.parity import parity, to_markdown, unexplained, write_json
-    from .registry import Registry, default_registry
+    from .check.parity import judged_by_origin, parity, to_markdown, unexplained, write_json
+    from .registry import Registry, default_registry, seed_registry
 
     spec = _spec_arg(args.spec, args.torch_version)
-    registry = Registry(spec) if spec is not None else default_registry()
+    if spec is not None:
+        registry = Registry(spec)
+    else:
+        registry = seed_registry() if args.seeds else default_registry()
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
     rows = parity(registry, ops, max_samples=args.samples)
     torch_version = version("torch")
-    # the known differences of the op records: the default spec's, torch's own file's, none for another file
-    torch_spec = True if args.spec == "torch" else False if args.spec is None else None
-    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {args.spec or 'default (shipped seed files)'}" + (
+    # the known differences of the op records: the seeds', torch's own file's, per entry for the
+    # default spec (by the file each entry comes from), none for another file
+    torch_spec = (
+        True
+        if args.spec == "torch"
+        else None
+        if args.spec
+        else False
+        if args.seeds
+        else judged_by_origin(registry.spec)
+    )
+    named = args.spec or (
+        "the seed files (PyTorch 1.7's and 1.10's)"
+        if args.seeds
+        else "default (torch 2.14.1's file, with the seed files' entries for the ops it lacks)"
+    )
+    title = f"# Parity with PyTorch {torch_version}\n\nSpec: {named}" + (
         f", {spec.version}." if spec is not None else "."
     )
     text = to_markdown(rows, title, torch_spec)
@@ -222,9 +239,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jaxderiv", description="PyTorch's derivatives.yaml as JAX rules.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="verify every rule against JAX autodiff and finite differences")
-    p.add_argument(
-        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)"
-    )
+    p.add_argument("--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the seed files)")
     p.add_argument("--ops", help="comma-separated op names, e.g. add.Tensor,abs")
     p.add_argument(
         "--modes",
@@ -270,7 +285,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("op", help="what jaxderiv knows about an op: its spec entries, forward and op record")
     p.add_argument("names", nargs="+", help="entry names, e.g. clamp.Tensor abs")
     p.add_argument(
-        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)"
+        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: every shipped file)"
     )
     p.add_argument("--torch-version", help=_VERSION_HELP)
     p.set_defaults(run=_op)
@@ -283,7 +298,12 @@ def main(argv=None) -> int:
     p.set_defaults(run=_coverage)
     p = sub.add_parser("parity", help="compare values, vjp, jvp, kinks and complex with the installed torch")
     p.add_argument(
-        "--spec", help="a derivatives.yaml, or 'torch' for the installed torch's (default: the shipped files)"
+        "--spec",
+        help="a derivatives.yaml, or 'torch' for the installed torch's (default: the default registry's spec, "
+        "torch 2.14.1's file with the seeds' entries for the ops it lacks)",
+    )
+    p.add_argument(
+        "--seeds", action="store_true", help="the seed files' union (PyTorch 1.7's and 1.10's) instead of the default"
     )
     p.add_argument("--ops", help="comma-separated op names (default: every implemented entry)")
     p.add_argument(

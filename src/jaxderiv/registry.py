@@ -11,9 +11,9 @@ from . import forward as _forward
 from . import helpers as _helpers
 from .normalize import Kind, normalize
 from .op import Op
-from .spec import Spec, load_spec
+from .spec import Spec, load_seed_spec, load_spec
 
-__all__ = ["Registry", "default_registry", "op"]
+__all__ = ["Registry", "default_registry", "seed_registry", "op"]
 
 
 class Registry:
@@ -142,14 +142,25 @@ class _OverloadPacket:
 
 
 _default: Registry | None = None
+_seeds: Registry | None = None
 
 
 def default_registry() -> Registry:
-    """The registry of the shipped spec files (built once)."""
+    """The registry of the default spec (built once): torch 2.14.1's schemas and formulas, with
+    the seed files' entries for the ops it no longer has. `jaxderiv.aten` is its namespace."""
     global _default
     if _default is None:
         _default = Registry()
     return _default
+
+
+def seed_registry() -> Registry:
+    """The registry of the seed files' union (PyTorch 1.7's and 1.10's, built once): what
+    `python -m jaxderiv check` verifies by default."""
+    global _seeds
+    if _seeds is None:
+        _seeds = Registry(load_seed_spec())
+    return _seeds
 
 
 def op(name: str) -> Op:

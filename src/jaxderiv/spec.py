@@ -23,9 +23,11 @@ __all__ = [
     "load_spec",
     "read_spec_text",
     "detect_version",
+    "Content",
     "parse_version",
     "shipped_spec_files",
     "newest_spec_file",
+    "load_seed_spec",
     "torch_spec_file",
 ]
 
@@ -167,20 +169,68 @@ class Version:
 UNDETERMINABLE = "undeterminable: newest assumed; pass --torch-version"
 
 # Content fingerprints, newest release first: a file is of the newest release one of whose
-# markers it holds. Each marker is in that release's file and in none of the older ones
-# (tests/spec/test_spec_version.py checks this against the files); markers sit early in the files
-# where they can (1.10's shipped file stops after mul.Scalar). A marker is
-# ("entry", name), ("formula", identifier written in some formula) or
-# ("argument", entry, "Type name") for an entry whose schema has that argument.
-# 1.11 has no file here: its marker is the change that revised softmax_double_backward.
+# markers it holds. Each marker is in that release's file and in none of the older ones: the
+# table was built from the release files themselves (docs/releases.md says where each comes from;
+# 1.11 to 2.0 from the main branch at each release's cut), and tests/spec/test_spec_version.py
+# checks it against an index of those files' contents (`Content`, kept under tests/spec/data).
+# Markers sit early in the files where they can (1.10's shipped file stops after mul.Scalar).
+# A marker is ("entry", name), ("formula", identifier written in some formula) or
+# ("argument", entry, "Type name") for an entry whose schema has that argument. 0.4.0, the
+# oldest, is told by entries gone from every later file.
 FINGERPRINTS: tuple[tuple[tuple[int, ...], tuple[tuple[str, ...], ...]], ...] = (
     ((2, 14, 1), (("entry", "linalg_polar"), ("entry", "linalg_matrix_sqrth"), ("formula", "M_2_SQRTPI"))),
-    ((2, 13), (("entry", "_lazy_clone"), ("entry", "_unsafe_masked_index"))),
-    ((1, 11), (("argument", "_softmax_backward_data", "ScalarType input_dtype"),)),
+    ((2, 13), (("entry", "_foreach_mm"),)),
+    ((2, 12), (("entry", "aminmax"), ("entry", "grid_sampler_2d_backward"))),
+    ((2, 11), (("entry", "ldexp.Tensor"), ("entry", "miopen_ctc_loss"))),
+    ((2, 10), (("argument", "tril", "SymInt diagonal"), ("formula", "tril_symint"))),
+    ((2, 9), (("entry", "_fused_rms_norm"), ("entry", "hash_tensor"))),
+    ((2, 8), (("entry", "_grouped_mm"),)),
+    ((2, 7), (("formula", "linalg_lstsq_solution_jvp"),)),
+    ((2, 6), (("entry", "rrelu_with_noise_functional"), ("entry", "_nested_from_padded_tensor"))),
+    ((2, 5), (("entry", "chunk"), ("entry", "_unsafe_masked_index"))),
+    ((2, 4), (("entry", "_batch_norm_with_update"), ("entry", "_batch_norm_no_update"))),
+    ((2, 3), (("entry", "_lazy_clone"), ("entry", "slice_inverse"))),
+    ((2, 2), (("entry", "any.dims"), ("entry", "all.dims"))),
+    ((2, 1), (("entry", "crow_indices"), ("entry", "_unsafe_index.Tensor"))),
+    ((2, 0), (("entry", "squeeze.dims"), ("entry", "_native_batch_norm_legit"))),
+    ((1, 13), (("entry", "matmul"), ("entry", "_linalg_det"))),
+    ((1, 12), (("entry", "linalg_lu"), ("entry", "index_reduce"))),
+    # 1.11 revised softmax_double_backward together with this schema change
+    ((1, 11), (("argument", "_softmax_backward_data", "ScalarType input_dtype"), ("entry", "native_dropout"))),
     ((1, 10), (("entry", "_neg_view"), ("entry", "_conj_physical"), ("entry", "_to_copy"))),
-    # 1.7: entries gone by 1.10 (`_bmm` early in the file, `_fft_with_size.norm_modes` near its end).
-    ((1, 7), (("entry", "_bmm"), ("entry", "_fft_with_size.norm_modes"))),
+    ((1, 9), (("entry", "linalg_cholesky_ex"), ("entry", "clamp.Tensor"))),
+    ((1, 8), (("entry", "igamma"), ("entry", "div.Tensor_mode"))),
+    ((1, 7), (("entry", "complex"), ("entry", "polar"))),
+    ((1, 6), (("entry", "acosh"), ("entry", "asinh"))),
+    ((1, 5), (("entry", "cummax"), ("entry", "_cdist_forward"))),
+    ((1, 4), (("entry", "angle"), ("entry", "slow_conv3d_forward"))),
+    ((1, 3), (("entry", "index.Tensor"), ("entry", "norm.Scalar"))),
+    ((1, 2), (("entry", "native_layer_norm"), ("entry", "gelu"))),
+    ((1, 1), (("entry", "cholesky_solve"), ("entry", "cholesky_inverse"))),
+    ((1, 0), (("entry", "addmv"), ("entry", "affine_grid_generator"))),
+    ((0, 4, 1), (("entry", "diagonal"), ("entry", "logsumexp"))),
+    ((0, 4, 0), (("entry", "softmax_forward"), ("entry", "log_softmax_forward"))),
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class Content:
+    """What release detection reads of a file: its entry names, each entry's schema arguments
+    (`entry(Type name)`) and the identifiers its formulas write. Small enough to keep an index
+    of every release's file for the tests."""
+
+    entries: frozenset[str]
+    arguments: frozenset[str]
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, entries: Mapping[str, "Entry"]) -> "Content":
+        arguments = {f"{e.name}({a.type} {a.name})" for e in entries.values() for a in e.schema.arguments}
+        words = {w for e in entries.values() for f in e.backward + e.forward for w in _WORD.findall(f.text)}
+        return cls(frozenset(entries), frozenset(arguments), frozenset(words))
+
+
+_WORD = re.compile(r"(?<![\w:])[A-Za-z_]\w*(?!\w)")
 
 
 def _marker_text(marker: tuple[str, ...]) -> str:
@@ -188,24 +238,24 @@ def _marker_text(marker: tuple[str, ...]) -> str:
     return f"{kind} `{what[0]}`" if len(what) == 1 else f"{kind} `{what[1]}` of `{what[0]}`"
 
 
-def _has_marker(entries: Mapping[str, "Entry"], marker: tuple[str, ...]) -> bool:
+def _has_marker(content: Content, marker: tuple[str, ...]) -> bool:
     kind = marker[0]
     if kind == "entry":
-        return marker[1] in entries
+        return marker[1] in content.entries
     if kind == "argument":
-        e = entries.get(marker[1])
-        return e is not None and any(f"{a.type} {a.name}" == marker[2] for a in e.schema.arguments)
+        return f"{marker[1]}({marker[2]})" in content.arguments
     if kind == "formula":
-        word = re.compile(rf"(?<![\w:]){re.escape(marker[1])}(?!\w)")
-        return any(word.search(f.text) for e in entries.values() for f in e.backward + e.forward)
+        return marker[1] in content.words
     raise ValueError(f"unknown fingerprint kind {kind!r}")
 
 
-def detect_version(entries: Mapping[str, "Entry"]) -> Version:
+def detect_version(content: "Mapping[str, Entry] | Content") -> Version:
     """The release of a file from its content alone (never its name): see FINGERPRINTS."""
+    if not isinstance(content, Content):
+        content = Content.of(content)
     for release, markers in FINGERPRINTS:
         for m in markers:
-            if _has_marker(entries, m):
+            if _has_marker(content, m):
                 return Version(release, f"detected from content: {_marker_text(m)}")
     return Version(None, UNDETERMINABLE)
 
@@ -222,20 +272,37 @@ def parse_version(text: "str | tuple[int, ...] | Version") -> Version:
     return Version(tuple(int(g) for g in m.groups() if g is not None), "given")
 
 
-# The files the default registry and `python -m jaxderiv check` load, oldest first (newer win).
-_DEFAULT_FILES = ("derivatives_v1_7.yaml", "derivatives_v1_10_flat.yaml")
-# Shipped for reference, never loaded by default: torch 2.14.1's file.
+# The seed files, oldest first (newer win): what `python -m jaxderiv check` verifies by default.
+_SEED_FILES = ("derivatives_v1_7.yaml", "derivatives_v1_10_flat.yaml")
+# The newest release's file: the default spec's, with the seeds' entries for the ops it lacks.
 _NEWEST_FILE = "derivatives_v2_14_1.yaml"
+# Entries of the newest file whose formulas call helpers jaxderiv does not have yet (their
+# double backwards: `_pdist_backward_backward`, `_cdist_backward_backward`): the default spec
+# keeps the seed entry (the same arguments), whose formulas are `not_implemented` as torch 2.13's
+# are, so that pdist's and cdist's first derivatives, which call these ops, still run.
+# tests/spec/test_default_spec.py checks that this is exactly the newest entries that do not
+# translate and have a seed entry.
+KEPT_FROM_SEEDS = ("_pdist_backward", "_cdist_backward")
 
 
 def shipped_spec_files() -> list[Path]:
-    """The spec files the default spec is the union of, oldest first (newer entries win)."""
-    return [_formulas_dir() / name for name in _DEFAULT_FILES]
+    """The seed files (PyTorch 1.7's and 1.10's), oldest first: `load_seed_spec` is their union."""
+    return [_formulas_dir() / name for name in _SEED_FILES]
 
 
 def newest_spec_file() -> Path:
-    """The newest release's file shipped (torch 2.14.1's), not part of the default spec."""
+    """The newest release's file shipped (torch 2.14.1's): the default spec's."""
     return _formulas_dir() / _NEWEST_FILE
+
+
+def load_seed_spec(*, strict: bool = True) -> Spec:
+    """The union of the seed files, newer entries winning: PyTorch 1.7's schemas and formulas
+    where 1.10's file has no entry. `python -m jaxderiv check` verifies every formula of both."""
+    files = shipped_spec_files()
+    spec = read_spec_text(files[0].read_text(), str(files[0]), strict=strict)
+    for f in files[1:]:
+        spec = spec.union(read_spec_text(f.read_text(), str(f), strict=strict))
+    return spec
 
 
 def torch_spec_file() -> Path:
@@ -254,8 +321,10 @@ def torch_spec_file() -> Path:
 def load_spec(
     path: str | os.PathLike | None = None, *, from_torch: bool = False, torch_version=None, strict: bool = True
 ) -> Spec:
-    """Load one spec file, the installed torch's (`from_torch=True`), or with no path the union
-    of the default shipped files (newest wins). `torch_version` ("1.7") states the release
+    """Load one spec file, the installed torch's (`from_torch=True`), or with no path the default
+    spec: the newest release's shipped file (torch 2.14.1's, today's schemas and formulas) with
+    the seed files' entries for the ops it no longer has (`cholesky`, `std`, `_bmm`, ...; see
+    `load_seed_spec`) and for the few it writes with helpers jaxderiv lacks (`KEPT_FROM_SEEDS`). `torch_version` ("1.7") states the release
     instead of detecting it from the content (for a file with no fingerprint, or to override).
     With `strict=False` an entry that cannot be read is reported (a SpecWarning naming
     file:line and why; kept in `Spec.rejected`) and the rest of the file loads; with the
@@ -268,11 +337,12 @@ def load_spec(
     if path is None:
         if torch_version is not None:
             raise ValueError("torch_version applies to one file; the default spec's files each have their own")
-        files = shipped_spec_files()
-        spec = read_spec_text(files[0].read_text(), str(files[0]), strict=strict)
-        for f in files[1:]:
-            spec = spec.union(read_spec_text(f.read_text(), str(f), strict=strict))
-        return spec
+        newest_file = newest_spec_file()
+        newest = read_spec_text(newest_file.read_text(), str(newest_file), strict=strict)
+        newest = dataclasses.replace(
+            newest, entries={n: e for n, e in newest.entries.items() if n not in KEPT_FROM_SEEDS}
+        )
+        return load_seed_spec(strict=strict).union(newest)
     path = Path(path)
     try:
         text = path.read_text()

@@ -10,7 +10,7 @@ import jax
 import pytest
 
 import jaxderiv
-from jaxderiv import Registry, Report, Row, check_all, check_op, load_spec
+from jaxderiv import Registry, Report, Row, check_all, check_op, load_seed_spec, load_spec
 from jaxderiv.spec import shipped_spec_files
 from jaxderiv.check import MODES, plan
 from jaxderiv.check.checker import PRECISION_MODES, Tolerance
@@ -67,7 +67,7 @@ def statuses(report: Report) -> dict[tuple[str, str], str]:
 
 @pytest.fixture(scope="module")
 def good_report() -> Report:
-    return check_all(load_spec(), ops=["sin", "add.Tensor"])
+    return check_all(load_seed_spec(), ops=["sin", "add.Tensor"])
 
 
 def test_default_check_also_covers_replaced_older_formulas():
@@ -108,7 +108,7 @@ def test_rows_carry_errors_timing_and_formula(good_report):
         assert row.max_rel_err is not None and math.isfinite(row.max_rel_err)
         assert row.seconds > 0
         assert row.reason == ""
-        formulas = jaxderiv.op(row.op).formulas
+        formulas = jaxderiv.seed_registry().op(row.op).formulas
         assert row.formula == {
             "vjp_vjp": "derivative of " + formulas["vjp"],
             "jvp_vjp": "forward-mode derivative of " + formulas["vjp"],
@@ -131,11 +131,11 @@ def test_report_json_rows_have_exactly_the_keys(good_report, tmp_path):
 def test_rows_count_the_complex_samples_they_compared(monkeypatch):
     """An entry checked on complex inputs says so, and the summary counts such entries; taking
     acos off the complex list (as a wrong declaration would) shows as 0."""
-    rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
+    rows = check_all(load_seed_spec(), ops=["acos"], modes=["vjp"]).rows
     assert rows[0].status == "passed" and rows[0].complex_samples > 0
     assert "compared on complex inputs: 1 entries (vjp 1)" in Report(rows).summary()
     with opdb.replaced("acos", complex=False):
-        rows = check_all(load_spec(), ops=["acos"], modes=["vjp"]).rows
+        rows = check_all(load_seed_spec(), ops=["acos"], modes=["vjp"]).rows
     assert rows[0].status == "passed" and rows[0].complex_samples == 0
     assert "compared on complex inputs" not in Report(rows).summary()
 
@@ -440,14 +440,14 @@ def test_a_formula_that_drops_its_derivative_in_grad_fails_second_order(write_sp
 
 
 def test_third_order_is_not_applicable_where_no_formula_calls_an_entry():
-    row = check_all(load_spec(), ops=["sin"], modes=("vjp_vjp_vjp",)).rows[0]
+    row = check_all(load_seed_spec(), ops=["sin"], modes=("vjp_vjp_vjp",)).rows[0]
     assert row.status == "not_applicable" and "no backward formula calls another entry" in row.reason
 
 
 def test_reverse_over_forward_inherits_the_jvps_declared_failure():
     """angle's 1.10 result formula is a declared spec bug off the real line; its gradient is wrong too."""
 
-    row = next(r for r in check_all(load_spec(), ops=["angle"], modes=["vjp_jvp"]).rows)
+    row = next(r for r in check_all(load_seed_spec(), ops=["angle"], modes=["vjp_jvp"]).rows)
     assert row.status == "known_failure" and row.reason.startswith(
         "known failure: " + opdb.record("angle").known_failure("jvp")
     )
@@ -521,12 +521,12 @@ def test_the_check_runs_without_sympy(monkeypatch):
     """sympy is the `proofs` extra: without it the numerical checks run and no row claims a proof."""
     import sys
 
-    with_sympy = check_all(load_spec(), ops=["sin"], modes=("vjp",)).rows
+    with_sympy = check_all(load_seed_spec(), ops=["sin"], modes=("vjp",)).rows
     assert with_sympy[0].proof  # sin's formula is proved where sympy is installed
     for name in ("jaxderiv.check.proofs", "jaxderiv.check.proof_definitions"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setitem(sys.modules, "sympy", None)  # `import sympy` raises ModuleNotFoundError
-    rows = check_all(load_spec(), ops=["sin"], modes=("vjp",)).rows
+    rows = check_all(load_seed_spec(), ops=["sin"], modes=("vjp",)).rows
     assert [(r.status, r.proof) for r in rows] == [("passed", "")]
 
 
@@ -542,10 +542,10 @@ def test_a_declared_reference_tolerance_is_needed_and_enough(name):
     declared = opdb.record(name).reference_tolerance
     assert declared is not None and declared.rtol > Tolerance.ref_rtol
     with opdb.replaced(name, reference_tolerance=None):
-        strict = check_all(load_spec(), ops=[name], modes=["vjp"]).rows[0]
+        strict = check_all(load_seed_spec(), ops=[name], modes=["vjp"]).rows[0]
     assert strict.status == "failed" and "JAX autodiff" in strict.reason
     assert Tolerance.ref_rtol < strict.max_rel_err <= declared.rtol
-    loose = check_all(load_spec(), ops=[name], modes=["vjp"]).rows[0]
+    loose = check_all(load_seed_spec(), ops=[name], modes=["vjp"]).rows[0]
     assert loose.status == "passed" and declared.reason in loose.reason
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxderiv import Registry, SpecError, load_spec
+from jaxderiv import Registry, SpecError, load_seed_spec, load_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
 from jaxderiv.check.parity import (
@@ -47,7 +47,7 @@ def _declaring(field: str) -> list[str]:
     return sorted(n for n, r in opdb.database().items() if getattr(r, field))
 
 
-TORCH_SPEC, SEED_SPEC = load_spec(from_torch=True), load_spec()
+TORCH_SPEC, SEED_SPEC = load_spec(from_torch=True), load_seed_spec()
 SEED_OPS = implemented(SEED_SPEC)
 # Same formula text as the seed's: the seed run already compares exactly these rules.
 TORCH_OPS = [
@@ -192,9 +192,7 @@ def test_known_differences_are_read_from_the_records():
         assert known_differences()["sin"] is declared and "sin" not in known_differences(torch_spec=True)
         assert "| sin | vjp: a test's reason |" in to_markdown([row], "# t")
         assert "| sin | vjp: a test's reason |" not in to_markdown([row], "# t", torch_spec=True)
-    with opdb.replaced(
-        "sin", difference=opdb.Difference(("vjp",), "torch's only", torch_spec=True, default_spec=False)
-    ):
+    with opdb.replaced("sin", difference=opdb.Difference(("vjp",), "torch's only", torch_spec=True, seed_spec=False)):
         assert unexplained([row]) == [row] and unexplained([row], torch_spec=True) == []
     assert "sin" not in known_differences()
     with opdb.replaced("sin", torch_equivalent=opdb.Equivalent(lambda aten, a: [aten.sin(a["self"])], "a test's call")):

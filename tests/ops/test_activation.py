@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import jaxderiv
-from jaxderiv import load_spec
+from jaxderiv import load_seed_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
 from jaxderiv.check.samples import samples_for
@@ -29,9 +29,12 @@ from jaxderiv.forward import implementation
 torch = pytest.importorskip("torch")
 from torch_oracle import assert_same, to_torch  # noqa: E402
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
+
 aten = torch.ops.aten
 
-SEED_SPEC = load_spec()
+SEED_SPEC = load_seed_spec()
 # The family's entries of the default spec that torch can be asked about (by name or its record's equivalent call).
 ACTIVATIONS = sorted(
     n
@@ -72,7 +75,7 @@ def _inputs(op, groups=("samples", "kinks")):
 @pytest.mark.parametrize("name", sorted(SEED_SCHEMA_KINKS))
 def test_kinks_in_the_seed_schema_match_torch(name):
     """test_parity's comparison (forward, vjp) on the kinks the records cannot hold."""
-    row = P.compare_op(jaxderiv.op(name), [], [SEED_SCHEMA_KINKS[name]], [])
+    row = P.compare_op(jaxderiv.seed_registry().op(name), [], [SEED_SCHEMA_KINKS[name]], [])
     assert row.kinks is True and row.ok, row.note
 
 
@@ -85,7 +88,7 @@ def _torch_outputs(call, xs):
 def test_float32_stays_float32_with_torchs_values(name):
     """float32 inputs (samples and kinks narrowed): every output has torch's dtype, and its values
     to float32's precision (a sampler's values are its generator's: dtypes only)."""
-    op = jaxderiv.op(name)
+    op = jaxderiv.seed_registry().op(name)
     for args, kwargs, sample in _inputs(op):
         call = P._Call(op, args, kwargs, sample, float32=True)
         xs = call.xs()
@@ -120,7 +123,7 @@ def test_rrelu_with_noise_in_training_given_torchs_draw(dtype):
     noise_in = torch.from_numpy(noise.copy())
 
     def ours(x):
-        return jaxderiv.op("rrelu_with_noise")(x, noise, *_RRELU, True)
+        return SEEDS.op("rrelu_with_noise")(x, noise, *_RRELU, True)
 
     def theirs(x):
         return _rrelu(x, noise_in, *_RRELU, True)
@@ -145,7 +148,7 @@ def test_rrelu_with_noise_in_training_given_torchs_draw(dtype):
 def test_kink_subgradients_differ_from_jax_autodiff():
     """At relu's kink the rule gives PyTorch's 0; JAX's autodiff of max(x, 0) gives 1/2."""
     x = jnp.zeros(3)
-    assert float(jax.grad(lambda x: jaxderiv.op("relu")(x).sum())(x).sum()) == 0.0
+    assert float(jax.grad(lambda x: SEEDS.op("relu")(x).sum())(x).sum()) == 0.0
     assert float(jax.grad(lambda x: jnp.maximum(x, 0.0).sum())(x).sum()) != 0.0
 
 
@@ -164,7 +167,7 @@ INTEGER_CASES = [
 def test_integer_inputs_match_torch(name, scalars, torch_fn):
     """relu, threshold and hardtanh keep integers; sigmoid and tanh compute them in float32."""
     x = np.array([-3, -1, 0, 2, 7], dtype=np.int64)
-    ours = jaxderiv.op(name)(x, *scalars)
+    ours = SEEDS.op(name)(x, *scalars)
     theirs = torch_fn(torch.from_numpy(x), *scalars)
     assert str(np.dtype(ours.dtype)) == str(theirs.dtype).removeprefix("torch.")
     np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-6)
@@ -176,7 +179,7 @@ def test_integer_inputs_rejected_like_torch(name):
     with pytest.raises(RuntimeError):
         getattr(aten, name).default(torch.from_numpy(x))
     with pytest.raises(TypeError):
-        jaxderiv.op(name)(x)
+        SEEDS.op(name)(x)
 
 
 def test_nan_propagates_like_torch():
@@ -189,7 +192,7 @@ def test_nan_propagates_like_torch():
         ("threshold", (0.0, 2.0)),
         ("hardswish", ()),
     ]:
-        ours = jaxderiv.op(name)(x, *scalars)
+        ours = SEEDS.op(name)(x, *scalars)
         np.testing.assert_array_equal(
             np.asarray(ours), getattr(aten, name).default(torch.from_numpy(x), *scalars).numpy()
         )
@@ -198,12 +201,12 @@ def test_nan_propagates_like_torch():
 def test_inplace_leaky_relu_backward_rejects_negative_slope():
     """From the result, a negative slope hides the input's sign: ATen refuses, so do we."""
     with pytest.raises(Exception, match="negative slope"):
-        jax.grad(lambda x: jaxderiv.op("leaky_relu_")(x, -0.1).sum())(jnp.ones(3))
+        jax.grad(lambda x: SEEDS.op("leaky_relu_")(x, -0.1).sum())(jnp.ones(3))
 
 
 def test_prelu_rejects_weight_not_matching_channels():
     with pytest.raises(ValueError, match="channel size"):
-        jaxderiv.op("prelu")(jnp.ones((2, 3)), jnp.ones(4))
+        SEEDS.op("prelu")(jnp.ones((2, 3)), jnp.ones(4))
 
 
 def test_sigmoid_tanh_second_order_checked_on_real_inputs_only():

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import jaxderiv
-from jaxderiv import NotImplementedDerivative, load_spec
+from jaxderiv import NotImplementedDerivative, load_seed_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
 from jaxderiv.check.families import vector
@@ -42,6 +42,9 @@ from torch_oracle import (  # noqa: E402
     to_torch,
 )
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
+
 aten = torch.ops.aten
 
 NAN, INF = math.nan, math.inf
@@ -55,13 +58,17 @@ def _torch_op(name: str):
 def _compared(name: str, args: tuple, kwargs: dict, rng) -> tuple[dict, str]:
     """test_parity's comparison of one call with torch: verdicts of forward, vjp and jvp, and the first difference."""
     row = P.ParityRow(name, "")
-    verdict = P._compare_sample(P._Call(jaxderiv.op(name), tuple(args), dict(kwargs)), rng, P._Tally(row), True)
+    verdict = P._compare_sample(P._Call(SEEDS.op(name), tuple(args), dict(kwargs)), rng, P._Tally(row), True)
     return verdict, row.note
 
 
-BINARY = sorted(n for n in P.implemented(load_spec()) if opdb.record(n).family == "binary" and P.torch_has(n))
+BINARY = sorted(n for n in P.implemented(load_seed_spec()) if opdb.record(n).family == "binary" and P.torch_has(n))
 # The entries whose records declare that jaxderiv's results on their kink inputs are not torch's.
-KINK_DIFFERENCES = [n for n in BINARY if getattr(opdb.record(n).difference, "columns", ()) == ("kinks",)]
+KINK_DIFFERENCES = [
+    n
+    for n in BINARY
+    if getattr(P.known_difference(n, False), "columns", ()) == ("kinks",)  # under the seed files' formulas
+]
 
 
 @pytest.mark.parametrize("name", KINK_DIFFERENCES)
@@ -96,7 +103,7 @@ def test_complex_logaddexp_gradient_is_not_torchs():
     """The spec's formula (1.10: grad / (1 + exp(other - self))) predates complex support (no
     .conj()): on complex inputs the vjp is not torch 2.13's, while values and jvp agree. The
     record leaves complex inputs out, so no parity row states this."""
-    op, rng = jaxderiv.op("logaddexp"), np.random.default_rng(0)
+    op, rng = SEEDS.op("logaddexp"), np.random.default_rng(0)
     assert not opdb.record("logaddexp").complex
     for s in samples_for(op, rng, complex_=True):
         verdict, note = _compared("logaddexp", s.args, s.kwargs, rng)
@@ -105,7 +112,7 @@ def test_complex_logaddexp_gradient_is_not_torchs():
 
 def test_clamp_at_its_bounds_is_torchs_subgradient_not_jaxs():
     x = jnp.array([-1.0, 0.0, 1.0, 2.0])
-    assert jax.grad(lambda x: jaxderiv.op("clamp")(x, -1.0, 1.0).sum())(x).tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert jax.grad(lambda x: SEEDS.op("clamp")(x, -1.0, 1.0).sum())(x).tolist() == [1.0, 1.0, 1.0, 0.0]
     assert jax.grad(lambda x: jnp.clip(x, -1.0, 1.0).sum())(x).tolist() == [0.5, 1.0, 0.5, 0.0]
 
 
@@ -114,7 +121,7 @@ def test_clamp_at_its_bounds_is_torchs_subgradient_not_jaxs():
 )
 def test_gradient_of_other_is_not_in_the_spec(name, other):
     """Only self's gradient is given (torch 2.13 has other's, the spec does not)."""
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     x, y = jnp.array([1.5, -2.0]), jnp.array([0.7, 0.9])
     assert_same(jax.grad(lambda x: op(x, y).sum())(x), np.ones(2))
     with pytest.raises(NotImplementedDerivative, match=other):
@@ -124,7 +131,7 @@ def test_gradient_of_other_is_not_in_the_spec(name, other):
 def test_comparisons_have_no_differentiable_output():
     for c in ("eq", "ne", "lt", "le", "gt", "ge"):
         for overload, other in (("Tensor", np.array([0.5, 1.0])), ("Scalar", 0.5)):
-            op = jaxderiv.op(f"{c}.{overload}")
+            op = SEEDS.op(f"{c}.{overload}")
             assert op.differentiable_inputs == ()
             assert op.output_differentiable(np.array([0.5, 2.0]), other) == (False,)
 
@@ -264,7 +271,7 @@ def _torch_call(name, args, kwargs):
 @pytest.mark.parametrize("name,args,kwargs", FORWARD, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FORWARD)])
 def test_values_and_dtypes_follow_aten(name, args, kwargs):
     theirs = to_numpy(_torch_call(name, args, kwargs))
-    assert_same(jaxderiv.op(name)(*args, **kwargs), theirs, rtol=1e-6, atol=0)
+    assert_same(SEEDS.op(name)(*args, **kwargs), theirs, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize(
@@ -283,7 +290,7 @@ def test_unsupported_inputs_raise_as_in_aten(name, args, kwargs):
     with pytest.raises((RuntimeError, NotImplementedError)):
         _torch_call(name, args, kwargs)
     with pytest.raises((TypeError, ValueError)):
-        jaxderiv.op(name)(*args, **kwargs)
+        SEEDS.op(name)(*args, **kwargs)
 
 
 OPERANDS = [

@@ -23,6 +23,9 @@ import jaxderiv
 torch = pytest.importorskip("torch")
 from jaxderiv.check import parity as P  # noqa: E402
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
+
 aten = torch.ops.aten
 C128 = np.complex128
 
@@ -67,12 +70,12 @@ def _compare(
     tangents=None,
     torch_jvp=True,
 ):
-    """Forward, vjp and jvp of jaxderiv.op(name)(*args) (outputs through `post`) against torch;
+    """Forward, vjp and jvp of SEEDS.op(name)(*args) (outputs through `post`) against torch;
     `tangents` projects the jvp's input directions onto the admissible ones. With torch_jvp=False
     (torch's forward-mode formula is wrong, see the callers) the jvp is checked against torch's
     reverse mode instead: Re<ct, jvp(t)> == sum_i Re<vjp_torch(ct)_i, t_i>."""
     torch_post = torch_post or post
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     rng = np.random.default_rng(7)
 
     def ours(*xs):
@@ -151,10 +154,10 @@ def test_real_only_product_formulas_on_complex_inputs():
     rng = np.random.default_rng(2)
     m, v, w, ct = (_rand(rng, s, C128) for s in [(3, 4), (4,), (3,), (3,)])
     with pytest.raises(RealOnlyDerivative, match=r"entry 'mv'.*PyTorch 1\.7"):
-        jax.vjp(jaxderiv.op("mv"), jnp.asarray(m), jnp.asarray(v))
+        jax.vjp(SEEDS.op("mv"), jnp.asarray(m), jnp.asarray(v))
     with pytest.raises(RealOnlyDerivative, match=r"entry 'ger'.*PyTorch 1\.7"):
-        jax.vjp(jaxderiv.op("ger"), jnp.asarray(w), jnp.asarray(v))
-    g_self, g_vec = jax.vjp(jaxderiv.op("mv"), jnp.asarray(m.real), jnp.asarray(v.real))[1](jnp.asarray(ct.real))
+        jax.vjp(SEEDS.op("ger"), jnp.asarray(w), jnp.asarray(v))
+    g_self, g_vec = jax.vjp(SEEDS.op("mv"), jnp.asarray(m.real), jnp.asarray(v.real))[1](jnp.asarray(ct.real))
     _close(g_self, np.outer(ct.real, v.real))
     _close(g_vec, m.real.T @ ct.real)
     # what the formula would have given on complex is not torch's gradient
@@ -169,7 +172,7 @@ def test_real_only_product_formulas_on_complex_inputs():
 
 
 def test_addmm_beta_zero_ignores_nan_self():
-    out = jaxderiv.op("addmm")(jnp.full((3, 2), jnp.nan), jnp.ones((3, 4)), jnp.ones((4, 2)), beta=0)
+    out = SEEDS.op("addmm")(jnp.full((3, 2), jnp.nan), jnp.ones((3, 4)), jnp.ones((4, 2)), beta=0)
     assert not jnp.any(jnp.isnan(out))
 
 
@@ -233,7 +236,7 @@ def test_complex_cholesky_gradient_is_the_hermitian_part_of_torchs():
     rng = np.random.default_rng(3)
     a = _spd(rng, (2, 3, 3), C128)
     ct = _rand(rng, a.shape, C128)
-    y, vjp = jax.vjp(jaxderiv.op("cholesky"), jnp.asarray(a))
+    y, vjp = jax.vjp(SEEDS.op("cholesky"), jnp.asarray(a))
     ta = _t(a).requires_grad_()
     ty = torch.linalg.cholesky(ta)
     _close(y, _n(ty))
@@ -244,7 +247,7 @@ def test_complex_cholesky_gradient_is_the_hermitian_part_of_torchs():
     assert np.abs(theirs - herm).max() > 1e-3  # the anti-Hermitian part is there, and ours lacks it
     d = _rand(rng, a.shape, C128)
     d = d + np.conj(np.swapaxes(d, -1, -2))
-    _, o = jax.jvp(jaxderiv.op("cholesky"), (jnp.asarray(a),), (jnp.asarray(d),))
+    _, o = jax.jvp(SEEDS.op("cholesky"), (jnp.asarray(a),), (jnp.asarray(d),))
     _, t = torch.func.jvp(torch.linalg.cholesky, (_t(a),), (_t(d),))
     _close(o, _n(t))
 
@@ -271,7 +274,7 @@ def test_det_of_a_singular_matrix_is_the_cofactor_matrix(seed, dtype):
     u, _, vh = np.linalg.svd(a)
     if dtype == np.float64:
         assert np.sign(np.linalg.det(u) * np.linalg.det(vh)) == (-1 if seed == 0 else 1)
-    ours = jax.vjp(jaxderiv.op("det"), jnp.asarray(a))[1](jnp.ones((), dtype))[0]
+    ours = jax.vjp(SEEDS.op("det"), jnp.asarray(a))[1](jnp.ones((), dtype))[0]
     ta = _t(a).requires_grad_()
     (theirs,) = torch.autograd.grad(torch.det(ta), ta, torch.ones((), dtype=ta.dtype), create_graph=True)
     _close(ours, np.conj(_n(theirs)))  # the module's complex convention (docstring)
@@ -280,13 +283,13 @@ def test_det_of_a_singular_matrix_is_the_cofactor_matrix(seed, dtype):
     assert not torch.autograd.grad(torch.det(tb), tb, torch.ones((), dtype=tb.dtype))[
         0
     ].any()  # torch's first-order path, as the docstring says
-    batched = jax.vjp(jaxderiv.op("det"), jnp.stack([jnp.asarray(a), jnp.asarray(_wc(R, (3, 3), dtype))]))[1]
+    batched = jax.vjp(SEEDS.op("det"), jnp.stack([jnp.asarray(a), jnp.asarray(_wc(R, (3, 3), dtype))]))[1]
     _close(batched(jnp.ones(2, dtype))[0][0], _cofactors(a))
 
 
 def test_singular_slogdet_gradient_is_infinite_like_torchs_svd_path():
     a = np.zeros((2, 2))
-    g = jax.grad(lambda x: jaxderiv.op("slogdet")(x)[1])(jnp.asarray(a))
+    g = jax.grad(lambda x: SEEDS.op("slogdet")(x)[1])(jnp.asarray(a))
     assert not np.all(np.isfinite(np.asarray(g)))
 
 
@@ -319,12 +322,12 @@ def test_where_torchs_forward_mode_is_wrong_ours_matches_finite_differences(case
     rng = np.random.default_rng(5)
     if case == "cholesky_inverse":
         args = (np.linalg.cholesky(_spd(rng, (3, 3))),)
-        ours = lambda x: jaxderiv.op("cholesky_inverse")(x)  # noqa: E731
+        ours = lambda x: SEEDS.op("cholesky_inverse")(x)  # noqa: E731
         theirs = lambda x: aten.cholesky_inverse.default(x)  # noqa: E731
         ts = (np.tril(rng.normal(size=(3, 3))),)
     else:
         args = (rng.normal(size=(3, 2)), np.tril(rng.normal(size=(3, 3))) + 3 * np.eye(3))
-        ours = lambda b, a: jaxderiv.op("triangular_solve")(b, a, False, True, False)[0]  # noqa: E731
+        ours = lambda b, a: SEEDS.op("triangular_solve")(b, a, False, True, False)[0]  # noqa: E731
         theirs = lambda b, a: aten.triangular_solve.default(b, a, False, True, False)[0]  # noqa: E731
         ts = (rng.normal(size=(3, 2)), np.tril(rng.normal(size=(3, 3))))
     h = 1e-6
@@ -358,7 +361,7 @@ def test_lu_family_matches_torch(dtype, shape):
         if shape[-1] == shape[-2]
         else _rand(R, shape, dtype) + 2 * np.eye(*shape[-2:])
     )
-    lu, piv, info = jaxderiv.op("_lu_with_info")(jnp.asarray(a))
+    lu, piv, info = SEEDS.op("_lu_with_info")(jnp.asarray(a))
     tlu, tpiv = torch.linalg.lu_factor(_t(a))
     _close(lu, _n(tlu))
     assert np.array_equal(np.asarray(piv), _n(tpiv)) and np.asarray(piv).dtype == np.int32 and not np.any(info)
@@ -394,7 +397,7 @@ def test_lu_unpack_permutation_matches_torch_and_has_no_gradient():
     lu_unpack_backward ignores its gradient, so ours is zero."""
     a = _rand(R, (2, 4, 4)) + np.eye(4)
     lu, piv = torch.linalg.lu_factor(_t(a))
-    op = jaxderiv.op("lu_unpack")
+    op = SEEDS.op("lu_unpack")
     _close(op(jnp.asarray(_n(lu)), jnp.asarray(_n(piv)))[0], _n(torch.lu_unpack(lu, piv)[0]))
     g = jax.grad(lambda x: jnp.sum(op(x, jnp.asarray(_n(piv)))[0] * 3.0))(jnp.asarray(_n(lu)))
     assert not torch.lu_unpack(lu.requires_grad_(), piv)[0].requires_grad and not np.any(np.asarray(g))
@@ -402,9 +405,9 @@ def test_lu_unpack_permutation_matches_torch_and_has_no_gradient():
 
 def test_cholesky_ex_and_inv_ex_report_info():
     spd = jnp.asarray(_spd(R, (3, 3)))
-    L, info = jaxderiv.op("linalg_cholesky_ex")(spd, upper=True)
+    L, info = SEEDS.op("linalg_cholesky_ex")(spd, upper=True)
     _close(L, _n(torch.linalg.cholesky(_t(spd), upper=True)))
-    inv, info2 = jaxderiv.op("linalg_inv_ex")(spd)
+    inv, info2 = SEEDS.op("linalg_inv_ex")(spd)
     _close(inv, np.linalg.inv(spd))
     assert info.dtype == info2.dtype == jnp.int32 and int(info) == int(info2) == 0
 
@@ -493,36 +496,36 @@ def test_qr_matches_torch():
 def test_not_implemented_entries_say_so():
     x = jnp.asarray(_rand(R, (4, 3)))
     with pytest.raises(jaxderiv.NotImplementedDerivative):
-        jax.grad(lambda x: jaxderiv.op("geqrf")(x)[0].sum())(x)
-    a, tau = jaxderiv.op("geqrf")(x)
+        jax.grad(lambda x: SEEDS.op("geqrf")(x)[0].sum())(x)
+    a, tau = SEEDS.op("geqrf")(x)
     ta, ttau = torch.geqrf(_t(x))
     _close(a, _n(ta))
-    _close(jaxderiv.op("orgqr")(a, tau), _n(torch.linalg.householder_product(ta, ttau)))
+    _close(SEEDS.op("orgqr")(a, tau), _n(torch.linalg.householder_product(ta, ttau)))
     c = _rand(R, (4, 2))
-    _close(jaxderiv.op("ormqr")(a, tau, jnp.asarray(c), True, True), _n(torch.ormqr(ta, ttau, _t(c), True, True)))
-    _close(jaxderiv.op("linalg_lstsq")(x, jnp.asarray(c))[0], _n(torch.linalg.lstsq(_t(x), _t(c)).solution))
+    _close(SEEDS.op("ormqr")(a, tau, jnp.asarray(c), True, True), _n(torch.ormqr(ta, ttau, _t(c), True, True)))
+    _close(SEEDS.op("linalg_lstsq")(x, jnp.asarray(c))[0], _n(torch.linalg.lstsq(_t(x), _t(c)).solution))
 
 
 def test_pivots_and_info_get_no_gradient():
-    assert jaxderiv.op("_lu_with_info").output_differentiable(jnp.eye(3)) == (True, False, False)
-    assert jaxderiv.op("slogdet").output_differentiable(jnp.eye(3)) == (False, True)
+    assert SEEDS.op("_lu_with_info").output_differentiable(jnp.eye(3)) == (True, False, False)
+    assert SEEDS.op("slogdet").output_differentiable(jnp.eye(3)) == (False, True)
 
 
 def test_jit_and_vmap_on_each_subgroup():
     a = jnp.asarray(_wc(R, (2, 3, 3)))
-    solve = jaxderiv.op("triangular_solve")
-    lu = jaxderiv.op("_lu_with_info")
+    solve = SEEDS.op("triangular_solve")
+    lu = SEEDS.op("_lu_with_info")
     subgroups = {  # products, inverses, factorizations, solves
-        "mm": lambda m: jaxderiv.op("mm")(m, m),
-        "inverse": jaxderiv.op("inverse"),
-        "cholesky": lambda m: jaxderiv.op("cholesky")(m @ m.T + 3 * jnp.eye(3)),
+        "mm": lambda m: SEEDS.op("mm")(m, m),
+        "inverse": SEEDS.op("inverse"),
+        "cholesky": lambda m: SEEDS.op("cholesky")(m @ m.T + 3 * jnp.eye(3)),
         "lu": lambda m: lu(m)[0],
         "triangular_solve": lambda m: solve(m[:, :2], jnp.tril(m), False)[0],
     }
     for name, f in subgroups.items():
         g = jax.jit(jax.grad(lambda m: jnp.sum(f(m) ** 2)))
         _close(jax.vmap(g)(a), jnp.stack([g(m) for m in a]))
-    svd = jaxderiv.op("svd")
+    svd = SEEDS.op("svd")
     g = jax.jit(jax.vmap(jax.grad(lambda m: jnp.sum(svd(m)[1]))))
     _close(g(a), np.stack([np.linalg.svd(np.asarray(m))[0] @ np.linalg.svd(np.asarray(m))[2] for m in a]))
 
@@ -531,7 +534,7 @@ def test_jit_and_vmap_on_each_subgroup():
 def test_geqrf_with_an_empty_dimension_has_torchs_empty_tau(shape):
     """min(m, n) = 0: no reflectors ("Need at least one array to stack" before)."""
     x = np.zeros(shape)
-    for reg in (jaxderiv.default_registry(), jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))):
+    for reg in (SEEDS, jaxderiv.Registry(jaxderiv.load_spec(from_torch=True))):
         a, tau = reg.op("geqrf")(jnp.asarray(x))
         ta, ttau = aten.geqrf(torch.tensor(x))
         assert (a.shape, tau.shape, tau.dtype) == (tuple(ta.shape), tuple(ttau.shape), jnp.float64)
@@ -542,7 +545,7 @@ def test_geqrf_batched_matches_torch():
     import torch
 
     a = np.random.default_rng(3).standard_normal((2, 2, 5, 4))
-    qr, tau = jaxderiv.op("geqrf")(jnp.asarray(a))
+    qr, tau = SEEDS.op("geqrf")(jnp.asarray(a))
     qr_t, tau_t = torch.geqrf(torch.from_numpy(a))
     np.testing.assert_allclose(qr, qr_t.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(tau, tau_t.numpy(), rtol=1e-10, atol=1e-12)

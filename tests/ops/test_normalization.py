@@ -25,6 +25,9 @@ from jaxderiv.check import parity as P  # noqa: E402
 from jaxderiv.check.samples import Sample  # noqa: E402
 from torch_oracle import assert_same, assert_vjp_matches, to_torch  # noqa: E402
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
+
 aten = torch.ops.aten
 RNG = np.random.default_rng(0)
 
@@ -39,7 +42,7 @@ def test_batch_norm_matches_torch(training, affine):
     x = RNG.normal(size=(4, 3, 2))
     w, b = (RNG.uniform(0.5, 1.5, 3), RNG.normal(size=3)) if affine else (None, None)
     rm, rv = RNG.normal(size=3), RNG.uniform(0.5, 1.5, 3)
-    op = jaxderiv.op("native_batch_norm")
+    op = SEEDS.op("native_batch_norm")
     ours = op(x, w, b, rm, rv, training, 0.1, 1e-5)
     theirs = aten.native_batch_norm.default(_t(x), _t(w), _t(b), _t(rm.copy()), _t(rv.copy()), training, 0.1, 1e-5)
     for o, t in zip(ours, theirs):
@@ -63,7 +66,7 @@ def test_batch_norm_backward_matches_torch():
     x, g = RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 3, 2))
     w = RNG.uniform(0.5, 1.5, 3)
     mean, invstd = x.mean((0, 2)), 1 / np.sqrt(x.var((0, 2)) + 1e-5)
-    ours = jaxderiv.op("native_batch_norm_backward")(g, x, w, None, None, mean, invstd, True, 1e-5, (True, True, True))
+    ours = SEEDS.op("native_batch_norm_backward")(g, x, w, None, None, mean, invstd, True, 1e-5, (True, True, True))
     theirs = aten.native_batch_norm_backward.default(
         _t(g), _t(x), _t(w), None, None, _t(mean), _t(invstd), True, 1e-5, [True, True, True]
     )
@@ -76,7 +79,7 @@ def test_batch_norm_double_backward_matches_torch():
     double-backward formula applies (save_mean/save_invstd depend on the input there)."""
     x, ct, v = RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 3, 2)), RNG.normal(size=(4, 3, 2))
     w, b = RNG.uniform(0.5, 1.5, 3), RNG.normal(size=3)
-    op = jaxderiv.op("native_batch_norm")
+    op = SEEDS.op("native_batch_norm")
     first = lambda x: jax.vjp(lambda x: op(x, w, b, None, None, True, 0.1, 1e-5)[0], x)[1](jnp.asarray(ct))[0]  # noqa: E731
     gg = jax.grad(lambda x: jnp.sum(first(x) * v))(jnp.asarray(x))
     tx = torch.from_numpy(x).requires_grad_()
@@ -88,7 +91,7 @@ def test_batch_norm_double_backward_matches_torch():
 
 def test_batch_norm_jit_and_vmap():
     x = RNG.normal(size=(2, 4, 3))
-    op = jaxderiv.op("native_batch_norm")
+    op = SEEDS.op("native_batch_norm")
     g = jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(op(x, None, None, None, None, True, 0.1, 1e-5)[0] ** 3))))(x)
     for k in range(2):
         tx = torch.from_numpy(x[k]).requires_grad_()
@@ -114,7 +117,7 @@ def test_layer_norm_matches_torch():
     x, w, b = RNG.normal(size=(2, 3, 4)), RNG.uniform(0.5, 1.5, 4), RNG.normal(size=4)
     cts = RNG.normal(size=(2, 3, 4))
     _output_vjp(
-        lambda x, w, b: jaxderiv.op("native_layer_norm")(x, w, b, 6, 4, 1e-5),
+        lambda x, w, b: SEEDS.op("native_layer_norm")(x, w, b, 6, 4, 1e-5),
         lambda x, w, b: aten.native_layer_norm.default(x, [4], w, b, 1e-5),
         (x, w, b),
         cts,
@@ -125,7 +128,7 @@ def test_group_norm_matches_torch():
     x, w, b = RNG.normal(size=(2, 4, 3)), RNG.uniform(0.5, 1.5, 4), RNG.normal(size=4)
     cts = RNG.normal(size=(2, 4, 3))
     _output_vjp(
-        lambda x, w, b: jaxderiv.op("native_group_norm")(x, w, b, 2, 4, 3, 2, 1e-5),
+        lambda x, w, b: SEEDS.op("native_group_norm")(x, w, b, 2, 4, 3, 2, 1e-5),
         lambda x, w, b: aten.native_group_norm.default(x, w, b, 2, 4, 3, 2, 1e-5),
         (x, w, b),
         cts,
@@ -135,9 +138,9 @@ def test_group_norm_matches_torch():
 def test_weight_norm_matches_torch():
     v, g = RNG.normal(size=(3, 4)), RNG.uniform(0.5, 1.5, (3, 1))
     ct = RNG.normal(size=(3, 4))
-    grads = jax.vjp(
-        lambda v, g: jaxderiv.op("_weight_norm_cuda_interface")(v, g, 0)[0], jnp.asarray(v), jnp.asarray(g)
-    )[1](jnp.asarray(ct))
+    grads = jax.vjp(lambda v, g: SEEDS.op("_weight_norm_cuda_interface")(v, g, 0)[0], jnp.asarray(v), jnp.asarray(g))[
+        1
+    ](jnp.asarray(ct))
     tv, tg = torch.from_numpy(v).requires_grad_(), torch.from_numpy(g).requires_grad_()
     out = aten._weight_norm.default(tv, tg, 0)
     for o, t in zip(grads, torch.autograd.grad(out, (tv, tg), _t(ct))):

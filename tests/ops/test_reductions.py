@@ -27,6 +27,9 @@ torch = pytest.importorskip("torch")
 from jaxderiv.check import parity as P  # noqa: E402
 from torch_oracle import assert_close, assert_same, check_against_torch, random_like, to_numpy, to_torch  # noqa: E402
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
+
 aten = torch.ops.aten
 
 NAN, INF = math.nan, math.inf
@@ -175,7 +178,7 @@ FORWARD = [
 
 @pytest.mark.parametrize("name,args,kwargs", FORWARD, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(FORWARD)])
 def test_values_indices_and_dtypes_follow_aten(name, args, kwargs):
-    ours = _outputs(jaxderiv.op(name)(*args, **kwargs))
+    ours = _outputs(SEEDS.op(name)(*args, **kwargs))
     theirs = _outputs(_torch_op(name)(*[to_torch(a) for a in args], **_kw(kwargs)))
     assert len(ours) == len(theirs)
     for o, t in zip(ours, theirs):
@@ -264,7 +267,7 @@ def _diff(name, args):
 
 
 def _fns(name, args, kwargs):
-    op, t_op = jaxderiv.op(name), _torch_op(name)
+    op, t_op = SEEDS.op(name), _torch_op(name)
     diff = _diff(name, args)
     targs = [to_torch(a) for a in args]
 
@@ -335,7 +338,7 @@ COMPLEX_LSE = [
 @pytest.mark.parametrize("spec", ["seed", "torch"])
 @pytest.mark.parametrize("name,rest", COMPLEX_LSE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(COMPLEX_LSE)])
 def test_complex_log_sum_exp_values_vjp_and_jvp_are_torchs(name, rest, spec):
-    op = jaxderiv.op(name) if spec == "seed" else _torch_registry().op(name)
+    op = SEEDS.op(name) if spec == "seed" else _torch_registry().op(name)
     t_op = _torch_op(name)
     x = jnp.asarray(XC_WIDE)
     assert_same(op(x, *rest), to_numpy(t_op(to_torch(XC_WIDE), *rest)))
@@ -356,7 +359,7 @@ def test_logcumsumexp_rejects_integer_and_bool_inputs_as_aten(x):
     with pytest.raises(RuntimeError, match="not implemented"):
         aten.logcumsumexp(to_torch(x), 0)
     with pytest.raises(RuntimeError, match="not implemented"):
-        jaxderiv.op("logcumsumexp")(jnp.asarray(x), 0)
+        SEEDS.op("logcumsumexp")(jnp.asarray(x), 0)
 
 
 # -- semantics of the gradients ---------------------------------------------------------------------
@@ -364,15 +367,15 @@ def test_logcumsumexp_rejects_integer_and_bool_inputs_as_aten(x):
 
 def test_full_max_splits_ties_evenly_and_max_dim_routes_to_the_first_index():
     x = jnp.array([[1.0, 3.0, 3.0], [3.0, 0.0, 2.0]])
-    assert jax.grad(lambda x: jaxderiv.op("max")(x))(x).tolist() == [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]
-    assert jax.grad(lambda x: jaxderiv.op("max.dim")(x, 1)[0].sum())(x).tolist() == [[0, 1, 0], [1, 0, 0]]
+    assert jax.grad(lambda x: SEEDS.op("max")(x))(x).tolist() == [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]
+    assert jax.grad(lambda x: SEEDS.op("max.dim")(x, 1)[0].sum())(x).tolist() == [[0, 1, 0], [1, 0, 0]]
 
 
 def test_prod_with_zeros_is_the_product_of_the_others():
     x = jnp.array([2.0, 0.0, 3.0])
-    assert jax.grad(jaxderiv.op("prod"))(x).tolist() == [0.0, 6.0, 0.0]
-    assert jax.grad(jaxderiv.op("prod"))(jnp.array([0.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 0.0]
-    second = jax.hessian(jaxderiv.op("prod"))(x)  # differentiable a second time through the zero path
+    assert jax.grad(SEEDS.op("prod"))(x).tolist() == [0.0, 6.0, 0.0]
+    assert jax.grad(SEEDS.op("prod"))(jnp.array([0.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 0.0]
+    second = jax.hessian(SEEDS.op("prod"))(x)  # differentiable a second time through the zero path
     np.testing.assert_allclose(second, [[0, 3, 0], [3, 0, 2], [0, 2, 0]])
 
 
@@ -387,7 +390,7 @@ def test_indices_are_int64_and_not_differentiable():
         ("mode", ()),
         ("median.dim", (0,)),
     ):
-        op = jaxderiv.op(name)
+        op = SEEDS.op(name)
         assert op(x, *args)[1].dtype == jnp.int64
         assert op.output_differentiable(x, *args) == (True, False)
 
@@ -395,25 +398,25 @@ def test_indices_are_int64_and_not_differentiable():
 @pytest.mark.parametrize("name", ["histc", "_unique"])
 def test_no_derivative_where_the_spec_says_not_implemented(name):
     with pytest.raises(NotImplementedDerivative):
-        jax.grad(lambda x: jnp.sum(_outputs(jaxderiv.op(name)(x))[0]))(jnp.asarray(X))
+        jax.grad(lambda x: jnp.sum(_outputs(SEEDS.op(name)(x))[0]))(jnp.asarray(X))
 
 
 @pytest.mark.parametrize("name", ["any", "all"])
 def test_logical_reductions_have_no_differentiable_output(name):
-    assert jaxderiv.op(name).output_differentiable(X) == (False,)
+    assert SEEDS.op(name).output_differentiable(X) == (False,)
 
 
 def test_count_nonzero_has_no_differentiable_output():
-    assert jaxderiv.op("count_nonzero").output_differentiable(X) == (False,)
+    assert SEEDS.op("count_nonzero").output_differentiable(X) == (False,)
 
 
 # -- transformations: one representative per sub-group -----------------------------------------------
 
 REPRESENTATIVES = [
-    ("sum.dim_IntList", lambda x: jaxderiv.op("sum.dim_IntList")(x, [1]).sum()),
-    ("cumprod", lambda x: (jaxderiv.op("cumprod")(x, 1) ** 2).sum()),
-    ("max.dim", lambda x: jaxderiv.op("max.dim")(x, 0)[0].sum()),
-    ("sort", lambda x: (jaxderiv.op("sort")(x, 1, True)[0] * jnp.arange(4.0)).sum()),
+    ("sum.dim_IntList", lambda x: SEEDS.op("sum.dim_IntList")(x, [1]).sum()),
+    ("cumprod", lambda x: (SEEDS.op("cumprod")(x, 1) ** 2).sum()),
+    ("max.dim", lambda x: SEEDS.op("max.dim")(x, 0)[0].sum()),
+    ("sort", lambda x: (SEEDS.op("sort")(x, 1, True)[0] * jnp.arange(4.0)).sum()),
 ]
 
 

@@ -16,6 +16,9 @@ import pytest
 import jaxderiv
 from jaxderiv.namespace import HELPERS
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
+
 torch = pytest.importorskip("torch")
 aten = torch.ops.aten
 B, I, H = 3, 4, 5
@@ -44,7 +47,7 @@ def test_lstm_cell_as_torch(bias):
     p = _params(rng, 4, bias)
     p["cx"] = rng.normal(size=(B, H))
     cts = [rng.normal(size=(B, H)), rng.normal(size=(B, H))]
-    cell = jaxderiv.op("_thnn_fused_lstm_cell")
+    cell = SEEDS.op("_thnn_fused_lstm_cell")
 
     def ours(p):
         hy, cy, _ = cell(p["x"] @ p["w_ih"].T, p["hx"] @ p["w_hh"].T, p["cx"], p.get("b_ih"), p.get("b_hh"))
@@ -66,7 +69,7 @@ def test_gru_cell_as_torch(bias):
     rng = np.random.default_rng(1)
     p = _params(rng, 3, bias)
     ct = rng.normal(size=(B, H))
-    cell = jaxderiv.op("_thnn_fused_gru_cell")
+    cell = SEEDS.op("_thnn_fused_gru_cell")
 
     def ours(p):
         return cell(p["x"] @ p["w_ih"].T, p["hx"] @ p["w_hh"].T, p["hx"], p.get("b_ih"), p.get("b_hh"))[0]
@@ -86,7 +89,7 @@ def test_lstm_cell_second_order_as_torch():
     rng = np.random.default_rng(2)
     p = _params(rng, 4, True)
     p["cx"] = rng.normal(size=(B, H))
-    cell = jaxderiv.op("_thnn_fused_lstm_cell")
+    cell = SEEDS.op("_thnn_fused_lstm_cell")
 
     def loss(x):
         hy, cy, _ = cell(x @ p["w_ih"].T, p["hx"] @ p["w_hh"].T, p["cx"], p["b_ih"], p["b_hh"])
@@ -112,14 +115,14 @@ def test_fused_backwards_equal_the_differentiable_ones():
         rng.normal(size=4 * H),
     )
     gh, gc = rng.normal(size=(B, H)), rng.normal(size=(B, H))
-    _, cy, ws = jaxderiv.op("_thnn_fused_lstm_cell")(ig, hg, cx, bi, bh)
+    _, cy, ws = SEEDS.op("_thnn_fused_lstm_cell")(ig, hg, cx, bi, bh)
     for grad_hy, grad_cy in ((gh, gc), (gh, None), (None, gc)):
         fused = HELPERS["_thnn_fused_lstm_cell_backward"](grad_hy, grad_cy, cx, cy, ws, True)
         diff = HELPERS["_thnn_differentiable_lstm_cell_backward"](grad_hy, grad_cy, ig, hg, bi, bh, cx, cy)
         for a, b in zip(fused, diff):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
     ig3, hg3, hx = ig[:, : 3 * H], hg[:, : 3 * H], cx
-    _, ws = jaxderiv.op("_thnn_fused_gru_cell")(ig3, hg3, hx, bi[: 3 * H], bh[: 3 * H])
+    _, ws = SEEDS.op("_thnn_fused_gru_cell")(ig3, hg3, hx, bi[: 3 * H], bh[: 3 * H])
     fused = HELPERS["_thnn_fused_gru_cell_backward"](gh, ws, True)
     diff = HELPERS["_thnn_differentiable_gru_cell_backward"](gh, ig3, hg3, hx, bi[: 3 * H], bh[: 3 * H])
     for a, b in zip(fused, diff):
@@ -131,7 +134,7 @@ def test_pack_padded_sequence_as_torch(batch_first):
     rng = np.random.default_rng(4)
     lengths = np.array([5, 3, 3, 1])
     x = rng.normal(size=(4, 5, 2) if batch_first else (5, 4, 2))
-    data, sizes = jaxderiv.op("_pack_padded_sequence")(x, lengths, batch_first)
+    data, sizes = SEEDS.op("_pack_padded_sequence")(x, lengths, batch_first)
     tx = torch.from_numpy(x).requires_grad_()
     tdata, tsizes = aten._pack_padded_sequence(tx, torch.from_numpy(lengths), batch_first)
     np.testing.assert_array_equal(np.asarray(data), tdata.detach().numpy())
@@ -139,7 +142,7 @@ def test_pack_padded_sequence_as_torch(batch_first):
     assert np.asarray(sizes).dtype == tsizes.numpy().dtype
     ct = rng.normal(size=tdata.shape)
     (tg,) = torch.autograd.grad(tdata, tx, torch.from_numpy(ct))
-    g = jax.vjp(lambda x: jaxderiv.op("_pack_padded_sequence")(x, lengths, batch_first)[0], jnp.asarray(x))[1](
+    g = jax.vjp(lambda x: SEEDS.op("_pack_padded_sequence")(x, lengths, batch_first)[0], jnp.asarray(x))[1](
         jnp.asarray(ct)
     )[0]
     np.testing.assert_array_equal(np.asarray(g), tg.numpy())
@@ -148,7 +151,7 @@ def test_pack_padded_sequence_as_torch(batch_first):
 def test_pack_padded_sequence_rejects_unsorted_lengths_as_torch():
     x = np.zeros((3, 2, 1))
     with pytest.raises(ValueError, match="decreasing"):
-        jaxderiv.op("_pack_padded_sequence")(x, np.array([1, 3]), False)
+        SEEDS.op("_pack_padded_sequence")(x, np.array([1, 3]), False)
     with pytest.raises(RuntimeError, match="decreasing"):
         aten._pack_padded_sequence(torch.from_numpy(x), torch.tensor([1, 3]), False)
 
@@ -202,7 +205,7 @@ def test_cudnn_rnn_two_layer_bidirectional_as_torch(mode, bias, batch_first):
     cts = [torch.randn_like(e) for e in expected]
     wrt = [t["x"], *weights, t["hx"]] + ([t["cx"]] if mode == 2 else [])
     expected_grads = torch.autograd.grad(expected, wrt, cts)
-    op = jaxderiv.op("_cudnn_rnn")
+    op = SEEDS.op("_cudnn_rnn")
 
     def network(x, ws, hx, cx):
         out = op(x, ws, 4 if bias else 2, None, hx, cx, mode, H, L, batch_first, 0.0, True, True, (), None)
@@ -226,7 +229,7 @@ def test_cudnn_rnn_jit_and_miopen_rnn_agree():
     loss_t = sum(e.square().sum() for e in expected)
     expected_grads = torch.autograd.grad(loss_t, weights)
     for name in ("_cudnn_rnn", "miopen_rnn"):
-        op = jaxderiv.op(name)
+        op = SEEDS.op(name)
         buf = (None,) if name == "_cudnn_rnn" else ()
 
         def loss(ws):
@@ -283,7 +286,7 @@ def test_cudnn_rnn_second_order_as_torch():
     out, hy = _torch_network(1, weights, t, True, False)
     (gx,) = torch.autograd.grad((out.square().sum() + hy.sum()), t["x"], create_graph=True)
     (expected,) = torch.autograd.grad(gx.square().sum(), weights[0])
-    op = jaxderiv.op("_cudnn_rnn")
+    op = SEEDS.op("_cudnn_rnn")
 
     def input_grad(w0, x):
         def loss(x):
@@ -314,7 +317,7 @@ def test_cudnn_rnn_second_order_as_torch():
 
 def test_cudnn_rnn_rejects_what_it_does_not_support():
     weights, t = _network(1, True, False)
-    op = jaxderiv.op("_cudnn_rnn")
+    op = SEEDS.op("_cudnn_rnn")
     args = [
         _jnp(t["x"]),
         [_jnp(w) for w in weights],

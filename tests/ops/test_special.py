@@ -28,13 +28,16 @@ import numpy as np
 import pytest
 
 import jaxderiv
-from jaxderiv import NotImplementedDerivative, load_spec
+from jaxderiv import NotImplementedDerivative, load_seed_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
 from jaxderiv.check.samples import samples_for
 
 torch = pytest.importorskip("torch")
 from torch_oracle import check_against_torch, random_like  # noqa: E402
+
+# The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.
+SEEDS = jaxderiv.seed_registry()
 
 aten = torch.ops.aten
 
@@ -71,13 +74,13 @@ def assert_matches(actual, expected, tol: float | None = None, atol: float | Non
 TOL = {"xlogy.Scalar_Other": opdb.record("xlogy.Scalar_Other").parity_rtol[0]}
 
 
-SPECIAL = sorted(n for n in P.implemented(load_spec()) if opdb.record(n).family == "special" and P.torch_has(n))
+SPECIAL = sorted(n for n in P.implemented(load_seed_spec()) if opdb.record(n).family == "special" and P.torch_has(n))
 
 
 def _call(name: str, args: tuple, kwargs: dict | None = None) -> P._Call:
     """The call bound as test_parity binds it, differentiated in the inexact inputs whose formula
     the spec gives (not `self` of igamma or zeta, whose formula is not_implemented)."""
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     missing = {n for f in op.entry.backward if f.text.startswith("not_implemented") for n in f.names}
     call = P._Call(op, tuple(args), dict(kwargs or {}))
     call.paths = [(i, j) for i, j in call.paths if call.arguments[i].name not in missing]
@@ -159,7 +162,7 @@ def test_derivatives_match_torch_with_create_graph(name):
     of SPEC_1_10's entries: against the spec's formulas, above). The integer `self` of igamma
     and zeta is given as float64: test_parity compares the integer one, for which ATen computes
     lgamma and the like in float32."""
-    op, record, rng = jaxderiv.op(name), opdb.record(name), np.random.default_rng(0)
+    op, record, rng = SEEDS.op(name), opdb.record(name), np.random.default_rng(0)
     inputs = [(s.args, s.kwargs, s.label) for s in samples_for(op, rng)]
     inputs += [(k, {}, f"kink {k}") for k in record.kinks if name not in SPEC_1_10]
     for args, kwargs, label in inputs:
@@ -185,7 +188,7 @@ def test_derivatives_match_torch_with_create_graph(name):
 
 
 def _first_sample(name: str) -> tuple[tuple, dict]:
-    sample = samples_for(jaxderiv.op(name), np.random.default_rng(0))[0]
+    sample = samples_for(SEEDS.op(name), np.random.default_rng(0))[0]
     return sample.args, sample.kwargs
 
 
@@ -246,9 +249,7 @@ def test_float32_with_a_0d_float64_tensor_stays_float32():
     """A 0-d tensor does not promote a dimensioned one of its category: the result is float32,
     and the gradient of the 0-d float64 input is summed in float32."""
     x = np.random.default_rng(0).uniform(-2, 2, (2, 3)).astype(np.float32)
-    check_against_torch(
-        jaxderiv.op("xlogy.Tensor"), aten.xlogy.Tensor, [x, np.asarray(2.5)], diff=(0, 1), grad_tol=2e-5
-    )
+    check_against_torch(SEEDS.op("xlogy.Tensor"), aten.xlogy.Tensor, [x, np.asarray(2.5)], diff=(0, 1), grad_tol=2e-5)
 
 
 def test_the_op_database_covers_every_entry_of_the_family():
@@ -296,7 +297,7 @@ def _grad_of(name: str, args: tuple, argnum: int):
     def f(x):
         full = list(args)
         full[argnum] = x
-        return jnp.sum(jaxderiv.op(name)(*full))
+        return jnp.sum(SEEDS.op(name)(*full))
 
     return jax.grad(f)(args[argnum])
 
@@ -331,13 +332,13 @@ def test_floating_only_ops_reject_integers_like_torch(name, args):
     with pytest.raises(RuntimeError):
         aten_op(name)(*map(torch.from_numpy, args))
     with pytest.raises(TypeError):
-        jaxderiv.op(name)(*map(jnp.asarray, args))
+        SEEDS.op(name)(*map(jnp.asarray, args))
 
 
 def test_floating_only_ops_promote_mixed_integer_inputs_like_torch():
     a, x = np.array([1, 2]), np.array([0.5, 3.0])
     assert_matches(
-        jaxderiv.op("igamma")(jnp.asarray(a), jnp.asarray(x)), torch.igamma(torch.from_numpy(a), torch.from_numpy(x))
+        SEEDS.op("igamma")(jnp.asarray(a), jnp.asarray(x)), torch.igamma(torch.from_numpy(a), torch.from_numpy(x))
     )
 
 
@@ -347,7 +348,7 @@ def test_second_order_matches_torch_double_backward(name):
     derivative is not asked), in each differentiated input: JAX differentiates the backward
     formula's own code (e.g. digamma in lgamma's), torch its formulas' formulas: for lgamma the
     two trigamma algorithms agree to about 1e-9."""
-    sample = samples_for(jaxderiv.op(name), np.random.default_rng(0))[0]
+    sample = samples_for(SEEDS.op(name), np.random.default_rng(0))[0]
     call, rng = _call(name, _as_float64(sample.args), sample.kwargs), np.random.default_rng(2)
     xs = call.xs()
     for k, x in enumerate(xs):

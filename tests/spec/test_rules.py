@@ -14,6 +14,9 @@ from jaxderiv import NotImplementedDerivative, Registry, jvp_op, load_spec, vjp_
 from jaxderiv.check.samples import samples_for
 from jaxderiv.namespace import HELPERS
 
+# The seed files' ops (PyTorch 1.7's and 1.10's): the table below names their formulas.
+SEEDS = jaxderiv.seed_registry()
+
 # -- one table of transforms, applied to several ops -------------------------------------------
 
 
@@ -29,7 +32,7 @@ def _inputs(name: str) -> tuple:
     """The op's arrays from its op record's checker samples (domain, away from kinks): the
     broadcasting sample where the op has one ((2, 3) + (3,) for add.Tensor), else the first;
     only samples that pass nothing but arrays, as the references take nothing else."""
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     bound = [op.bind(s.args, s.kwargs) for s in samples_for(op, _rng(0))]
     plain = [b for b in bound if all(a.is_tensor or b[a.name] == a.default_value() for a in op.schema.arguments)]
     arrays = [tuple(jnp.asarray(b[a.name]) for a in op.schema.arguments if a.is_tensor) for b in plain]
@@ -88,7 +91,7 @@ SECOND_ORDER = ("hessian", "jacfwd(jacfwd)", "jacrev(jacrev)")
 @pytest.mark.parametrize("transform", list(TRANSFORMS))
 @pytest.mark.parametrize("name,args", CASES, ids=[name for name, _ in CASES])
 def test_transform_matches_jax_numpy(name, args, transform):
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     apply = TRANSFORMS[transform]
     ours = apply(op, args)
     ref = apply(REFERENCES[name], args)
@@ -108,7 +111,7 @@ def test_the_table_broadcasts_and_stays_away_from_kinks():
 
 def test_eager_second_order():
     name, args = CASES[0]
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     chex.assert_trees_all_close(
         jax.hessian(_weighted(op, _weights(args)))(*args),
         jax.hessian(_weighted(REFERENCES[name], _weights(args)))(*args),
@@ -119,7 +122,7 @@ def test_eager_second_order():
 
 def test_the_table_exercises_each_mechanism():
     # The ops in the table reach their derivatives by every route the Op class has.
-    modes = {name: jaxderiv.op(name).formulas for name in REFERENCES}
+    modes = {name: SEEDS.op(name).formulas for name in REFERENCES}
     jvp_kinds = {m["jvp"].split(" (")[0].split(":")[0] for m in modes.values()}
     assert {"result formula", "auto_element_wise", "transpose of the backward formula"} <= jvp_kinds
     assert all(m["vjp"].startswith("backward formula") for m in modes.values())
@@ -130,7 +133,7 @@ def _primitives(jaxpr) -> list[str]:
 
 
 def test_modes_run_through_the_linear_primitive_and_the_formula():
-    op = jaxderiv.op("acos")
+    op = SEEDS.op("acos")
     x = CASES[0][1][0]
     # forward mode: the tangent is the linear primitive, whose evaluation is the tangent formula
     jvp = jax.make_jaxpr(lambda x, t: jax.jvp(op, (x,), (t,)))(x, x)
@@ -301,7 +304,7 @@ def test_only_backward_formula_gives_jvp_by_transposition(write_spec):
 
 
 def test_only_backward_formula_in_shipped_spec():
-    sin = jaxderiv.op("sin")  # 1.7 entry: no result formula
+    sin = SEEDS.op("sin")  # 1.7 entry: no result formula
     assert sin.formulas["jvp"] == "transpose of the backward formula"
     x = jnp.array([0.3, -2.0])
     np.testing.assert_allclose(jax.jvp(sin, (x,), (jnp.array([1.0, 2.0]),))[1], jnp.cos(x) * jnp.array([1.0, 2.0]))
@@ -314,7 +317,7 @@ def test_gradient_of_a_transposed_jvp_reaches_the_called_entrys_formulas(name, r
     # formulas (`self: softmax_double_backward(...)`, and `grad_output:` read with `output`
     # differentiable as formula code), not the called op's forward (whose `output` argument the
     # entry gives no formula, so it would carry no derivative: the gradient was 0).
-    op = jaxderiv.op(name)
+    op = SEEDS.op(name)
     x, t, w = (jnp.asarray(_rng(i).normal(size=(2, 3))) for i in range(3))
 
     def grad_of_jvp(f):
@@ -368,7 +371,7 @@ def test_only_result_formula_gives_grad_by_transposition(write_spec):
 
 
 def test_integer_inputs_get_no_gradient():
-    add = jaxderiv.op("add.Tensor")
+    add = SEEDS.op("add.Tensor")
     x, n = jnp.array([0.5, 1.5]), jnp.array([1, 2], dtype=jnp.int64)
     gx, gn = jax.grad(lambda x, n: add(x, n).sum(), argnums=(0, 1), allow_int=True)(x, n)
     np.testing.assert_allclose(gx, [1.0, 1.0])
@@ -384,10 +387,10 @@ def test_integer_inputs_get_no_gradient():
 
 
 def test_gradient_dtype_follows_the_input():
-    acos = jaxderiv.op("acos")
+    acos = SEEDS.op("acos")
     x32 = jnp.array([0.1, 0.2], jnp.float32)
     assert jax.grad(lambda x: acos(x).sum())(x32).dtype == jnp.float32
-    add = jaxderiv.op("add.Tensor")
+    add = SEEDS.op("add.Tensor")
     g = jax.grad(lambda y: add(jnp.ones(2), y).sum())(x32)
     assert g.dtype == jnp.float32
 
@@ -403,7 +406,7 @@ def _complex_sample():
 
 
 def test_complex_sin_matches_jax_native_vjp():
-    sin = jaxderiv.op("sin")
+    sin = SEEDS.op("sin")
     x, ct = (jnp.asarray(v) for v in _complex_sample())
     (ours,) = jax.vjp(sin, x)[1](ct)
     (native,) = jax.vjp(jnp.sin, x)[1](ct)
@@ -424,7 +427,7 @@ def test_complex_convention_against_torch(name):
         ct = ct.real
     out.backward(torch.tensor(np.conj(ct)))
     torch_grad = xt.grad.numpy()
-    (ours,) = jax.vjp(jaxderiv.op(name), jnp.asarray(x))[1](jnp.asarray(ct))
+    (ours,) = jax.vjp(SEEDS.op(name), jnp.asarray(x))[1](jnp.asarray(ct))
     np.testing.assert_allclose(np.asarray(ours), np.conj(torch_grad), rtol=1e-10, atol=1e-12)
 
 
@@ -433,7 +436,7 @@ def test_complex_convention_against_torch(name):
 
 def test_vjp_op_and_jvp_op_match_the_op():
     x = CASES[0][1][0]
-    op = jaxderiv.op("acos")
+    op = SEEDS.op("acos")
     v, j = vjp_op("acos"), jvp_op("acos")
     assert isinstance(v, jax.custom_vjp) and isinstance(j, jax.custom_jvp)
     chex.assert_trees_all_close(v(x), op(x))
@@ -471,7 +474,7 @@ def test_vjp_op_uses_backward_and_jvp_op_uses_result(write_spec):
 def test_batching_over_tangents_leaves_the_primals_concrete():
     """vmap over tangents or cotangents only does not batch the primals the formulas read: a
     formula whose shapes depend on their values (masked_select's mask) still runs, eagerly."""
-    ms = jaxderiv.op("masked_select")
+    ms = SEEDS.op("masked_select")
     x = jnp.arange(6.0).reshape(2, 3) - 2.5
     mask = x > 0
     tangents = jnp.stack([x, 2 * x])

@@ -12,7 +12,7 @@ import pytest
 
 import jaxderiv
 from jaxderiv.errors import JaxderivError, SchemaError, SpecError
-from jaxderiv.spec import load_spec, read_spec_text, shipped_spec_files
+from jaxderiv.spec import load_seed_spec, load_spec, read_spec_text, shipped_spec_files
 
 FORMULAS = Path(__file__).resolve().parents[2] / "formulas"
 V1_7 = FORMULAS / "derivatives_v1_7.yaml"
@@ -116,7 +116,7 @@ def test_shipped_entries_have_their_formula_lines():
 
 
 def test_union_prefers_the_newer_file_with_its_provenance():
-    old, new, union = load_spec(V1_7), load_spec(V1_10_FLAT), load_spec()
+    old, new, union = load_spec(V1_7), load_spec(V1_10_FLAT), load_seed_spec()
     old_lines, new_lines = _entry_lines(V1_7), _entry_lines(V1_10_FLAT)
     both = set(old_lines) & set(new_lines)
     assert both, "the shipped files share entries"
@@ -134,8 +134,9 @@ def test_union_prefers_the_newer_file_with_its_provenance():
     assert "acos" in both
     assert union["acos"].backward[0].text.endswith(".conj()")
     assert not old["acos"].backward[0].text.endswith(".conj()")
-    # Ops know where their formulas come from.
-    assert f"{V1_10_FLAT}:{new_lines['acos']}" in jaxderiv.op("acos").__doc__
+    # Ops know where their formulas come from (the default registry's: torch 2.14.1's file).
+    assert f"{V1_10_FLAT}:{new_lines['acos']}" in jaxderiv.seed_registry().op("acos").__doc__
+    assert "derivatives_v2_14_1.yaml:" in jaxderiv.op("acos").__doc__
 
 
 def test_union_method_is_newer_wins(spec_from_text):

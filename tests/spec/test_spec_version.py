@@ -48,9 +48,9 @@ def _neutral(tmp_path, source: Path) -> Path:
 @pytest.mark.parametrize(
     "source, release, marker",
     [
-        (V1_7, (1, 7), "entry `_bmm`"),
+        (V1_7, (1, 7), "entry `complex`"),
         (V1_10, (1, 10), "entry `_neg_view`"),
-        ("torch", (2, 13), "entry `_lazy_clone`"),
+        ("torch", (2, 13), "entry `_foreach_mm`"),
         (V2_14_1, (2, 14, 1), "entry `linalg_polar`"),
     ],
 )
@@ -76,22 +76,64 @@ def test_a_versioned_looking_name_plays_no_part(tmp_path):
     )
 
 
+def _release_index():
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
+    try:
+        import make_release_contents
+    finally:
+        sys.path.pop(0)
+    return make_release_contents.read()
+
+
+def _release_of(label: str) -> tuple[int, ...]:
+    """ "1.10.0" -> (1, 10); "2.14.1" -> (2, 14, 1); "0.4.1" -> (0, 4, 1); "1.11.0-main" -> (1, 11)."""
+    parts = tuple(int(x) for x in label.removesuffix("-main").split("."))
+    return parts if parts[0] == 0 or parts == (2, 14, 1) else parts[:2]
+
+
+def test_the_release_index_is_the_files_content():
+    """The index the tests below read holds what `Content.of` reads of each file: checked on the
+    files this repository has (1.7, 2.14.1) and the installed torch's (2.13)."""
+    from jaxderiv.spec import Content
+
+    index = _release_index()
+    assert list(index)[0] == "0.4.0" and len(index) == 31
+    assert index["1.7"] == Content.of(load_spec(V1_7).entries)
+    assert index["2.14.1"] == Content.of(load_spec(V2_14_1).entries)
+    assert index["2.13.0"] == Content.of(load_spec(_torch_file()).entries)
+
+
 def test_fingerprints_are_each_releases_own():
-    """Every marker is in its release's file and in no older release's file (the release files
-    themselves decide the table); each file is detected by its release's first marker."""
+    """Every marker is in its release's file and in no older release's file, for every release
+    from 0.4.0 to 2.14.1 (the index of the release files themselves decides the table)."""
     from jaxderiv.spec import _has_marker
 
-    files = {(1, 7): V1_7, (1, 10): V1_10, (2, 13): _torch_file(), (2, 14, 1): V2_14_1}
-    entries = {r: load_spec(p).entries for r, p in files.items()}
+    index = _release_index()
+    releases = {label: _release_of(label) for label in index}
     for release, markers in FINGERPRINTS:
-        older = [r for r in entries if r < release]
+        mine = [label for label, r in releases.items() if r == release]
+        assert mine, f"no release file for {release}"
         for m in markers:
-            if release in entries:
-                assert _has_marker(entries[release], m), (release, m)
-            for r in older:
-                assert not _has_marker(entries[r], m), (release, m, r)
-    # 1.11's marker (the schema change that revised softmax_double_backward) is in 2.13's file
-    assert _has_marker(entries[(2, 13)], ("argument", "_softmax_backward_data", "ScalarType input_dtype"))
+            for label in mine:
+                assert _has_marker(index[label], m), (release, m, label)
+            for label, r in releases.items():
+                if r < release:
+                    assert not _has_marker(index[label], m), (release, m, label)
+
+
+def test_every_release_from_0_4_is_detected():
+    index = _release_index()
+    found = {label: detect_version(content).release for label, content in index.items()}
+    assert found == {label: _release_of(label) for label in index}
+    assert len(set(found.values())) == 31
+
+
+def test_fingerprints_catch_a_marker_an_older_release_has():
+    """The check above can fail: 1.7's old marker `_bmm` is in 1.6's file too (it called 1.6 "1.7")."""
+    from jaxderiv.spec import _has_marker
+
+    index = _release_index()
+    assert _has_marker(index["1.6.0"], ("entry", "_bmm")) and _has_marker(index["1.7"], ("entry", "_bmm"))
 
 
 def test_detection_without_the_newer_markers_falls_back_a_release():
@@ -162,7 +204,7 @@ def test_pre_complex_release_checks_complex_only_where_its_formulas_allow(tmp_pa
         load_spec(_neutral(tmp_path, V1_7), torch_version="1.10"), ops=["addmm"], modes=["vjp"]
     )
     assert as_newer.rows[0].status == "failed" and "complex128" in as_newer.rows[0].reason
-    assert "PyTorch 1.7 (detected from content: entry `_bmm`)" in report.summary()
+    assert "PyTorch 1.7 (detected from content: entry `complex`)" in report.summary()
 
 
 @pytest.mark.parametrize(
@@ -176,11 +218,13 @@ def test_pre_complex_release_checks_complex_only_where_its_formulas_allow(tmp_pa
     ],
 )
 def test_real_only_formula_refuses_complex_derivatives(name, call):
-    """The default registry takes these entries from 1.7, written for real tensors: a complex
-    derivative raises naming the entry, file:line and release; values and real derivatives work."""
+    """The seed registry takes these entries from 1.7, written for real tensors: a complex
+    derivative raises naming the entry, file:line and release; values and real derivatives work.
+    The default registry's are torch 2.14.1's, written for complex too."""
     from jaxderiv.op import RealOnlyDerivative
 
-    op = jaxderiv.op(name)
+    assert jaxderiv.op(name).real_only is None and jaxderiv.op(name).entry.version.release == (2, 14, 1)
+    op = jaxderiv.seed_registry().op(name)
     z = jnp.array([1.2 + 0.5j, 0.7 - 0.3j])
     assert jnp.iscomplexobj(call(op, z))  # the forward is fine
     with pytest.raises(RealOnlyDerivative) as info:
@@ -197,14 +241,14 @@ def test_real_only_guard_reads_the_values_not_the_op():
     differentiate; a complex alpha raises. A grad-only 1.7 entry (neg) takes complex."""
     from jaxderiv.op import RealOnlyDerivative
 
-    sub = jaxderiv.op("sub.Tensor")
+    sub = jaxderiv.seed_registry().op("sub.Tensor")
     assert sub.entry.version.release == (1, 7)
     a, b = jnp.array([1.0 + 1.0j]), jnp.array([0.5 - 2.0j])
     g = jax.grad(lambda b: jnp.real(sub(a, b, alpha=2.0)).sum())(b)
     np.testing.assert_allclose(np.asarray(g), [-2.0])
     with pytest.raises(RealOnlyDerivative, match="alpha is complex"):
         jax.grad(lambda b: jnp.real(sub(a, b, alpha=1.0 + 1.0j)).sum())(b)
-    assert jaxderiv.op("det").real_only is None  # a FunctionsManual helper call: complex-aware
+    assert jaxderiv.seed_registry().op("det").real_only is None  # a FunctionsManual helper call: complex-aware
 
 
 def test_same_text_as_a_newer_release_accepts_complex(tmp_path):
@@ -264,11 +308,12 @@ def test_cmath_constant_resolves_to_its_value(spec_from_text, name):
     np.testing.assert_allclose(np.asarray(g), [CMATH[name]] * 2, rtol=1e-15)
 
 
-def test_torch_2_14_1_file_is_shipped_but_not_loaded_by_default():
-    from jaxderiv.spec import newest_spec_file, shipped_spec_files
+def test_torch_2_14_1_file_is_the_default_and_the_seeds_stay_apart():
+    from jaxderiv.spec import load_seed_spec, newest_spec_file, shipped_spec_files
 
     assert newest_spec_file() == V2_14_1 and V2_14_1 not in shipped_spec_files()
-    assert "linalg_polar" not in load_spec() and "linalg_polar" in load_spec(V2_14_1)
+    assert "linalg_polar" in load_spec() and "linalg_polar" in load_spec(V2_14_1)
+    assert "linalg_polar" not in load_seed_spec()
 
 
 def _cli(*args) -> subprocess.CompletedProcess:

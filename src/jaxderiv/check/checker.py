@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import JaxderivError, NotImplementedDerivative
 from ..forward import implementation
 from ..op import Op
-from ..registry import Registry, default_registry
+from ..registry import Registry, seed_registry
 from ..translate import names_called
 from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import (
@@ -862,7 +862,7 @@ def _resolve_registry(spec, registry):
     if registry is not None:
         return registry
     if spec is None:
-        return default_registry()
+        return seed_registry()
     if isinstance(spec, Spec):
         return Registry(spec)
     return Registry(load_spec(spec))
@@ -899,9 +899,9 @@ def plan(
 ) -> list[tuple[Registry, str, bool]]:
     """The (registry, op name, complex checked) triples a check covers.
 
-    With no spec and no registry: every entry of the default spec (the shipped files' union),
-    then each older shipped file's entries that a newer file replaced with other formulas, so
-    that every formula of every shipped file is verified. Those older formulas are checked on
+    With no spec and no registry: every entry of the seed files' union (`load_seed_spec`),
+    then each older seed file's entries that a newer one replaced with other formulas, so
+    that every formula of every seed file is verified. Those older formulas are checked on
     real inputs only: before PyTorch 1.10 most formulas were written for real tensors (no
     `.conj()`), and complex autograd covered only a short list of ops.
     """
@@ -909,7 +909,7 @@ def plan(
     if spec is not None or registry is not None:
         reg = _resolve_registry(spec, registry)
         return [(reg, n, True) for n in (names if names is not None else reg.names())]
-    union = default_registry()
+    union = seed_registry()
     pairs = [(union, n, True) for n in (names if names is not None else union.names())]
     for path in shipped_spec_files()[:-1]:
         older = load_spec(path)

@@ -9,7 +9,7 @@ import inspect
 import os
 
 from ..forward import implementation
-from ..spec import Spec, load_spec, shipped_spec_files
+from ..spec import Spec, load_spec, newest_spec_file, shipped_spec_files
 from .opdb import Difference, OpRecord, record
 
 __all__ = ["describe"]
@@ -30,7 +30,7 @@ def _show(key: str, value) -> str:
         return f"{value.__name__} ({_where(value)})"
     if isinstance(value, Difference):
         files = " and ".join(
-            w for w, on in (("the default spec", value.default_spec), ("torch's own file", value.torch_spec)) if on
+            w for w, on in (("the seed files", value.seed_spec), ("torch's own file", value.torch_spec)) if on
         )
         return f"{', '.join(value.columns)} differ ({files}): {value.reason}"
     if key in ("kinks", "parity_samples"):  # argument tuples of arrays: how many, not the arrays
@@ -44,9 +44,10 @@ def _show(key: str, value) -> str:
 
 
 def describe(name: str, spec: Spec | None = None) -> str:
-    """The entries of `name` in `spec` (default: the shipped files) with their formulas and
-    file:line, where its forward is, and every field its op record declares."""
-    specs = [spec] if spec is not None else [load_spec(p) for p in shipped_spec_files()]
+    """The entries of `name` in `spec` (default: every shipped file, the seeds and torch 2.14.1's)
+    with their formulas and file:line, where its forward is, and every field its op record declares."""
+    files = [*shipped_spec_files(), newest_spec_file()]
+    specs = [spec] if spec is not None else [load_spec(p) for p in files]
     lines = [name]
     found = [s[name] for s in specs if name in s]
     for entry in found:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from typing import Any, Mapping, Union
 
 import jax
 import jax.numpy as jnp
@@ -551,29 +551,69 @@ def parity(
     return [compare(registry, n, seed, max_samples) for n in (ops if ops is not None else implemented(registry.spec))]
 
 
-def known_difference(name: str, torch_spec: bool | None = False) -> Difference | None:
+# Which declarations judge a spec's rows: False, the seed files' (`parity_differs`); True, torch's own
+# file's (`torch_spec=True`); "newest", torch 2.14.1's (`newest_spec`, else as torch's own file's);
+# None, none (another file, whose differences nobody has judged); or per entry, a mapping from entry
+# name to one of those (the default spec: see `judged_by_origin`).
+Judged = Union[bool, None, str, Mapping[str, Union[bool, None, str]]]
+
+
+def judged_by_origin(spec: Spec) -> dict[str, bool | None | str]:
+    """Per entry of `spec`, the declarations that judge it by the file it came from: the seed
+    files' entries by the seeds' declarations, the newest shipped file's (torch 2.14.1's) by its
+    own ("newest"), the installed torch's by torch's file's, any other file's by none."""
+    from ..spec import newest_spec_file, shipped_spec_files
+
+    seeds = {os.path.abspath(p) for p in shipped_spec_files()}
+    newest = os.path.abspath(newest_spec_file())
+    torch_file = ""
+    try:
+        from ..spec import torch_spec_file
+
+        torch_file = os.path.abspath(torch_spec_file())
+    except Exception:  # no torch installed: only the shipped files are judged
+        pass
+    judged: dict[str, bool | None | str] = {}
+    for e in spec:
+        path = os.path.abspath(e.location.file) if e.location.file else ""
+        judged[e.name] = (
+            False if path in seeds else "newest" if path == newest else True if path == torch_file else None
+        )
+    return judged
+
+
+def _torch_spec_of(name: str, torch_spec: Judged) -> bool | None | str:
+    return torch_spec.get(name) if isinstance(torch_spec, Mapping) else torch_spec
+
+
+def known_difference(name: str, torch_spec: Judged = False) -> Difference | None:
     """Entry `name`'s known difference from torch (declared with `parity_differs` in its op record)
-    under the default (seed) spec, or with `torch_spec`, under torch's own file; None: another
-    spec file, whose differences nobody has judged."""
+    under the seed files, or with `torch_spec`, under torch's own file; None: another spec file,
+    whose differences nobody has judged (a mapping: per entry, see `Judged`)."""
+    torch_spec = _torch_spec_of(name, torch_spec)
     difference = record(name).difference
     if difference is None or torch_spec is None:
         return None
-    return difference if (difference.torch_spec if torch_spec else difference.default_spec) else None
+    if torch_spec == "newest":
+        holds = difference.torch_spec if difference.newest_spec is None else difference.newest_spec
+    else:
+        holds = difference.torch_spec if torch_spec else difference.seed_spec
+    return difference if holds else None
 
 
-def known_differences(torch_spec: bool | None = False) -> dict[str, Difference]:
-    """Every known difference under the default spec (or with `torch_spec`, torch's own file), by entry."""
+def known_differences(torch_spec: Judged = False) -> dict[str, Difference]:
+    """Every known difference under the seed files (or with `torch_spec`, torch's own file), by entry."""
     return {n: d for n in database() if (d := known_difference(n, torch_spec)) is not None}
 
 
-def unexplained(rows: list[ParityRow], torch_spec: bool | None = False) -> list[ParityRow]:
+def unexplained(rows: list[ParityRow], torch_spec: Judged = False) -> list[ParityRow]:
     """The rows that differ from torch otherwise than their records' known differences say (those
-    of the default spec, or with `torch_spec`, of torch's own file; None: none, for another spec
+    of the seed files, or with `torch_spec`, of torch's own file; None: none, for another spec
     file): what a parity run should fail on."""
     return [r for r in rows if r.differs != _known_columns(r.op, torch_spec)]
 
 
-def _known_columns(name: str, torch_spec: bool | None) -> tuple[str, ...]:
+def _known_columns(name: str, torch_spec: Judged) -> tuple[str, ...]:
     difference = known_difference(name, torch_spec)
     return difference.columns if difference is not None else ()
 
@@ -618,7 +658,7 @@ says which). `max error` is the largest absolute difference over all compared va
 
 PyTorch itself has changed kink conventions and formulas between releases (clamp's gradient at its
 bounds changed in 2.14; schemas of elu_backward, softplus_backward, _softmax_backward_data changed
-since 1.10), and jaxderiv follows whichever spec file is loaded: with the default (seed) spec some
+since 1.10), and jaxderiv follows whichever spec file is loaded: with the seed files some
 results differ from torch 2.13 for that reason; each such difference is listed below by op, with
 its reason, and asserted as a difference by tests/check/test_parity.py."""
 
@@ -630,19 +670,23 @@ def _table(title: str, head: str, items) -> list[str]:
 
 # The heading of the known differences, per `torch_spec` (None: another spec file, none listed).
 _LISTED = {
-    False: "default spec; declared with `parity_differs` in the op records of jaxderiv/check/families",
+    False: "seed files; declared with `parity_differs` in the op records of jaxderiv/check/families",
     True: "torch's own spec; declared with `parity_differs(..., torch_spec=True)` in the op records of jaxderiv/check/families",
+    "newest": "torch 2.14.1's file; declared with `parity_differs(..., newest_spec=True)`, else as for torch's own file, in "
+    "the op records of jaxderiv/check/families",
+    "mixed": "per entry by the file it comes from: torch 2.14.1's declarations (`newest_spec`, else torch's own file's, "
+    "`torch_spec=True`) for its entries, the seed files' for the seeds'; in the op records of jaxderiv/check/families",
 }
 
 
-def to_markdown(rows: list[ParityRow], title: str, torch_spec: bool | None = False) -> str:
-    """The page: title, method, the known differences (the default spec's, or with `torch_spec`,
-    torch's own file's; None: none) and the torch equivalents among `rows`, in the rows' order, the table."""
+def to_markdown(rows: list[ParityRow], title: str, torch_spec: Judged = False) -> str:
+    """The page: title, method, the known differences (the seed files', or with `torch_spec`,
+    torch's own file's, or per entry; None: none) and the torch equivalents among `rows`, in the rows' order, the table."""
     records = [record(n) for n in dict.fromkeys(r.op for r in rows)]
     lines = [title, "", METHOD]
     if torch_spec is not None:
         lines += _table(
-            f"Known differences ({_LISTED[torch_spec]})",
+            f"Known differences ({_LISTED['mixed' if isinstance(torch_spec, Mapping) else torch_spec]})",
             "| op | columns: reason |",
             [
                 (r.name, f"{', '.join(d.columns)}: {d.reason}")

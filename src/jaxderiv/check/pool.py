@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import jax
 from jax.experimental.compilation_cache.compilation_cache import reset_cache
 
-from ..registry import Registry, default_registry
+from ..registry import Registry, seed_registry
 from .opdb import record
 
 __all__ = ["default_cache_dir", "default_jobs", "compilation_cache", "use_compilation_cache", "check_in_workers"]
@@ -73,7 +73,7 @@ def compilation_cache(path: str | os.PathLike | None):
 
 # -- in a worker -------------------------------------------------------------------------------------
 
-_specs: list = []  # the Spec of each registry the tasks name (None: the default registry)
+_specs: list = []  # the Spec of each registry the tasks name (None: the seed registry)
 _registries: dict[int, Registry] = {}
 
 
@@ -90,7 +90,7 @@ def _run(task: tuple) -> list:
     registry = _registries.get(which)
     if registry is None:
         spec = _specs[which]
-        registry = _registries[which] = default_registry() if spec is None else Registry(spec)
+        registry = _registries[which] = seed_registry() if spec is None else Registry(spec)
     with jax.enable_x64(True):
         return _check_named(registry, name, modes, seed, complex_, default_spec, options)
 
@@ -119,7 +119,7 @@ def check_in_workers(
                 )
             registries.append(registry)
     which = [next(i for i, r in enumerate(registries) if r is registry) for registry, *_ in tasks]
-    specs = [None if r is default_registry() else r.spec for r in registries]
+    specs = [None if r is seed_registry() else r.spec for r in registries]
     results: list = [None] * len(tasks)
     context = multiprocessing.get_context("spawn")
     try:

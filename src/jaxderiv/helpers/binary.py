@@ -11,13 +11,21 @@ import jax.numpy as jnp
 from ..forward import binary as aten
 from ..namespace import helper
 from .common import handle_r_to_c
-from .tensor_methods import conj
+from .tensor_methods import conj, masked_fill
 
 # at::where, at::pow and at::lerp are overloaded (Tensor or Scalar operands); the forward
 # implementations take either, with ATen's type promotion.
 helper("where")(aten.where)
 helper("pow")(aten.pow)
 helper("lerp")(aten.lerp)
+
+
+@helper("masked_fill_inplace_if_safe")
+def masked_fill_inplace_if_safe(x, mask, value):
+    """torch 2.14's `x.masked_fill_(mask, value)` when x may be written in place, else
+    `x.masked_fill(mask, value)`: the same values either way (the gradients of min/max/clamp
+    with tensor bounds)."""
+    return masked_fill(x, mask, value)
 
 
 def _zero(grad):

@@ -123,6 +123,15 @@ def infinitely_differentiable_native_group_norm_backward(
     return jnp.reshape(dX, X.shape), dgamma, dbeta
 
 
+@helper("native_group_norm_backward_dispatcher")
+def native_group_norm_backward_dispatcher(dY, dmean, drstd, X, mean, rstd, gamma, N, C, HxW, group, grad_input_mask):
+    """torch 2.14's name for the group-norm backward its formula differentiates again: the values
+    of `infinitely_differentiable_native_group_norm_backward`, which never read eps."""
+    return infinitely_differentiable_native_group_norm_backward(
+        dY, dmean, drstd, X, mean, rstd, gamma, N, C, HxW, group, None, grad_input_mask
+    )
+
+
 @helper(
     "_weight_norm_differentiable_backward", "_weight_norm_cuda_interface_backward", "_weight_norm_interface_backward"
 )

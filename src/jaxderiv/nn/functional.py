@@ -103,9 +103,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Normalization over the trailing `normalized_shape` dims (native_layer_norm on an (M, N) view)."""
-    n = math.prod(normalized_shape)
-    return _aten().native_layer_norm.default(x, weight, bias, x.size // max(n, 1), n, eps)[0]
+    """Normalization over the trailing `normalized_shape` dims (aten.native_layer_norm)."""
+    return _aten().native_layer_norm.default(x, list(normalized_shape), weight, bias, eps)[0]
 
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
@@ -158,9 +157,9 @@ def relu(x):
     return _aten().relu.default(x)
 
 
-def gelu(x):
-    """The exact (erf) GELU (aten.gelu)."""
-    return _aten().gelu.default(x)
+def gelu(x, approximate: str = "none"):
+    """GELU (aten.gelu): exact (erf), or with `approximate="tanh"` the tanh approximation."""
+    return _aten().gelu.default(x, approximate=approximate)
 
 
 def silu(x):

@@ -88,6 +88,7 @@ class _Recurrent(nnx.Module):
             None if c0 is None else jnp.asarray(c0, x.dtype),
             self.mode,
             self.hidden_size,
+            0,  # proj_size
             self.num_layers,
             self.batch_first,
             0.0,

@@ -103,5 +103,5 @@ parity_differs(
     "_conv_depthwise2d",
     "conv_depthwise3d",
     torch_spec=True,
-    default_spec=False,
+    seed_spec=False,
 )

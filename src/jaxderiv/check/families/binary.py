@@ -255,6 +255,28 @@ parity_differs(
 )
 torch_equivalent(
     Equivalent(lambda aten, a: aten.where.self(*a.values()), "torch 2.13 has no _s_where: aten.where.self"), "_s_where"
+)  # torch 2.14.1 changed these kink conventions (the default registry's formulas); torch 2.13, the
+# oracle, keeps the old ones. Measured by `python -m jaxderiv parity` on the default spec.
+parity_differs(
+    ("kinks",),
+    "torch 2.14.1's formula gives 0 at self == bound (`where(self > min, grad, 0)`); torch 2.13's gives grad "
+    "(`self >= min`): vjp 0 vs -1.25 on the kink sample",
+    "clamp_min",
+    "clamp_max",
+    seed_spec=False,
+    newest_spec=True,
+)
+parity_differs(
+    ("kinks",),
+    "torch 2.14.1's formula splits a tie half and half (`where(self == other, grad / 2, grad)`, masked); torch 2.13's "
+    "gives it all to one side: vjp -0.327 vs -0.654 on the tie (fmax/fmin: also a NaN input gets the gradient in "
+    "2.14.1, 0 in 2.13)",
+    "clamp_min.Tensor",
+    "clamp_max.Tensor",
+    "fmax",
+    "fmin",
+    seed_spec=False,
+    newest_spec=True,
 )
 
 

@@ -106,5 +106,5 @@ parity_differs(
     "another size than the 0-d norm), as for norm.Scalar; jaxderiv evaluates the result formula",
     "_foreach_norm.Scalar",
     torch_spec=True,
-    default_spec=False,
+    seed_spec=False,
 )

@@ -505,7 +505,7 @@ parity_differs(
     ("jvp", "complex"),
     "torch 2.13's cholesky_inverse_jvp computes -X dF X Fᴴ (+ its adjoint), which disagrees with "
     "finite differences of torch's own forward (1e-2 on the sample); jaxderiv's helper computes the derivative, "
-    "-X dL Lᴴ X (+ its adjoint); with the default spec jaxderiv's jvp is the seed's backward formula transposed, "
+    "-X dL Lᴴ X (+ its adjoint); with the seed files jaxderiv's jvp is the seed's backward formula transposed, "
     "which agrees with finite differences too",
     "cholesky_inverse",
     torch_spec=True,
@@ -514,8 +514,8 @@ parity_differs(
     ("jvp", "complex"),
     "torch 2.13's triangular_solve_jvp applies the whole tangent dA, not op(dA) restricted to "
     "the triangle the solve reads: with transpose=True it disagrees with finite differences of torch's own "
-    "forward by 0.25-0.45; jaxderiv's helper (1e-10 from them) restricts and transposes dA; with the default "
-    "spec jaxderiv's jvp is the seed's backward formula transposed, which agrees with finite differences too",
+    "forward by 0.25-0.45; jaxderiv's helper (1e-10 from them) restricts and transposes dA; with the seed "
+    "files jaxderiv's jvp is the seed's backward formula transposed, which agrees with finite differences too",
     "triangular_solve",
     torch_spec=True,
 )

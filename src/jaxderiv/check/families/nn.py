@@ -345,7 +345,7 @@ parity_differs(
     "both values",
     "_embedding_bag_backward",
     torch_spec=True,
-    default_spec=False,
+    seed_spec=False,
 )
 not_compared(
     "a backward op whose checker samples are schema defaults (float indices); compared through _embedding_bag's vjp",

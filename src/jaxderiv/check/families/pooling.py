@@ -204,5 +204,5 @@ parity_differs(
     "jaxderiv evaluates the spec's formula; torch's CPU equivalent differentiates the op",
     "max_pool2d_backward",
     torch_spec=True,
-    default_spec=False,
+    seed_spec=False,
 )

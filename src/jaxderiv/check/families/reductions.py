@@ -428,7 +428,7 @@ torch_equivalent(
 parity_differs(
     ("jvp", "kinks", "complex"),
     "torch.func.jvp of aten.norm.Scalar raises in torch 2.13 (its forward gradient "
-    "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula (default spec: "
+    "has the input's shape, not the 0-d result's); jaxderiv evaluates the result formula (seed files: "
     "transposes the backward formula)",
     "norm.Scalar",
     torch_spec=True,
