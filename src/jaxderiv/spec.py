@@ -276,13 +276,6 @@ def parse_version(text: "str | tuple[int, ...] | Version") -> Version:
 _SEED_FILES = ("derivatives_v1_7.yaml", "derivatives_v1_10_flat.yaml")
 # The newest release's file: the default spec's, with the seeds' entries for the ops it lacks.
 _NEWEST_FILE = "derivatives_v2_14_1.yaml"
-# Entries of the newest file whose formulas call helpers jaxderiv does not have yet (their
-# double backwards: `_pdist_backward_backward`, `_cdist_backward_backward`): the default spec
-# keeps the seed entry (the same arguments), whose formulas are `not_implemented` as torch 2.13's
-# are, so that pdist's and cdist's first derivatives, which call these ops, still run.
-# tests/spec/test_default_spec.py checks that this is exactly the newest entries that do not
-# translate and have a seed entry.
-KEPT_FROM_SEEDS = ("_pdist_backward", "_cdist_backward")
 
 
 def shipped_spec_files() -> list[Path]:
@@ -324,7 +317,7 @@ def load_spec(
     """Load one spec file, the installed torch's (`from_torch=True`), or with no path the default
     spec: the newest release's shipped file (torch 2.14.1's, today's schemas and formulas) with
     the seed files' entries for the ops it no longer has (`cholesky`, `std`, `_bmm`, ...; see
-    `load_seed_spec`) and for the few it writes with helpers jaxderiv lacks (`KEPT_FROM_SEEDS`). `torch_version` ("1.7") states the release
+    `load_seed_spec`). `torch_version` ("1.7") states the release
     instead of detecting it from the content (for a file with no fingerprint, or to override).
     With `strict=False` an entry that cannot be read is reported (a SpecWarning naming
     file:line and why; kept in `Spec.rejected`) and the rest of the file loads; with the
@@ -337,12 +330,8 @@ def load_spec(
     if path is None:
         if torch_version is not None:
             raise ValueError("torch_version applies to one file; the default spec's files each have their own")
-        newest_file = newest_spec_file()
-        newest = read_spec_text(newest_file.read_text(), str(newest_file), strict=strict)
-        newest = dataclasses.replace(
-            newest, entries={n: e for n, e in newest.entries.items() if n not in KEPT_FROM_SEEDS}
-        )
-        return load_seed_spec(strict=strict).union(newest)
+        newest = newest_spec_file()
+        return load_seed_spec(strict=strict).union(read_spec_text(newest.read_text(), str(newest), strict=strict))
     path = Path(path)
     try:
         text = path.read_text()

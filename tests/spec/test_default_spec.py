@@ -25,10 +25,8 @@ def test_every_entry_of_the_newest_file_wins_and_the_seeds_fill_in_the_rest():
     newest = os.path.abspath(newest_spec_file())
     seeds = {os.path.abspath(p) for p in shipped_spec_files()}
     assert {e.name for e in DEFAULT} == {e.name for e in NEWEST} | {e.name for e in SEEDS}
-    from jaxderiv.spec import KEPT_FROM_SEEDS
-
     for e in DEFAULT:
-        if e.name in NEWEST and e.name not in KEPT_FROM_SEEDS:
+        if e.name in NEWEST:
             assert _file(e) == newest, e.name
         else:
             assert _file(e) in seeds and _file(e) == _file(SEEDS[e.name]), e.name
@@ -105,20 +103,19 @@ def test_parity_judges_each_default_entry_by_the_file_it_comes_from():
     assert set(judged_by_origin(SEEDS).values()) == {False}
 
 
-def test_the_seed_entries_kept_are_exactly_the_newest_ones_that_do_not_translate():
-    """KEPT_FROM_SEEDS is measured, not chosen: the newest file's entries that have a seed entry
-    and a forward, and whose formulas do not all build into rules."""
+def test_every_newest_entry_the_seeds_also_have_translates():
+    """Taking the newest file's entry never loses an op the seeds had: each entry the two share
+    (with a forward) builds into rules. Before `_pdist_backward_backward` existed, the default
+    spec had to keep the seeds' `_pdist_backward`, or pdist's own first derivative failed."""
     from jaxderiv.forward import implementation
-    from jaxderiv.spec import KEPT_FROM_SEEDS
     from jaxderiv.spectools.coverage import coverage
 
     (fc,) = coverage(str(newest_spec_file())).files
     untranslated = {name for name, _ in fc.errors} | {
         e.name for e in NEWEST if any(n in fc.missing for n in _missing_names(e))
     }
-    assert set(KEPT_FROM_SEEDS) == {n for n in untranslated if n in SEEDS and implementation(n) is not None}
-    for name in KEPT_FROM_SEEDS:
-        assert _file(DEFAULT[name]) == _file(SEEDS[name])
+    assert not {n for n in untranslated if n in SEEDS and implementation(n) is not None}
+    assert "linalg_polar" in untranslated  # the check can fail: 2.14.1's new entries lack helpers
 
 
 def _missing_names(entry) -> set[str]:
@@ -156,30 +153,32 @@ def test_torch_2_14_1s_own_formulas_pass_the_checker():
     """The CI slice of `python -m jaxderiv check --spec formulas/derivatives_v2_14_1.yaml`: the
     entries 2.14.1 writes otherwise than torch 2.13 (clamp, min/max with tensor bounds, erf,
     log2, group norm, ...; torch 2.13's file is checked in full elsewhere), first and second order."""
-    from jaxderiv.spec import KEPT_FROM_SEEDS
-
-    changed = [n for n in _changed_since_torch_2_13() if n not in KEPT_FROM_SEEDS]  # those need helpers we lack
-    assert {"maximum", "clamp_min.Tensor", "native_group_norm", "erf"} <= set(changed) and len(changed) >= 15
+    changed = _changed_since_torch_2_13()
+    assert {"maximum", "clamp_min.Tensor", "native_group_norm", "erf", "_pdist_backward"} <= set(changed)
+    assert len(changed) >= 15
     report = jaxderiv.check_all(NEWEST, ops=changed, modes=("vjp", "jvp", "vjp_vjp"))
     assert not [r for r in report if r.status in ("failed", "error")], report.summary()
     assert sum(r.status == "passed" for r in report) >= 2 * len(changed)
 
 
-NEWEST_KINKS = ("clamp_min", "clamp_max", "clamp_min.Tensor", "clamp_max.Tensor", "fmax", "fmin")
+NEWEST_DIFFERENCES = {
+    **dict.fromkeys(("clamp_min", "clamp_max", "clamp_min.Tensor", "clamp_max.Tensor", "fmax", "fmin"), ("kinks",)),
+    **dict.fromkeys(("_pdist_backward", "_cdist_backward"), ("vjp",)),
+}
 
 
-def test_torch_2_14_1s_new_kink_conventions_are_the_declared_differences(torch):
+def test_torch_2_14_1s_changes_are_the_declared_differences(torch):
     """Parity of the default registry with torch 2.13 on these entries differs exactly where
-    their records say torch 2.14.1 changed the convention (`newest_spec=True`), and nowhere else;
-    the same entries of torch 2.13's own file agree."""
+    their records say torch 2.14.1 changed the formula (`newest_spec=True`: new kink conventions,
+    a derivative torch 2.13 did not have), and nowhere else; torch 2.13's own file agrees."""
     from jaxderiv.check import parity as P
 
     judged = P.judged_by_origin(DEFAULT)
-    for name in NEWEST_KINKS:
+    for name, columns in NEWEST_DIFFERENCES.items():
         assert judged[name] == "newest"
         row = P.compare(jaxderiv.default_registry(), name)
         declared = P.known_difference(name, judged)
-        assert declared is not None and row.differs == declared.columns == ("kinks",), (name, row.note)
+        assert declared is not None and row.differs == declared.columns == columns, (name, row.note)
         assert P.known_difference(name, True) is None and P.known_difference(name, False) is None
     torch_row = P.compare(jaxderiv.Registry(load_spec(from_torch=True)), "fmax")
     assert torch_row.ok, torch_row.note

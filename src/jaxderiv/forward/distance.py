@@ -60,6 +60,24 @@ def _pair_grad(diff, grad, dist, p):
     return jnp.where(zero, 0.0, diff * a ** (p - 2) * grad / safe ** (p - 1))
 
 
+def _pair_grad_partials(diff, dist, p):
+    """The pieces of `_pair_grad` = grad * u(diff, dist), with `dist` an input of its own (as the
+    backward ops take it): u, its elementwise derivative in diff (the Jacobian is diagonal) and
+    its derivative in dist. u is piecewise constant for p in {0, 1, inf}; otherwise
+    u = sign(d) |d|^(p-1) / dist^(p-1), du/dd = (p-1) |d|^(p-2) / dist^(p-1), du/ddist = -(p-1) u / dist,
+    each 0 where ATen's u is set to 0 (dist 0; d 0 for p < 2, where |d|^(p-2) has no value)."""
+    u = _pair_grad(diff, jnp.ones((), diff.dtype), dist, p)
+    if p in (0, 1) or math.isinf(p):
+        zero = jnp.zeros_like(u)
+        return u, zero, zero
+    a = jnp.abs(diff)
+    skip = (dist == 0) | ((a == 0) & (p < 2))
+    safe_a, safe_dist = jnp.where(skip, 1.0, a), jnp.where(dist == 0, 1.0, dist)
+    du_dd = jnp.where(skip, 0.0, (p - 1) * safe_a ** (p - 2) / safe_dist ** (p - 1))
+    du_ddist = jnp.where(dist == 0, 0.0, -(p - 1) * u / safe_dist)
+    return u, du_dd, du_ddist
+
+
 # -- pdist: the distances between the rows of one matrix, i < j in row-major order -------------
 
 

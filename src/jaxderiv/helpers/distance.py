@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..forward.distance import _trilinear
+from ..forward.distance import _expanded, _pair_grad_partials, _pairs, _trilinear
 from ..namespace import helper, method
 from ..tensor_utils import mT
 
@@ -21,6 +21,43 @@ method("mT")(mT)
 def wrap_opt_if(x, condition):
     """`x` where the formula needs it, else an undefined optional (nothing is saved)."""
     return x if condition else None
+
+
+@helper("_pdist_backward_backward")
+def _pdist_backward_backward(grad, grad_output, self, p, pdist, grad_input_mask):
+    """torch 2.14's derivative of `_pdist_backward(grad_output, self, p, pdist)` = the sum over pairs
+    (i, j) of grad_output_k u(self_i - self_j, pdist_k), added to row i and taken from row j: along
+    the cotangent `grad` (self's shape), for grad_output, self and pdist (see `_pair_grad_partials`)."""
+    if grad is None:
+        return None, None, None
+    i, j = _pairs(self.shape[0])
+    u, du_dd, du_ddist = _pair_grad_partials(self[i] - self[j], pdist[:, None], p)
+    g = grad[i] - grad[j]  # the cotangent of each pair's difference
+    d_grad_output = jnp.sum(g * u, axis=-1)
+    part = grad_output[:, None] * du_dd * g
+    d_self = jnp.zeros_like(self).at[i].add(part).at[j].add(-part)
+    d_pdist = grad_output * jnp.sum(g * du_ddist, axis=-1)
+    return d_grad_output, d_self, d_pdist
+
+
+@helper("_cdist_backward_backward")
+def _cdist_backward_backward(grad, grad_output, x1, x2, p, cdist, grad_input_mask):
+    """torch 2.14's derivative of `_cdist_backward(grad_output, x1, x2, p, cdist)` = the sum over j
+    of grad_output_ij u(x1_i - x2_j, cdist_ij), along the cotangent `grad` (the batch-expanded
+    x1's shape): for grad_output, x1, x2 (each summed back to its shape) and cdist."""
+    if grad is None:
+        return None, None, None, None
+    from ..rules import sum_to
+
+    e1, e2 = _expanded(x1, x2)
+    u, du_dd, du_ddist = _pair_grad_partials(e1[..., :, None, :] - e2[..., None, :, :], cdist[..., None], p)
+    g = grad[..., :, None, :]  # the cotangent of each difference x1_i - x2_j
+    d_grad_output = jnp.sum(g * u, axis=-1)
+    part = grad_output[..., None] * du_dd * g
+    d_x1 = jnp.reshape(sum_to(jnp.sum(part, axis=-2), x1.shape), x1.shape)
+    d_x2 = jnp.reshape(sum_to(-jnp.sum(part, axis=-3), x2.shape), x2.shape)
+    d_cdist = grad_output * jnp.sum(g * du_ddist, axis=-1)
+    return d_grad_output, d_x1, d_x2, d_cdist
 
 
 @helper("_euclidean_dist_backward")
