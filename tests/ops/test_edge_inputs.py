@@ -55,14 +55,14 @@ def _elementwise(which: str):
     tensor arguments are `self` or `self, other` and whose other arguments all have defaults; of
     the default registry, those that come from torch 2.14.1's file (the rest are the seeds')."""
     out = []
-    REGISTRY = REGISTRIES[which]
+    registry = REGISTRIES[which]
     seeds = {str(p) for p in shipped_spec_files()}
-    for name in REGISTRY.names():
-        if which == "default" and REGISTRY.spec[name].location.file in seeds:
+    for name in registry.names():
+        if which == "default" and registry.spec[name].location.file in seeds:
             continue
         base, _, overload = name.partition(".")
         impl = implementation(name)
-        schema = REGISTRY.spec[name].schema
+        schema = registry.spec[name].schema
         if impl is None or base.endswith("_") or "backward" in base or name in UNSUITED or len(schema.returns) != 1:
             continue
         if impl.__module__.rsplit(".", 1)[-1] not in FAMILIES:

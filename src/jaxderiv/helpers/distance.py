@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from ..forward.distance import _expanded, _pair_grad_partials, _pairs, _trilinear
 from ..namespace import helper, method
+from .core import sum_to_helper
 from ..tensor_utils import mT
 
 
@@ -47,15 +48,13 @@ def _cdist_backward_backward(grad, grad_output, x1, x2, p, cdist, grad_input_mas
     x1's shape): for grad_output, x1, x2 (each summed back to its shape) and cdist."""
     if grad is None:
         return None, None, None, None
-    from ..rules import sum_to
-
     e1, e2 = _expanded(x1, x2)
     u, du_dd, du_ddist = _pair_grad_partials(e1[..., :, None, :] - e2[..., None, :, :], cdist[..., None], p)
     g = grad[..., :, None, :]  # the cotangent of each difference x1_i - x2_j
     d_grad_output = jnp.sum(g * u, axis=-1)
     part = grad_output[..., None] * du_dd * g
-    d_x1 = jnp.reshape(sum_to(jnp.sum(part, axis=-2), x1.shape), x1.shape)
-    d_x2 = jnp.reshape(sum_to(-jnp.sum(part, axis=-3), x2.shape), x2.shape)
+    d_x1 = sum_to_helper(jnp.sum(part, axis=-2), x1.shape)
+    d_x2 = sum_to_helper(-jnp.sum(part, axis=-3), x2.shape)
     d_cdist = grad_output * jnp.sum(g * du_ddist, axis=-1)
     return d_grad_output, d_x1, d_x2, d_cdist
 

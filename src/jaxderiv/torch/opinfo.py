@@ -821,14 +821,12 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         result.calls_recorded += 1
         name = call.name
         op, target = _implemented(registry, name)
-        if op is None:
-            if runs_as(name, registry)[0] == "constant":
-                _compare_constant_call(registry, call, opinfo, result, cache)
-            else:
-                result.missing[name].add(opinfo)
+        constant = op is None and runs_as(name, registry)[0] == "constant"
+        if op is None and not constant:
+            result.missing[name].add(opinfo)
             continue
-        routed = target != name
-        if call.func._schema.is_mutable:
+        routed = not constant and target != name
+        if op is not None and call.func._schema.is_mutable:
             # in place: torch mutates a clone, jaxderiv's result is cast to the written argument's dtype
             op = _in_place(op, call)
         if torch.Tag.nondeterministic_seeded in call.func.tags:
@@ -839,13 +837,18 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
             continue
         result.calls_replayed += 1
         result.calls_routed += routed
+        result.calls_constant += constant
         key = call.key()
-        row = result.rows.setdefault(name, OpRow(name, via=target if routed else ""))
+        via = "no gradient" if constant else target if routed else ""
+        row = result.rows.setdefault(name, OpRow(name, via=via))
         if key in cache:
             row.opinfos.add(opinfo)
             continue
         try:
-            outcome = compare_call(op, call, seed=seed + zlib.crc32(repr(key).encode()), jvp=jvp)
+            if constant:  # a gradient-free overload with no entry: its forward only
+                outcome = _compare_constant(resolve(name, registry).fn, call)
+            else:
+                outcome = compare_call(op, call, seed=seed + zlib.crc32(repr(key).encode()), jvp=jvp)
         except Exception as e:  # noqa: BLE001 - a bug of this harness, not of jaxderiv: counted apart
             result.skipped[f"harness error: {type(e).__name__}: {str(e)[:80]}"] += 1
             continue
@@ -856,28 +859,6 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         row.add(outcome, opinfo)
         if outcome.jvp == "n/a":
             result.jvp_not_applicable[f"`{name}`: {outcome.jvp_reason[:140]}"] += 1
-
-
-def _compare_constant_call(registry, call: Call, opinfo: str, result: Replay, cache) -> None:
-    if torch.Tag.nondeterministic_seeded in call.func.tags:
-        result.skipped["random (nondeterministic_seeded)"] += 1
-        return
-    if any(t.layout != torch.strided or t.is_quantized or t.is_nested for t in _tensors((call.args, call.kwargs))):
-        result.skipped["non-strided tensor argument"] += 1
-        return
-    result.calls_replayed += 1
-    result.calls_constant += 1
-    row = result.rows.setdefault(call.name, OpRow(call.name, via="no gradient"))
-    key = call.key()
-    if key in cache:
-        row.opinfos.add(opinfo)
-        return
-    outcome = _compare_constant(resolve(call.name, registry).fn, call)
-    cache[key] = outcome
-    if outcome.forward == "skip":
-        result.skipped[outcome.message[:100]] += 1
-        return
-    row.add(outcome, opinfo)
 
 
 # -- CLI ----------------------------------------------------------------------------------

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 
+import jax.numpy as jnp
 import numpy as np
 
+from ...forward.distance import _reduce
 from ..opdb import parity_differs, samples
 from ..samples import Sample
 
@@ -46,8 +48,8 @@ def _pdist(op, rng, dtype=np.float64):
 
 
 def _distances(diff, p):
-    a = np.abs(diff)
-    return np.max(a, axis=-1) if math.isinf(p) else np.sum(a**p, axis=-1) ** (1.0 / p)
+    """The p-distances of the differences `diff` (the forward's reduction), as the backward ops take them."""
+    return np.asarray(_reduce(jnp.asarray(diff), p))
 
 
 # p values with a derivative of the backward op: its double-backward branches (torch 2.14 writes
