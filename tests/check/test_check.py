@@ -88,6 +88,19 @@ def test_a_slice_of_the_default_check_passes_in_every_mode():
     assert sum(r.status == "passed" for r in report) > 5 * len(names)
 
 
+def test_each_mode_draws_what_a_run_of_that_mode_alone_draws():
+    """The modes of one entry share its samples (built once), yet each draws its directions
+    from its own generator: every row of an all-modes run is the row of its mode run alone,
+    to rounding (other draws would change its errors wholly)."""
+    together = check_all(load_seed_spec(), ops=["mul.Tensor"])
+    for row in together:
+        alone = check_all(load_seed_spec(), ops=["mul.Tensor"], modes=[row.mode]).rows[0]
+        assert (alone.status, alone.complex_samples) == (row.status, row.complex_samples), row.mode
+        if row.status == "not_applicable":
+            continue
+        assert alone.max_abs_err == pytest.approx(row.max_abs_err, rel=1e-6), row.mode
+
+
 def test_check_all_passes_shipped_formulas(good_report):
     # sin's and add's backward formulas call no other entry: no third derivative to check
     assert statuses(good_report) == {

@@ -17,6 +17,7 @@ comparisons and turns their outcome into report rows.
 
 from __future__ import annotations
 
+import copy
 import os
 import shlex
 import time
@@ -144,6 +145,7 @@ class _Problem:
         """held: inputs kept fixed, though differentiable (a derivative the spec refuses)."""
         self.op = op
         self.sample = sample
+        self._shared: dict = {}
         bound = op.bind(tuple(sample.args), dict(sample.kwargs))
         self.names = list(bound)
         self.values = [_to_jax(v) for v in bound.values()]
@@ -198,6 +200,17 @@ class _Problem:
         return self._outputs((self.sample.reference or self.op.impl)(*self._with(xs)))
 
     @property
+    def outputs(self) -> list:
+        """The differentiable outputs' shapes and dtypes (their values where shapes depend on
+        them), found once and shared by the copies the modes take."""
+        if "outputs" not in self._shared:
+            try:
+                self._shared["outputs"] = jax.eval_shape(self.rule_fn, *self.xs)
+            except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
+                self._shared["outputs"] = _Compiled(self.rule_fn)(*self.xs)
+        return self._shared["outputs"]
+
+    @property
     def fd_fn(self):
         """What finite differences differentiate: the forward through the rules, or the sample's reference."""
         return self.native_fn if self.sample.reference is not None else self.rule_fn
@@ -220,10 +233,7 @@ def _directions(mode: str, p, rng) -> dict:
     vs = p.project([_random_like(rng, x) for x in p.xs])
     if mode == "jvp":
         return {"vs": vs, "cts": None, "ws": None}
-    try:
-        ys = jax.eval_shape(p.rule_fn, *p.xs)
-    except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
-        ys = _Compiled(p.rule_fn)(*p.xs)
+    ys = p.outputs
     cts = [_random_like(rng, y) for y in ys]
     if mode in PRECISION_MODES and not precision.applicable(mode, p, ys):
         return {"vs": vs, "cts": None, "ws": None, "skip": True}
@@ -669,10 +679,11 @@ def _check_op(
         for mode in modes
     }
     tol, looser = _tolerance(op, tol)
+    memo: dict = {}
     for mode in modes:
         start = time.perf_counter()
         if why_not[mode] is None:
-            prepared[mode] = _Prepared(op, mode, seed, complex_, sample)
+            prepared[mode] = _Prepared(op, mode, seed, complex_, sample, memo)
         seconds[mode] = time.perf_counter() - start
     start = time.perf_counter()
     work = [(mode, index, p) for mode, prep in prepared.items() for index, p in prep.items]
@@ -780,7 +791,10 @@ class _Prepared:
     made, after the samples before it were compared: the order a sample-by-sample run has.
     """
 
-    def __init__(self, op: Op, mode: str, seed: int, complex_: bool, sample: int | None):
+    def __init__(self, op: Op, mode: str, seed: int, complex_: bool, sample: int | None, memo: dict | None = None):
+        """memo: shared by the modes of one op, which draw the same samples: each sample and
+        problem is built once, and a mode takes its own copy (its directions are its own)."""
+        memo = {} if memo is None else memo
         self.cases, self.items, self.reason = [], [], ""
         self.error, self.error_index, self.error_problem = None, None, None
         rng = np.random.default_rng(seed)
@@ -791,14 +805,16 @@ class _Prepared:
         # `result:` formula still gives their tangents, in the modes that read it.
         held = frozenset(refused_inputs(op)) if not (op.entry.forward and mode in ("jvp", "vjp_jvp")) else frozenset()
         try:
-            self.cases = [(s, False) for s in samples_for(op, rng)]
+            self.cases = [(s, False) for s in _drawn(memo, "real", rng, lambda: samples_for(op, rng))]
             if (
                 complex_
                 and record(op.name).complex
                 and _real_only(op.name, mode) is None
                 and (mode not in PRECISION_MODES or precision.LOW_PRECISION[mode][1])
             ):
-                self.cases += [(s, True) for s in samples_for(op, rng, complex_=True)]
+                self.cases += [
+                    (s, True) for s in _drawn(memo, "complex", rng, lambda: samples_for(op, rng, complex_=True))
+                ]
                 if op.real_only is not None:  # samples_for left out the complex values it refuses
                     self.reason = (
                         f"not applicable where {', '.join(sorted(op.real_only[1]))} is complex: {op.real_only[0]}"
@@ -812,7 +828,10 @@ class _Prepared:
             for index, (s, is_complex) in enumerate(self.cases):
                 if sample is not None and index > sample:
                     break
-                problem = _Problem(op, s, held)
+                key = ("problem", index, is_complex, held)
+                if key not in memo:
+                    memo[key] = _Problem(op, s, held)
+                problem = copy.copy(memo[key])
                 if not problem.xs or not any(problem.out_mask):
                     continue
                 directions = _directions(mode, problem, rng)  # drawn for a skipped sample too: the next ones stay
@@ -828,6 +847,15 @@ class _Prepared:
                 self.items.append((index, problem))
         except Exception as e:  # noqa: BLE001 - re-raised in order by the mode's row
             self.error, self.error_index, self.error_problem = e, index, problem
+
+
+def _drawn(memo: dict, kind: str, rng, draw: Callable[[], list]) -> list:
+    """draw() once per op and kind; later modes replay it, leaving `rng` where drawing it left it."""
+    if kind not in memo:
+        memo[kind] = (draw(), copy.deepcopy(rng.bit_generator.state))
+    else:
+        rng.bit_generator.state = copy.deepcopy(memo[kind][1])
+    return memo[kind][0]
 
 
 def _repro_command(

@@ -80,6 +80,7 @@ def _problems(mode: str, p):
     low, high = copy.copy(p), copy.copy(p)
     low.values, high.values = _cast(mode, p.values), _cast(mode, p.values, back=True)
     low.xs, high.xs = [low._get(q) for q in p.paths], [high._get(q) for q in p.paths]
+    low._shared, high._shared = {}, {}  # what p found of its float64 outputs is not theirs
     return low, high
 
 
