@@ -13,7 +13,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
 import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 
+from jaxderiv.forward import implementation  # noqa: E402
 from torch_models import edited_torch_spec  # noqa: E402
 
 opinfo = pytest.importorskip("jaxderiv.torch.opinfo")
@@ -251,13 +253,15 @@ def test_torchs_storage_less_zero_tangent_is_compared():
     assert row.calls > 0 and row.jvp_na == 0 and row.jvp_agree == row.jvp_compared == row.calls, row.messages
 
 
-CONSTANT_OPINFOS = ["new_ones", "full_like", "arange", "argmax", "new_empty", "scalar_tensor"]
+CONSTANT_OPINFOS = ["new_ones", "full_like", "arange", "argmax", "new_empty", "scalar_tensor", "eye", "equal", "item"]
+# and the overloads they call that have no entry (linalg.inv's _linalg_check_errors too)
+CONSTANT_OVERLOADS = {"eye", "eye.m", "equal", "_local_scalar_dense", "_linalg_check_errors"}
 
 
 @pytest.fixture(scope="module")
 def constants():
     jax.config.update("jax_enable_x64", True)
-    return opinfo.replay("torch", CONSTANT_OPINFOS, samples=4)
+    return opinfo.replay("torch", [*CONSTANT_OPINFOS, "linalg.inv"], samples=4)
 
 
 def test_gradient_free_overloads_with_no_entry_are_compared_forward_only(constants):
@@ -270,6 +274,15 @@ def test_gradient_free_overloads_with_no_entry_are_compared_forward_only(constan
         assert r.calls > 0 and r.forward_agree == r.calls and r.vjp_compared == r.jvp_compared == 0, (r.op, r.messages)
     assert constants.calls_constant >= sum(r.calls for r in rows.values())
     assert not {"new_ones", "full_like", "argmax", "new_empty", "scalar_tensor"} & set(constants.missing)
+    assert CONSTANT_OVERLOADS <= set(rows) and not CONSTANT_OVERLOADS & set(constants.missing)
+
+
+def test_a_failed_factorization_raises_as_aten_does_where_the_values_are_known():
+    check = implementation("_linalg_check_errors")
+    assert check(jnp.zeros(3, jnp.int32), "linalg.inv", is_matrix=False) is None
+    with pytest.raises(ValueError, match=r"linalg.inv: the factorization failed \(batch element 1\): info = 2"):
+        check(jnp.asarray([0, 2, 0], jnp.int32), "linalg.inv", is_matrix=False)
+    assert jax.jit(lambda info: check(info, "linalg.inv", is_matrix=False))(jnp.ones(3, jnp.int32)) is None
 
 
 def test_a_wrong_constructor_is_reported_as_a_forward_mismatch(monkeypatch):

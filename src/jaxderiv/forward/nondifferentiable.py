@@ -164,7 +164,58 @@ def arange(end, dtype=None, layout=None, device=None, pin_memory=None):
     return arange_start_step(0, end, 1, dtype)
 
 
+@impl("eye")
+def eye(n, dtype=None, layout=None, device=None, pin_memory=None):
+    return eye_m(n, n, dtype)
+
+
+@impl("eye.m")
+def eye_m(n, m, dtype=None, layout=None, device=None, pin_memory=None):
+    if n < 0 or m < 0:
+        raise ValueError(f"eye: n and m must be non-negative, got {n} and {m}")
+    return jnp.eye(n, m, dtype=dtype or _DEFAULT_FLOAT)
+
+
 # -- metadata and queries --------------------------------------------------------------------
+
+
+@impl("equal")
+def equal(self, other):
+    """Same shape and every element equal (NaN equals nothing), as one bool: a Python bool
+    where the values are known, a 0-d bool array under tracing."""
+    a, b = jnp.asarray(self), jnp.asarray(other)
+    if a.shape != b.shape:
+        return False
+    same = jnp.all(a == b)
+    try:
+        return bool(same)
+    except Exception:  # noqa: BLE001 - a tracer: the value is known when the program runs
+        return same
+
+
+@impl("_local_scalar_dense")
+def _local_scalar_dense(self):
+    """`Tensor.item()`: the one element, as a 0-d array (a Python number would end tracing)."""
+    x = jnp.asarray(self)
+    if x.size != 1:
+        raise ValueError(f"a Tensor with {x.size} elements cannot be converted to Scalar")
+    return x.reshape(())
+
+
+@impl("_linalg_check_errors")
+def _linalg_check_errors(info, api_name, is_matrix):
+    """ATen raises where a factorization's `info` is nonzero. Where the values are known here
+    too, the same; under tracing they are not, and the result's NaNs tell instead."""
+    try:
+        bad = np.asarray(info)
+    except Exception:  # noqa: BLE001 - a tracer
+        return None
+    if np.any(bad != 0):
+        where = "" if bad.ndim == 0 else f" (batch element {int(np.argmax(bad.reshape(-1) != 0))})"
+        raise ValueError(
+            f"{api_name}: the factorization failed{where}: info = {int(bad.reshape(-1)[bad.reshape(-1) != 0][0])}"
+        )
+    return None
 
 
 @impl("_assert_tensor_metadata")
