@@ -205,14 +205,21 @@ def bench(name, repeats):
     }
 
 
-def lstm_compile(lengths):
+def lstm_compile(lengths, repeats=10):
+    """Compile time and step time of the LSTM train step by sequence length, with the unrolled
+    time steps run as one scan (the default) and unrolled (`roll_loops=False`)."""
     rows = []
     for n in lengths:
         torch.manual_seed(0)
         module, inputs = _lstm(n)
-        model = jt.from_module(module, *inputs)
-        _, compile_s = time_jax(model, [jnp.asarray(x.numpy()) for x in inputs], 1)
-        rows.append({"steps": n, "nodes": len(model.program.steps), "compile_s": compile_s})
+        xs = [jnp.asarray(x.numpy()) for x in inputs]
+        row = {"steps": n}
+        for roll in (True, False):
+            model = jt.from_module(module, *inputs, roll_loops=roll)
+            step_s, compile_s = time_jax(model, xs, repeats)
+            tag = "rolled" if roll else "unrolled"
+            row |= {"nodes": len(model.program.steps), f"{tag}_compile_s": compile_s, f"{tag}_step_s": step_s}
+        rows.append(row)
     return rows
 
 
@@ -224,7 +231,7 @@ def main(argv=None):
     a = p.parse_args(argv)
     repeats = 10 if a.quick else 30
     rows = [bench(n, repeats) for n in a.models.split(",")]
-    lstm = lstm_compile([4, 8] if a.quick else [4, 8, 16, 32])
+    lstm = lstm_compile([4, 8] if a.quick else [4, 8, 16, 32, 64], repeats=10 if a.quick else 30)
     lines = [
         f"torch threads: {torch.get_num_threads()}; JAX devices: {jax.devices()}",
         "",
@@ -236,8 +243,16 @@ def main(argv=None):
             f"| {r['model']} | {r['nodes']} | {r['ops']} | {1e3 * r['ours_s']:.2f} | {1e3 * r['own_rules_s']:.2f} | {1e3 * r['torch_s']:.2f} | "
             f"{r['vs_torch']:.2f} | {r['vs_own_rules']:.2f} | {r['compile_s']:.1f} | {r['own_rules_compile_s']:.1f} |"
         )
-    lines += ["", "| LSTM sequence length | graph nodes | compile (s) |", "|---|---|---|"]
-    lines += [f"| {r['steps']} | {r['nodes']} | {r['compile_s']:.1f} |" for r in lstm]
+    lines += [
+        "",
+        "| LSTM sequence length | graph nodes | compile, as a scan (s) | compile, unrolled (s) | step, as a scan (ms) | step, unrolled (ms) |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['steps']} | {r['nodes']} | {r['rolled_compile_s']:.1f} | {r['unrolled_compile_s']:.1f} | "
+        f"{1e3 * r['rolled_step_s']:.2f} | {1e3 * r['unrolled_step_s']:.2f} |"
+        for r in lstm
+    ]
     text = "\n".join(lines)
     print(text)
     if a.out:

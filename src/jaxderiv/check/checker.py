@@ -201,19 +201,24 @@ class _Problem:
 
     @property
     def outputs(self) -> list:
-        """The differentiable outputs' shapes and dtypes (their values where shapes depend on
-        them), found once and shared by the copies the modes take."""
+        """`outputs_of(self)`, found once and shared by the copies the modes take."""
         if "outputs" not in self._shared:
-            try:
-                self._shared["outputs"] = jax.eval_shape(self.rule_fn, *self.xs)
-            except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
-                self._shared["outputs"] = _Compiled(self.rule_fn)(*self.xs)
+            self._shared["outputs"] = outputs_of(self)
         return self._shared["outputs"]
 
     @property
     def fd_fn(self):
         """What finite differences differentiate: the forward through the rules, or the sample's reference."""
         return self.native_fn if self.sample.reference is not None else self.rule_fn
+
+
+def outputs_of(p) -> list:
+    """The differentiable outputs of a problem's rule: their shapes and dtypes, or their values
+    where the shapes depend on them."""
+    try:
+        return jax.eval_shape(p.rule_fn, *p.xs)
+    except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
+        return _Compiled(p.rule_fn)(*p.xs)
 
 
 def _to_jax(v):

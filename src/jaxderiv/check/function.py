@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .checker import _Accumulator, _check_sample, _Mismatch
+from .checker import _Accumulator, _check_sample, _Mismatch, outputs_of
 from .report import Report, Row
 
 __all__ = ["check_function"]
@@ -58,6 +58,10 @@ class _FunctionProblem:
         if self.reference is None:
             raise _NoReference
         return self._call(self.reference, xs)
+
+    @property
+    def outputs(self) -> list:
+        return outputs_of(self)
 
     @property
     def fd_fn(self):

@@ -12,6 +12,7 @@ import torch
 import torch.utils._pytree as torch_pytree
 
 from ..registry import Registry
+from ._loops import find_loops
 from ._program import Program, UnsupportedGraphError, UnsupportedNode, build_program, decompose
 from ._resolve import torch_registry
 from ._values import to_jax_array
@@ -179,17 +180,23 @@ def _require_x64(tensors) -> None:
         )
 
 
-def from_exported(ep: torch.export.ExportedProgram, *, registry: Registry | None = None) -> ImportedModel:
+def from_exported(
+    ep: torch.export.ExportedProgram, *, registry: Registry | None = None, roll_loops: bool = True
+) -> ImportedModel:
     """An ImportedModel of a `torch.export.ExportedProgram` (training or inference IR).
 
     Every ATen node runs the jaxderiv op of that overload from `registry` (default: the
     installed torch's own derivatives.yaml). Raises UnsupportedGraphError listing every node
-    that cannot run, each with the user's source line."""
+    that cannot run, each with the user's source line. roll_loops: run the loops torch.export
+    unrolled (an RNN's time steps) as `jax.lax.scan`s of the same steps, so that compile time
+    does not grow with their length (`program.loops`; see `jaxderiv.torch._loops`)."""
     registry = registry or torch_registry()
     ep = decompose(ep, registry)
     program, bad = build_program(ep, registry)
     if bad:
         raise UnsupportedGraphError(bad)
+    if roll_loops:
+        program = dataclasses.replace(program, loops=find_loops(program.steps, [r for r, _, _ in program.outputs]))
     _require_x64(list(ep.state_dict.values()) + [t for t in ep.constants.values() if isinstance(t, torch.Tensor)])
     aliases = _tie_groups(ep)
     sig = ep.graph_signature
@@ -205,10 +212,15 @@ def export(module: torch.nn.Module, *args, **kwargs) -> torch.export.ExportedPro
 
 
 def from_module(
-    module: torch.nn.Module, /, *example_args, registry: Registry | None = None, **example_kwargs
+    module: torch.nn.Module,
+    /,
+    *example_args,
+    registry: Registry | None = None,
+    roll_loops: bool = True,
+    **example_kwargs,
 ) -> ImportedModel:
     """Export `module` on the example inputs (torch tensors) and import it: see `from_exported`."""
-    return from_exported(export(module, *example_args, **example_kwargs), registry=registry)
+    return from_exported(export(module, *example_args, **example_kwargs), registry=registry, roll_loops=roll_loops)
 
 
 def unsupported(

@@ -81,12 +81,28 @@ class Program:
     outputs: tuple[
         tuple[Any, str, str | None], ...
     ]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
+    loops: tuple = ()  # the unrolled loops among the steps that run as scans (`_loops.Loop`)
 
     def run(self, values: dict[str, Any], *, key=None, on_step: Callable | None = None) -> dict[str, Any]:
         """Evaluate every step on `values` (placeholder name -> array); returns the environment.
-        A random node draws from `jax.random.fold_in(key, its position)`."""
+        A random node draws from `jax.random.fold_in(key, its position)`. The steps of `loops`
+        run as scans, unless `on_step` must see each of them (the environment then holds only
+        the loop's values read after it)."""
         env = dict(values)
+        loops = {loop.start: loop for loop in self.loops} if on_step is None else {}
+        skip_to = 0
         for i, step in enumerate(self.steps):
+            if i < skip_to:
+                continue
+            if i in loops:
+                from ._loops import run_loop
+
+                try:
+                    run_loop(loops[i], self.steps, env)
+                    skip_to = loops[i].stop
+                    continue
+                except Exception:  # noqa: BLE001 - values that do not fit a scan: the steps run unrolled
+                    pass
             args, kwargs = _substitute((step.args, step.kwargs), env)
             if step.kind == "random":
                 kwargs = {**kwargs, "key": None if key is None else jax.random.fold_in(key, i)}
