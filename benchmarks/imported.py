@@ -7,8 +7,10 @@ Per model, in one run, the median step time of
   - torch eager: forward, loss.backward(), torch.optim.Adam.step(), same thread count;
   - JAX's own rules: the same imported graph with every ATen node running jaxderiv's forward
     implementation directly, differentiated by jax.grad (a reference; the library never does this);
-and the compile time of the jitted step (first call). Float32, CPU. Also the LSTM's compile time
-against sequence length: torch.export unrolls the recurrence into one cell per step.
+and the compile time of the jitted step (first call). Float32, CPU. jaxderiv's step and JAX's
+own rules' are timed alternately. Also the LSTM's compile and step time against sequence length,
+its time steps run as one scan and unrolled (torch.export unrolls the recurrence into one cell
+per step).
 """
 
 from __future__ import annotations
@@ -145,20 +147,37 @@ def jax_step(model):
     return step, opt.init(model.params)
 
 
-def time_jax(model, xs, repeats):
-    step, state = jax_step(model)
-    params, buffers = model.params, model.buffers
-    t0 = time.perf_counter()
-    params, buffers, state, v = step(params, buffers, state, *xs)
-    jax.block_until_ready(v)
-    compile_s = time.perf_counter() - t0
-    times = []
-    for _ in range(repeats):
+class _Stepper:
+    """A model's jitted train step, compiled on construction, then stepped and timed."""
+
+    def __init__(self, model, xs):
+        self.step, self.state = jax_step(model)
+        self.params, self.buffers, self.xs = model.params, model.buffers, xs
+        self.compile_s = self()
+        self.times: list[float] = []
+
+    def __call__(self) -> float:
         t0 = time.perf_counter()
-        params, buffers, state, v = step(params, buffers, state, *xs)
-        jax.block_until_ready((params, v))
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), compile_s
+        self.params, self.buffers, self.state, v = self.step(self.params, self.buffers, self.state, *self.xs)
+        jax.block_until_ready((self.params, v))
+        return time.perf_counter() - t0
+
+
+def time_jax(model, xs, repeats):
+    """(median step time, compile time) of one model's step, timed by itself."""
+    stepper = _Stepper(model, xs)
+    return statistics.median(stepper() for _ in range(repeats)), stepper.compile_s
+
+
+def time_jax_pair(a, b, xs, repeats):
+    """Two models' steps timed alternately, each first in turn: a shared machine's slow
+    moments fall on both (timed in blocks, two runs of one program differed by up to 1.4x).
+    Returns ((median, compile) of a, (median, compile) of b)."""
+    pair = (_Stepper(a, xs), _Stepper(b, xs))
+    for i in range(repeats):
+        for s in pair if i % 2 else pair[::-1]:
+            s.times.append(s())
+    return tuple((statistics.median(s.times), s.compile_s) for s in pair)
 
 
 def time_torch(module, inputs, repeats):
@@ -187,8 +206,7 @@ def bench(name, repeats):
     model = jt.from_module(module, *inputs)
     import_s = time.perf_counter() - t0
     xs = [jnp.asarray(x.numpy()) for x in inputs]
-    ours, compile_s = time_jax(model, xs, repeats)
-    native, native_compile_s = time_jax(own_rules(model), xs, repeats)
+    (ours, compile_s), (native, native_compile_s) = time_jax_pair(model, own_rules(model), xs, repeats)
     eager = time_torch(module, inputs, repeats)
     return {
         "model": name,
@@ -229,7 +247,7 @@ def main(argv=None):
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--out")
     a = p.parse_args(argv)
-    repeats = 10 if a.quick else 30
+    repeats = 10 if a.quick else 200
     rows = [bench(n, repeats) for n in a.models.split(",")]
     lstm = lstm_compile([4, 8] if a.quick else [4, 8, 16, 32, 64], repeats=10 if a.quick else 30)
     lines = [
