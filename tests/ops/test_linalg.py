@@ -579,3 +579,38 @@ def test_cholesky_inverse_jvp_is_the_jvp_of_torchs_backward(torch_registry, uppe
     _, ours = jax.jvp(lambda f: op(f, upper), (jnp.asarray(factor),), (jnp.asarray(tangent),))
     _, theirs = torch.autograd.functional.jvp(lambda f: aten.cholesky_inverse(f, upper), _t(factor), _t(tangent))
     _close(ours, _n(theirs))
+
+
+GROUPED = [  # (self shape, mat2 shape, offs): each operand layout; torch 2.13's CPU kernel needs float32 rows of 16-byte multiples
+    ((6, 4), (3, 4, 8), [2, 2, 6]),
+    ((2, 4, 4), (4, 8), [4, 8]),
+    ((4, 8), (8, 4), [4, 8]),
+    ((2, 4, 4), (2, 4, 8), None),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape, offs", GROUPED)
+def test_grouped_mm_matches_torchs_values_and_gradients(a_shape, b_shape, offs):
+    """torch 2.14.1's `_grouped_mm` entry (mixture-of-experts products) against torch 2.13's CPU
+    kernel and its autograd, float32: forward and both gradients from the spec's helpers."""
+    op = jaxderiv.default_registry().op("_grouped_mm")
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=a_shape).astype(np.float32), rng.normal(size=b_shape).astype(np.float32)
+    o = None if offs is None else np.array(offs, np.int32)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    t = torch._grouped_mm(ta, tb, offs=None if o is None else torch.tensor(o))
+    ct = rng.normal(size=tuple(t.shape)).astype(np.float32)
+    ga, gb = torch.autograd.grad(t, (ta, tb), torch.tensor(ct))
+    y, pullback = jax.vjp(lambda x, w: op(x, w, None if o is None else jnp.asarray(o)), jnp.asarray(a), jnp.asarray(b))
+    ja, jb = pullback(jnp.asarray(ct))
+    for ours, theirs in ((y, t.detach()), (ja, ga), (jb, gb)):
+        np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_grouped_mm_refuses_what_aten_refuses():
+    op = jaxderiv.default_registry().op("_grouped_mm")
+    a, b = jnp.ones((4, 4), jnp.float32), jnp.ones((2, 4, 8), jnp.float32)
+    with pytest.raises(RuntimeError, match="offs is required"):
+        op(a, b)
+    with pytest.raises(RuntimeError, match="bias not supported"):
+        op(a, b, jnp.array([2, 4], jnp.int32), jnp.ones((2, 8), jnp.float32))

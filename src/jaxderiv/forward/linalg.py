@@ -36,6 +36,54 @@ def _info(x):
 # -- products -------------------------------------------------------------------------------
 
 
+def _group_of(offs, n):
+    """The group of each of n positions along the grouped dimension: offs holds each group's end
+    (cumulative); positions past the last end are in no group (index len(offs))."""
+    return jnp.searchsorted(jnp.asarray(offs), jnp.arange(n), side="right")
+
+
+def grouped_mm(self, mat2, offs=None):
+    """The grouped product without ATen's argument checks (also the backward helpers' product):
+    2-D x 3-D groups self's rows by `offs`, 3-D x 2-D mat2's columns, 2-D x 2-D the contracted
+    dimension (one product per group, stacked), 3-D x 3-D is a batched product. Rows or columns
+    past the last offset belong to no group: zeros (ATen leaves them uninitialized)."""
+    a, b = self.ndim, mat2.ndim
+    if (a, b) == (3, 3):
+        return self @ mat2
+    groups = len(offs)
+    if (a, b) == (2, 3):  # (M, K) x (G, K, N) -> (M, N)
+        gid = _group_of(offs, self.shape[0])
+        full = jnp.einsum("mk,gkn->gmn", self, mat2)
+        mask = gid[None, :, None] == jnp.arange(groups)[:, None, None]
+        return jnp.sum(jnp.where(mask, full, 0), axis=0)
+    if (a, b) == (3, 2):  # (G, M, K) x (K, N) -> (M, N)
+        gid = _group_of(offs, mat2.shape[1])
+        full = jnp.einsum("gmk,kn->gmn", self, mat2)
+        mask = gid[None, None, :] == jnp.arange(groups)[:, None, None]
+        return jnp.sum(jnp.where(mask, full, 0), axis=0)
+    # (M, K) x (K, N) -> (G, M, N), each group over its part of K
+    gid = _group_of(offs, self.shape[1])
+    masks = (gid[None, :] == jnp.arange(groups)[:, None]).astype(self.dtype)
+    return jnp.einsum("mk,gk,kn->gmn", self, masks, mat2)
+
+
+@impl("_grouped_mm")
+def _grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
+    if bias is not None:
+        raise RuntimeError("_grouped_mm: bias not supported yet")
+    if self.ndim not in (2, 3) or mat2.ndim not in (2, 3):
+        raise RuntimeError(f"_grouped_mm: expected 2-D or 3-D operands, got {self.ndim}-D and {mat2.ndim}-D")
+    if (self.ndim == 3 and mat2.ndim == 3) != (offs is None):
+        raise RuntimeError(
+            "_grouped_mm: offs is required unless both operands are 3-D, and not allowed then"
+            f" (got {self.ndim}-D and {mat2.ndim}-D, offs {'given' if offs is not None else 'None'})"
+        )
+    if self.shape[-1] != mat2.shape[-2]:
+        raise RuntimeError(f"_grouped_mm: contraction sizes differ: {self.shape[-1]} and {mat2.shape[-2]}")
+    out = grouped_mm(self, mat2, offs)
+    return out if out_dtype is None else out.astype(out_dtype)
+
+
 @impl("mm")
 def mm(self, mat2):
     _check_ndim("mm", self, 2)

@@ -44,6 +44,19 @@ def _scale(x, s):
 # -- products -------------------------------------------------------------------------------
 
 
+@helper("_grouped_mm_mat1_backward")
+def _grouped_mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, mat1_layout, offs, alpha):
+    """The gradient of a grouped product in its first operand: the grouped product of grad and
+    mat2ᵀ over the same groups (2-D x 3-D stays so, 3-D x 2-D becomes 2-D x 2-D, and back)."""
+    return _scale(fl.grouped_mm(grad, jnp.swapaxes(mat2, -1, -2), offs), alpha)
+
+
+@helper("_grouped_mm_mat2_backward")
+def _grouped_mm_mat2_backward(grad, mat1, sizes, strides, layout, offs, alpha):
+    """The gradient of a grouped product in its second operand: the grouped product of mat1ᵀ and grad."""
+    return _scale(fl.grouped_mm(jnp.swapaxes(mat1, -1, -2), grad, offs), alpha)
+
+
 @helper("mm_mat1_backward")
 def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, mat1_layout, alpha):
     """grad mat2ᴴ conj(alpha): a dense gradient whatever mat1's strides and layout."""

@@ -122,6 +122,33 @@ def _s(label, outputs=None, tangents=None, **kwargs):
 _register("mm", cases=lambda r, d: [_s("3x4 @ 4x2", self=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d))])
 _register("bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
 _register("_bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
+# Grouped products (mixture-of-experts layers): each operand layout ATen accepts, an empty
+# group, and rows past the last offset (in no group).
+_register(
+    "_grouped_mm",
+    cases=lambda r, d: [
+        _s(
+            "6x4 rows grouped 2,0,3 (+1 past) @ 3x4x5",
+            self=_rand(r, (6, 4), d),
+            mat2=_rand(r, (3, 4, 5), d),
+            offs=np.array([2, 2, 5], np.int32),
+        ),
+        _s(
+            "2x3x4 @ 4x5 columns grouped 2,3",
+            self=_rand(r, (2, 3, 4), d),
+            mat2=_rand(r, (4, 5), d),
+            offs=np.array([2, 5], np.int32),
+        ),
+        _s(
+            "3x5 @ 5x2 contraction grouped 3,2",
+            self=_rand(r, (3, 5), d),
+            mat2=_rand(r, (5, 2), d),
+            offs=np.array([3, 5], np.int32),
+        ),
+        _s("2x3x4 @ 2x4x2 batched", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d)),
+    ],
+    complex_=False,
+)
 _register(
     "matmul",
     cases=lambda r, d: [
