@@ -25,7 +25,16 @@ import numpy as np
 from ...expr import Attr, Call, Name, iter_nodes
 from ...normalize import derivative
 from ...tensor_utils import mH
-from ..opdb import Equivalent, compiled_apart, complex_ok, parity_differs, samples, torch_equivalent
+from ..opdb import (
+    Equivalent,
+    compiled_apart,
+    complex_ok,
+    parity_differs,
+    parity_in_float32,
+    parity_samples,
+    samples,
+    torch_equivalent,
+)
 from ..samples import Sample
 
 
@@ -148,6 +157,29 @@ _register(
         _s("2x3x4 @ 2x4x2 batched", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d)),
     ],
     complex_=False,
+)
+parity_in_float32("torch's CPU kernel takes float32, bfloat16 and float16 only", "_grouped_mm")
+# torch's CPU kernel wants rows of 16-byte multiples and leaves rows past the last offset
+# uninitialized: the parity run's samples fill every group.
+parity_samples(
+    "_grouped_mm",
+    *(
+        Sample(
+            (),
+            {
+                "self": np.linspace(-1, 1, int(np.prod(a))).reshape(a),
+                "mat2": np.cos(np.arange(np.prod(b))).reshape(b),
+                **o,
+            },
+            label,
+        )
+        for a, b, o, label in (
+            ((6, 4), (3, 4, 8), {"offs": np.array([2, 2, 6], np.int32)}, "rows grouped 2,0,4"),
+            ((2, 4, 4), (4, 8), {"offs": np.array([4, 8], np.int32)}, "columns grouped 4,4"),
+            ((4, 8), (8, 4), {"offs": np.array([4, 8], np.int32)}, "contraction grouped 4,4"),
+            ((2, 4, 4), (2, 4, 8), {}, "batched"),
+        )
+    ),
 )
 _register(
     "matmul",
