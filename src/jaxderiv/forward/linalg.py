@@ -56,11 +56,8 @@ def grouped_mm(self, mat2, offs=None):
         full = jnp.einsum("mk,gkn->gmn", self, mat2)
         mask = gid[None, :, None] == jnp.arange(groups)[:, None, None]
         return jnp.sum(jnp.where(mask, full, 0), axis=0)
-    if (a, b) == (3, 2):  # (G, M, K) x (K, N) -> (M, N)
-        gid = _group_of(offs, mat2.shape[1])
-        full = jnp.einsum("gmk,kn->gmn", self, mat2)
-        mask = gid[None, None, :] == jnp.arange(groups)[:, None, None]
-        return jnp.sum(jnp.where(mask, full, 0), axis=0)
+    if (a, b) == (3, 2):  # (G, M, K) x (K, N) -> (M, N): the transpose of mat2ᵀ's rows grouped
+        return grouped_mm(mat2.T, jnp.swapaxes(self, -1, -2), offs).T
     # (M, K) x (K, N) -> (G, M, N), each group over its part of K
     gid = _group_of(offs, self.shape[1])
     masks = (gid[None, :] == jnp.arange(groups)[:, None]).astype(self.dtype)

@@ -210,11 +210,10 @@ def _linalg_check_errors(info, api_name, is_matrix):
         bad = np.asarray(info)
     except Exception:  # noqa: BLE001 - a tracer
         return None
-    if np.any(bad != 0):
-        where = "" if bad.ndim == 0 else f" (batch element {int(np.argmax(bad.reshape(-1) != 0))})"
-        raise ValueError(
-            f"{api_name}: the factorization failed{where}: info = {int(bad.reshape(-1)[bad.reshape(-1) != 0][0])}"
-        )
+    failed = np.flatnonzero(bad)
+    if failed.size:
+        where = "" if bad.ndim == 0 else f" (batch element {failed[0]})"
+        raise ValueError(f"{api_name}: the factorization failed{where}: info = {bad.reshape(-1)[failed[0]]}")
     return None
 
 

@@ -15,6 +15,7 @@ scan (shapes that differ between copies, a carry whose type changes), it runs un
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections import defaultdict
 from typing import Any, Sequence
@@ -22,7 +23,7 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 
-from ._program import Ref, Step
+from ._program import Ref, Step, is_leaf
 
 __all__ = ["Loop", "Slot", "find_loops", "run_loop", "MIN_SAVED", "MIN_COUNT"]
 
@@ -59,12 +60,8 @@ class Loop:
         return self.start + self.period * self.count
 
 
-def _is_leaf(x) -> bool:
-    return isinstance(x, Ref) or x is None
-
-
 def _leaves(step: Step):
-    return jax.tree.flatten((step.args, step.kwargs), is_leaf=_is_leaf)
+    return jax.tree.flatten((step.args, step.kwargs), is_leaf=is_leaf)
 
 
 def _constant_key(x) -> Any:
@@ -94,15 +91,15 @@ def find_loops(steps: Sequence[Step], outputs: Sequence[Any] = ()) -> tuple[Loop
         for x in _leaves(s)[0]:
             if isinstance(x, Ref):
                 read_at[x.name].append(i)
-    for x in jax.tree.leaves(list(outputs), is_leaf=_is_leaf):
+    for x in jax.tree.leaves(list(outputs), is_leaf=is_leaf):
         if isinstance(x, Ref):
             read_at[x.name].append(len(steps))
     loops, start, n = [], 0, len(steps)
     while start < n:
         best = None
         occurrences = later[sig[start]]
-        at = occurrences.index(start)
-        for other in occurrences[at + 1 : at + 1 + _CANDIDATES]:
+        at = bisect.bisect_right(occurrences, start)
+        for other in occurrences[at : at + _CANDIDATES]:
             period = other - start
             if start + MIN_COUNT * period > n or (MIN_COUNT - 1) * period < 2:
                 continue

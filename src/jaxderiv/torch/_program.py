@@ -118,11 +118,16 @@ class Program:
         return env
 
 
+def is_leaf(x) -> bool:
+    """The leaves of a step's arguments: Refs, and None (an absent optional argument)."""
+    return isinstance(x, Ref) or x is None
+
+
 def _substitute(tree, env):
     def sub(x):
         return env[x.name] if isinstance(x, Ref) else x
 
-    return jax.tree.map(sub, tree, is_leaf=lambda x: isinstance(x, Ref) or x is None)
+    return jax.tree.map(sub, tree, is_leaf=is_leaf)
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
