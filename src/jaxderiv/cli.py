@@ -150,6 +150,8 @@ def _parity(args) -> int:
     from .check.parity import judged_by_origin, parity, to_markdown, unexplained, write_json
     from .registry import Registry, default_registry, seed_registry
 
+    if args.opinfo:
+        return _opinfo(args)
     spec = _spec_arg(args.spec, args.torch_version)
     if spec is not None:
         registry = Registry(spec)
@@ -186,6 +188,28 @@ def _parity(args) -> int:
             f.write(text)
     # Exit 1 only for differences not listed with their reason (listed ones are measured facts).
     return 1 if unexplained(rows, torch_spec) else 0
+
+
+def _opinfo(args) -> int:
+    """`parity --opinfo`: PyTorch's OpInfo samples replayed (jaxderiv.torch.opinfo), all of op_db
+    unless --ops / --samples / --time-limit narrow it."""
+    if args.seeds or (args.spec and args.spec != "torch") or args.json:
+        raise SystemExit(
+            "parity --opinfo replays against the default registry or torch's own file (--spec torch); "
+            "--seeds, another --spec and --json are not taken"
+        )
+    from .torch.opinfo import main
+
+    argv = ["--registry", "torch" if args.spec == "torch" else "default", "--jobs", str(args.jobs)]
+    for flag, value in [
+        ("--ops", args.ops),
+        ("--samples", args.samples),
+        ("--time-limit", args.time_limit),
+        ("--markdown", args.markdown),
+    ]:
+        if value is not None:
+            argv += [flag, str(value)]
+    return main(argv)
 
 
 def _diff(args) -> int:
@@ -312,6 +336,14 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write the rows as JSON to this file")
     p.add_argument("--markdown", help="write the table as Markdown to this file")
     p.add_argument("--torch-version", help=_VERSION_HELP)
+    p.add_argument(
+        "--opinfo",
+        action="store_true",
+        help="replay PyTorch's OpInfo samples instead (needs expecttest; --ops names OpInfos, "
+        "--samples caps samples per OpInfo and dtype): docs/opinfo.md",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="with --opinfo: processes (default 1)")
+    p.add_argument("--time-limit", type=float, help="with --opinfo: stop starting samples after this many seconds")
     p.set_defaults(run=_parity)
     p = sub.add_parser("diff", help="entries added, removed and changed between two spec files")
     p.add_argument("old", help="a derivatives.yaml, or 'torch' for the installed torch's")

@@ -39,6 +39,7 @@ __all__ = [
     "Equivalent",
     "ReferenceTolerance",
     "Difference",
+    "Gauge",
     "Definition",
     "database",
     "record",
@@ -60,6 +61,7 @@ __all__ = [
     "not_compared",
     "parity_differs",
     "parity_samples",
+    "gauge",
     "FIRST_ORDER_MODES",
 ]
 
@@ -126,6 +128,19 @@ class Difference:
 
 
 @dataclasses.dataclass(frozen=True)
+class Gauge:
+    """Outputs defined only up to a unit factor per column (eigenvectors, singular vectors U) or
+    per row (Vh): two correct implementations may return them multiplied by different signs
+    (complex: phases). Comparisons with torch align each such column's (row's) factor first and
+    carry it over to the tangents and cotangents of that output; complex cotangents are projected
+    onto the ones that do not depend on the factor (torch refuses the others)."""
+
+    columns: tuple[int, ...]  # outputs whose columns (last axis) each carry a free unit factor
+    rows: tuple[int, ...] = ()  # outputs whose rows (second-to-last axis) do
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class OpRecord:
     """Everything verification knows about one derivatives.yaml entry (by its name, `clamp.Tensor`)."""
 
@@ -155,6 +170,7 @@ class OpRecord:
     parity_samples: tuple | None = None  # samples for the parity run instead of the checker's
     not_compared: str | None = None  # why the parity run does not compare the entry with torch
     difference: Difference | None = None  # a known difference from torch's results
+    gauge: Gauge | None = None  # outputs defined up to a unit factor per column or row
     # --- the sympy proofs (check/proofs.py) ---
     definition: Definition | None = None  # the op in sympy, the reference its formulas are proved against
     without_meaning: str | None = None  # why the op has no meaning over the reals to prove its formulas against
@@ -395,6 +411,13 @@ def parity_tolerance(rtol: float, reason: str, *names: str) -> None:
 def parity_samples(name: str, *samples_: "Sample") -> None:
     """Samples of the parity run for `name`, instead of the checker's."""
     _declare(name, parity_samples=tuple(samples_))
+
+
+def gauge(declared: Gauge, *names: str) -> None:
+    """These entries' outputs `declared.columns` (`.rows`) are defined up to a unit factor per
+    column (row): comparisons with torch align the factors before comparing."""
+    for n in names:
+        _declare(n, gauge=declared)
 
 
 def not_compared(reason: str, *names: str) -> None:

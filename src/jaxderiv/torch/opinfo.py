@@ -49,6 +49,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import forward as _forward
 from ..registry import Registry, default_registry
+from ..check.opdb import Gauge, record
+from ..check.parity import judged_by_origin, known_difference
+from ._gauge import align, factors, torch_cotangents
 from ._resolve import aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
 
@@ -225,13 +228,14 @@ class Outcome:
     jvp: str = "skip"
     jvp_error: float = 0.0
     jvp_reason: str = ""
+    declared_reason: str = ""  # the op record's reason, where a mode's mismatch is declared
 
 
 class _Crash(Exception):
     """An exception inside jaxderiv (as opposed to torch's side or the harness)."""
 
 
-def _compare_forward(op, call: Call) -> tuple[str, float, str]:
+def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> tuple[str, float, str]:
     args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
     expected = call.func(*args, **kwargs)
     jargs, jkwargs = _to_jax(call.args), _to_jax(call.kwargs)  # may raise TypeError (complex32): not comparable
@@ -244,9 +248,12 @@ def _compare_forward(op, call: Call) -> tuple[str, float, str]:
     got_leaves = [x for x in jax.tree.leaves(got) if x is not None]
     if len(exp_leaves) != len(got_leaves):
         return "mismatch", float("inf"), f"{len(got_leaves)} outputs, torch has {len(exp_leaves)}"
+    p = factors(gauge, [np.asarray(g) for g in got_leaves], [_np(x) for x in exp_leaves]) if gauge else {}
     pairs = []
     for i, (x, g) in enumerate(zip(exp_leaves, got_leaves)):
         g = np.asarray(g)
+        if i in p:  # defined up to a factor per column (row): in torch's choice of factors
+            g = align(p, i, g).astype(g.dtype)
         if isinstance(x, torch.Tensor):
             want = convert_constant(x.dtype)
             if g.dtype != want:
@@ -380,14 +387,14 @@ def _random_like(rng, shape, complex_):
     return np.asarray(r + 1j * rng.standard_normal(shape)) if complex_ else r
 
 
-def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
+def _compare_vjp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple[str, float, str]:
     """jax.vjp of the op vs torch.autograd.grad of the overload, in float64/complex128."""
     bd = _Bound(op, call)
     targets = bd.targets
     if not targets:
         return "skip", 0.0, "no differentiable input"
 
-    # torch
+    # torch's forward
     leaves_t = [t.clone().requires_grad_(True) for _, _, t in targets]
     pos, kw = bd.torch_args(leaves_t)
     try:
@@ -396,13 +403,27 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
     except Exception as e:  # noqa: BLE001
         return "skip", 0.0, f"torch forward in float64 failed: {type(e).__name__}: {str(e)[:120]}"
     outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
+    # jaxderiv's forward
+    xs = [jnp.asarray(to_numpy(t)) for _, _, t in targets]
+    try:
+        out_j, pullback = jax.vjp(bd.jax_fn(op), *xs)
+    except Exception as e:  # noqa: BLE001
+        raise _Crash(f"vjp: {type(e).__name__}: {e}") from e
+    leaves_j, treedef = jax.tree.flatten(out_j)
+    if len(leaves_j) != len(outs_t):
+        return "mismatch", float("inf"), f"{len(leaves_j)} outputs, torch has {len(outs_t)}"
     rng = np.random.default_rng(seed)
     cts = [
         _random_like(rng, tuple(o.shape), o.is_complex()) if (o.is_floating_point() or o.is_complex()) else None
         for o in outs_t
     ]
+    cts_t = cts  # torch's cotangents, in JAX's convention (torch gets their conjugates)
+    if gauge is not None:  # outputs up to a factor per column (row): the cotangents carried over
+        values_t = [to_numpy(o.detach()) for o in outs_t]
+        p = factors(gauge, [np.asarray(y) for y in leaves_j], values_t)
+        cts, cts_t = torch_cotangents(gauge, p, cts, values_t)
     grad_outs, with_grad = [], []
-    for o, c in zip(outs_t, cts):
+    for o, c in zip(outs_t, cts_t):
         if c is not None and o.requires_grad:
             with_grad.append(o)
             grad_outs.append(
@@ -420,13 +441,8 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
     ]
     torch_has_grad = [o.requires_grad for o in outs_t]
 
-    # jax
-    xs = [jnp.asarray(to_numpy(t)) for _, _, t in targets]
+    # jaxderiv's pullback
     try:
-        out_j, pullback = jax.vjp(bd.jax_fn(op), *xs)
-        leaves_j, treedef = jax.tree.flatten(out_j)
-        if len(leaves_j) != len(outs_t):
-            return "mismatch", float("inf"), f"{len(leaves_j)} outputs, torch has {len(outs_t)}"
         ct_j: list[np.ndarray | jax.Array] = []
         for y, c, has in zip(leaves_j, cts, torch_has_grad):
             y = jnp.asarray(y)
@@ -448,7 +464,7 @@ def _compare_vjp(op, call: Call, seed: int) -> tuple[str, float, str]:
     return _verdict(pairs)
 
 
-def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
+def _compare_jvp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple[str, float, str]:
     """jax.jvp of the op vs torch's forward-mode AD of the overload along the same random
     tangent (one per differentiable inexact input), in float64/complex128. 'n/a' where torch
     has no forward-mode formula for the overload (its message is the reason)."""
@@ -474,8 +490,9 @@ def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
             pos, kw = bd.torch_args(duals)
             out_t = call.func(*pos, **kw)
             outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
-            want = []
+            want, primals = [], []
             for o in outs_t:
+                primals.append(to_numpy(fwAD.unpack_dual(o).primal.detach()))
                 tan = fwAD.unpack_dual(o).tangent
                 want.append(
                     None
@@ -498,6 +515,9 @@ def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
         raise _Crash(f"jvp: {type(e).__name__}: {e}") from e
     if len(tan_j) != len(want):
         return "mismatch", float("inf"), f"{len(tan_j)} output tangents, torch has {len(want)}"
+    if gauge is not None:  # tangents of outputs up to a factor per column (row): in torch's factors
+        p = factors(gauge, [np.asarray(y) for y in jax.tree.leaves(out_j)], primals)
+        tan_j = [align(p, k, x).astype(x.dtype) if k in p else x for k, x in enumerate(tan_j)]
     return _verdict(
         [
             (f"tangent of output {k}", g, w, RTOL, ATOL)
@@ -507,17 +527,18 @@ def _compare_jvp(op, call: Call, seed: int) -> tuple[str, float, str]:
     )
 
 
-def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True) -> Outcome:
-    """Forward, vjp and (with `jvp`) jvp of one recorded call (see the module docstring)."""
+def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True, gauge: Gauge | None = None) -> Outcome:
+    """Forward, vjp and (with `jvp`) jvp of one recorded call (see the module docstring); outputs
+    of `gauge` (the entry's record's) compared up to their free factors."""
     try:
-        fwd, fe, fwhy = _compare_forward(op, call)
+        fwd, fe, fwhy = _compare_forward(op, call, gauge)
     except _Crash as e:
         return Outcome("crash", "skip", message=str(e)[:300])
     except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     msgs = [fwhy and f"forward {fwhy}"]
     try:
-        vjp, ve, vwhy = _compare_vjp(op, call, seed)
+        vjp, ve, vwhy = _compare_vjp(op, call, seed, gauge)
     except _Crash as e:
         vjp, ve, vwhy = "crash", 0.0, str(e)[:300]
     if vjp in ("mismatch", "crash"):
@@ -525,7 +546,7 @@ def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True) -> Outcome:
     j, je, jwhy = "skip", 0.0, "not compared"
     if jvp:
         try:
-            j, je, jwhy = _compare_jvp(op, call, seed)
+            j, je, jwhy = _compare_jvp(op, call, seed, gauge)
         except _Crash as e:
             j, je, jwhy = "crash", 0.0, str(e)[:300]
         if j in ("mismatch", "crash"):
@@ -555,6 +576,10 @@ class OpRow:
     jvp_compared: int = 0  # calls with a jvp comparison (agree + mismatch + crash)
     jvp_na: int = 0  # torch has no forward-mode formula for the overload
     jvp_max_error: float = 0.0
+    # mismatches the entry's op record declares (`parity_differs`), per mode
+    forward_declared: int = 0
+    vjp_declared: int = 0
+    jvp_declared: int = 0
     crashes: int = 0
     messages: list = dataclasses.field(default_factory=list)  # first few mismatch/crash messages
     opinfos: set = dataclasses.field(default_factory=set)
@@ -568,10 +593,13 @@ class OpRow:
             self.vjp_compared += 1
         self.vjp_agree += o.vjp == "agree"
         self.vjp_mismatch += o.vjp == "mismatch"
-        self.jvp_compared += o.jvp in ("agree", "mismatch", "crash")
+        self.jvp_compared += o.jvp in ("agree", "mismatch", "crash", "declared")
         self.jvp_agree += o.jvp == "agree"
         self.jvp_mismatch += o.jvp == "mismatch"
         self.jvp_na += o.jvp == "n/a"
+        self.forward_declared += o.forward == "declared"
+        self.vjp_declared += o.vjp == "declared"
+        self.jvp_declared += o.jvp == "declared"
         self.crashes += "crash" in (o.forward, o.vjp, o.jvp)
         if o.jvp == "mismatch":
             self.jvp_max_error = max(self.jvp_max_error, o.jvp_error)
@@ -595,7 +623,15 @@ class Replay:
     jvp_not_applicable: collections.Counter[str] = dataclasses.field(
         default_factory=collections.Counter
     )  # torch's reason -> distinct calls
-    skipped: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)  # reason -> count
+    # distinct call key -> (overload, the entry it runs as, first OpInfo, its outcome)
+    outcomes: dict = dataclasses.field(default_factory=dict)
+    declared: collections.Counter[tuple[str, str, str]] = dataclasses.field(
+        default_factory=collections.Counter
+    )  # (overload, mode, the op record's reason) -> distinct calls whose mismatch it declares
+    # reason -> recorded calls not compared (random, non-strided, harness errors)
+    skipped: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    # reason -> distinct calls with no comparable value (torch cannot re-run it, complex32)
+    not_comparable: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     sample_errors: dict = dataclasses.field(default_factory=dict)  # opinfo -> message
     opinfos: int = 0
     seconds: float = 0.0
@@ -617,6 +653,9 @@ class Replay:
             "jvp_agree": sum(x.jvp_agree for x in r),
             "jvp_mismatch": sum(x.jvp_mismatch for x in r),
             "jvp_na": sum(x.jvp_na for x in r),
+            "forward_declared": sum(x.forward_declared for x in r),
+            "vjp_declared": sum(x.vjp_declared for x in r),
+            "jvp_declared": sum(x.jvp_declared for x in r),
         }
 
     def summary(self) -> str:
@@ -632,6 +671,8 @@ class Replay:
             f"  vjp agree: {t['vjp_agree']}/{t['vjp_compared']} ({pct(t['vjp_agree'], t['vjp_compared'])}), mismatches {t['vjp_mismatch']}",
             f"  jvp agree: {t['jvp_agree']}/{t['jvp_compared']} ({pct(t['jvp_agree'], t['jvp_compared'])}), mismatches {t['jvp_mismatch']};"
             f" not applicable (torch has no forward-mode formula): {t['jvp_na']}",
+            f"  declared differences (op records' parity_differs): forward {t['forward_declared']}, vjp {t['vjp_declared']},"
+            f" jvp {t['jvp_declared']} distinct calls",
             f"  crashes (exceptions inside jaxderiv): {t['crashes']}",
             f"  overloads called but not implemented by the registry: {len(self.missing)}",
             f"  OpInfos whose samples failed in torch itself: {len(self.sample_errors)}",
@@ -673,6 +714,16 @@ class Replay:
         ]
         for name, infos in sorted(self.missing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             out.append(f"| `{name}` | {len(infos)} | {', '.join(sorted(infos)[:5])} |")
+        if self.declared:
+            out += [
+                "",
+                "## Declared differences (op records)",
+                "",
+                "| overload | mode | reason | distinct calls |",
+                "|---|---|---|---|",
+            ]
+            for (name, mode, why), n in sorted(self.declared.items()):
+                out.append(f"| `{name}` | {mode} | {why.replace('|', chr(92) + '|')} | {n} |")
         if self.jvp_not_applicable:
             out += [
                 "",
@@ -687,10 +738,10 @@ class Replay:
             out += ["", "## OpInfos whose samples torch itself rejected", "", "| OpInfo | first error |", "|---|---|"]
             for name, why in sorted(self.sample_errors.items()):
                 out.append(f"| {name} | {why.replace('|', chr(92) + '|')} |")
-        if self.skipped:
+        if self.skipped or self.not_comparable:
             out += ["", "## Calls not compared", "", "| reason | calls |", "|---|---|"]
-            for why, n in self.skipped.most_common():
-                out.append(f"| {why} | {n} |")
+            for why, n in (self.skipped + self.not_comparable).most_common():
+                out.append(f"| {why.replace('|', chr(92) + '|')} | {n} |")
         return "\n".join(out) + "\n"
 
 
@@ -748,28 +799,30 @@ def replay(
     progress: bool = False,
     seed: int = 0,
     jvp: bool = True,
+    jobs: int = 1,
+    _indices: list[int] | None = None,
+    _cache: dict | None = None,
 ) -> Replay:
     """Replay op_db samples (filtered to OpInfo names `ops`; the first `limit` OpInfos; at most
     `samples` samples per OpInfo and dtype) and compare every implemented call (forward, vjp,
-    and with `jvp` forward mode)."""
+    and with `jvp` forward mode). `jobs` > 1 runs the OpInfos in that many processes (a registry
+    given by name only), each with its own compile cache, and merges their replays."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     label = registry if isinstance(registry, str) else repr(registry)
+    indices = _indices if _indices is not None else _select(op_db, ops, limit)
+    if jobs > 1:
+        if not isinstance(registry, str):
+            raise ValueError("replay(jobs > 1) takes the registry by name ('torch' or 'default')")
+        options = dict(samples=samples, dtypes=dtypes, seed=seed, jvp=jvp)
+        return _parallel(registry, indices, jobs, options, time_limit, progress)
     if isinstance(registry, str):
         makers: dict[str, Callable[[], Registry]] = {"torch": torch_registry, "default": default_registry}
         registry = makers[registry]()
-    infos = list(op_db)
-    if ops is not None:
-        wanted = list(ops)
-        infos = [
-            o
-            for o in infos
-            if o.name in wanted or (o.variant_test_name and f"{o.name}.{o.variant_test_name}" in wanted)
-        ]
-    if limit is not None:
-        infos = infos[:limit]
+    infos = [op_db[i] for i in indices]
     result = Replay(rows={}, missing=collections.defaultdict(set), registry=label)
-    cache: dict = {}
+    judged = judged_by_origin(registry.spec)  # whose declared differences hold, per entry (its file's)
+    cache: dict = {} if _cache is None else _cache  # call key -> outcome
     start = time.monotonic()
     bar = None
     if progress:
@@ -803,7 +856,7 @@ def replay(
                             except Exception as e:  # noqa: BLE001 - torch rejects its own sample (error inputs etc.)
                                 result.sample_errors.setdefault(full, f"{type(e).__name__}: {str(e)[:120]}")
                                 continue
-                            _compare_calls(registry, calls, full, result, cache, seed, jvp)
+                            _compare_calls(registry, calls, full, result, cache, seed, jvp, judged)
                     except Exception as e:  # noqa: BLE001 - sample generation itself failed
                         result.sample_errors.setdefault(full, f"sample_inputs: {type(e).__name__}: {str(e)[:120]}")
                 if bar is not None:
@@ -816,7 +869,80 @@ def replay(
     return result
 
 
-def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=True):
+def _declare_known(outcome: Outcome, call: Call, difference) -> None:
+    """Turn the outcome's mismatches that the entry's record declares (`parity_differs`: its
+    columns forward, vjp, jvp; "complex" for every mode of a call on complex tensors) into
+    "declared", with the record's reason."""
+    if difference is None:
+        return
+    complex_call = any(t.is_complex() for t in _tensors((call.args, call.kwargs)))
+    for mode in ("forward", "vjp", "jvp"):
+        if getattr(outcome, mode) == "mismatch" and (
+            mode in difference.columns or (complex_call and "complex" in difference.columns)
+        ):
+            setattr(outcome, mode, "declared")
+            outcome.declared_reason = difference.reason
+
+
+def _select(op_db, ops: Iterable[str] | None, limit: int | None) -> list[int]:
+    """Indices into op_db of the OpInfos named `ops` (a name, or name.variant), the first `limit`."""
+    wanted = None if ops is None else set(ops)
+    picked = [
+        i
+        for i, o in enumerate(op_db)
+        if wanted is None or o.name in wanted or (o.variant_test_name and f"{o.name}.{o.variant_test_name}" in wanted)
+    ]
+    return picked if limit is None else picked[:limit]
+
+
+def _shard(args: tuple) -> Replay:
+    """One process's part of a parallel replay (module level: spawned processes import it)."""
+    registry, indices, options, deadline = args
+    time_limit = None if deadline is None else max(0.0, deadline - time.time())
+    # one outcome cache per process and registry: a call met in an earlier chunk is not redone
+    # (merge counts it once, from the chunk that compared it)
+    cache = _SHARD_CACHES.setdefault(registry, {})
+    return replay(registry, _indices=indices, time_limit=time_limit, _cache=cache, **options)
+
+
+_SHARD_CACHES: dict[str, dict] = {}
+
+
+def _parallel(registry: str, indices: list[int], jobs: int, options: dict, time_limit, progress: bool) -> Replay:
+    """The OpInfos in chunks of a few over `jobs` spawned processes (torch and XLA are not
+    fork-safe), merged in op_db order. Costly OpInfos sit side by side in op_db, so chunks are
+    small and taken as processes free up."""
+    import concurrent.futures
+    import multiprocessing
+
+    start = time.monotonic()
+    deadline = None if time_limit is None else time.time() + time_limit
+    chunks = [indices[i : i + 4] for i in range(0, len(indices), 4)]
+    parts: dict[int, Replay] = {}
+    bar = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        task = bar.add_task(f"OpInfos ({jobs} processes)", total=len(indices))
+        bar.start()
+    try:
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_shard, (registry, c, options, deadline)): k for k, c in enumerate(chunks)}
+            for f in concurrent.futures.as_completed(futures):
+                parts[futures[f]] = f.result()
+                if bar is not None:
+                    bar.advance(task, len(chunks[futures[f]]))
+    finally:
+        if bar is not None:
+            bar.stop()
+    result = merge([parts[k] for k in sorted(parts)])
+    result.registry = registry
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=True, judged=None):
     for call in calls:
         result.calls_recorded += 1
         name = call.name
@@ -840,25 +966,63 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         result.calls_constant += constant
         key = call.key()
         via = "no gradient" if constant else target if routed else ""
-        row = result.rows.setdefault(name, OpRow(name, via=via))
         if key in cache:
-            row.opinfos.add(opinfo)
+            if name in result.rows:
+                result.rows[name].opinfos.add(opinfo)
             continue
         try:
             if constant:  # a gradient-free overload with no entry: its forward only
                 outcome = _compare_constant(resolve(name, registry).fn, call)
             else:
-                outcome = compare_call(op, call, seed=seed + zlib.crc32(repr(key).encode()), jvp=jvp)
+                assert target is not None
+                outcome = compare_call(
+                    op, call, seed=seed + zlib.crc32(repr(key).encode()), jvp=jvp, gauge=record(target).gauge
+                )
+                _declare_known(outcome, call, known_difference(target, judged))
         except Exception as e:  # noqa: BLE001 - a bug of this harness, not of jaxderiv: counted apart
             result.skipped[f"harness error: {type(e).__name__}: {str(e)[:80]}"] += 1
             continue
         cache[key] = outcome
-        if outcome.forward == "skip":
-            result.skipped[outcome.message[:100]] += 1
-            continue
-        row.add(outcome, opinfo)
-        if outcome.jvp == "n/a":
-            result.jvp_not_applicable[f"`{name}`: {outcome.jvp_reason[:140]}"] += 1
+        result.outcomes[key] = (name, via, opinfo, outcome)
+        _tally(result, name, via, opinfo, outcome)
+
+
+def _tally(result: Replay, name: str, via: str, opinfo: str, outcome: Outcome) -> None:
+    """Count one distinct call's outcome into the replay's rows and tables."""
+    if outcome.forward == "skip":
+        result.not_comparable[outcome.message[:100]] += 1
+        return
+    result.rows.setdefault(name, OpRow(name, via=via)).add(outcome, opinfo)
+    if outcome.jvp == "n/a":
+        result.jvp_not_applicable[f"`{name}`: {outcome.jvp_reason[:140]}"] += 1
+    for mode in ("forward", "vjp", "jvp"):
+        if getattr(outcome, mode) == "declared":
+            result.declared[(name, mode, outcome.declared_reason)] += 1
+
+
+def merge(parts: list[Replay]) -> Replay:
+    """One replay of several processes' (each ran some of the OpInfos): counts summed, distinct
+    calls counted once (the first process's outcome of each)."""
+    out = Replay(rows={}, missing=collections.defaultdict(set), registry=parts[0].registry if parts else "")
+    for r in parts:
+        out.calls_recorded += r.calls_recorded
+        out.calls_replayed += r.calls_replayed
+        out.calls_routed += r.calls_routed
+        out.calls_constant += r.calls_constant
+        out.opinfos += r.opinfos
+        out.timed_out |= r.timed_out
+        out.sample_errors.update(r.sample_errors)
+        for name, infos in r.missing.items():
+            out.missing[name] |= set(infos)
+        out.skipped.update(r.skipped)
+        for key, (name, via, opinfo, outcome) in r.outcomes.items():
+            if key not in out.outcomes:
+                out.outcomes[key] = (name, via, opinfo, outcome)
+                _tally(out, name, via, opinfo, outcome)
+        for name, row in r.rows.items():
+            out.rows.setdefault(name, OpRow(name, via=row.via)).opinfos.update(row.opinfos)
+    out.missing = dict(out.missing)
+    return out
 
 
 # -- CLI ----------------------------------------------------------------------------------
@@ -875,6 +1039,7 @@ def main(argv=None) -> int:
     p.add_argument("--time-limit", type=float, help="stop starting new samples after this many seconds")
     p.add_argument("--markdown", help="write a markdown report to FILE")
     p.add_argument("--no-jvp", action="store_true", help="compare forward and vjp only")
+    p.add_argument("--jobs", type=int, default=1, help="processes to run the OpInfos in (default 1)")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     jax.config.update("jax_enable_x64", True)
@@ -887,6 +1052,7 @@ def main(argv=None) -> int:
         time_limit=a.time_limit,
         progress=not a.no_progress,
         jvp=not a.no_jvp,
+        jobs=a.jobs,
     )
     print(r.summary())
     t = r.totals

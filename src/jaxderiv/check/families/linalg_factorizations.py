@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import compiled_apart, complex_ok, kinks, known_failure, samples
+from ..opdb import Gauge, compiled_apart, complex_ok, gauge, kinks, known_failure, samples
 from ..samples import Sample
 from . import matrix, vector
 from .linalg import _mH, _spread_singular_values
@@ -287,6 +287,26 @@ _register(
 
 
 # -- parity with torch ------------------------------------------------------------------------
+gauge(
+    Gauge(
+        columns=(1,),
+        reason="each eigenvector is defined up to a sign (complex: a phase); LAPACK's choice depends on the "
+        "driver and the input's bits (OpInfo samples: eigenvectors of torch and jaxderiv differ by -1 on some "
+        "columns, agree to 1e-15 after aligning)",
+    ),
+    "_linalg_eigh",
+    "linalg_eig",
+)
+gauge(
+    Gauge(
+        columns=(0,),
+        rows=(2,),
+        reason="each singular vector pair is defined up to a sign (complex: a phase), U's column and Vh's row "
+        "together (OpInfo samples through svd_lowrank: U and Vh differ by -1 on some columns, agree to 7e-16 after "
+        "aligning)",
+    ),
+    "_linalg_svd",
+)
 # the norm's kinks: the zero vector (ord 2), zero elements (ord 1, 0.5, 0, -inf), ties of the
 # +-inf norms; besides, a 0-d input and a complex one reduced over two negative dims, keepdim
 kinks(
