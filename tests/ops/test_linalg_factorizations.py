@@ -314,3 +314,58 @@ def test_a_wrong_formula_is_caught(tmp_path, name, key, wrong):
     mode = "jvp" if key == "result" else "vjp"
     assert {r.status for r in check_all(str(right), ops=[name], modes=[mode]).rows} == {"passed"}
     assert [r.status for r in check_all(str(bad), ops=[name], modes=[mode]).rows] == ["failed"]
+
+
+# -- torch 2.14's linalg_polar and linalg_matrix_sqrth (torch 2.13, the oracle here, lacks them) ---
+def _newest_entry(name):
+    from jaxderiv.spec import load_spec as load, newest_spec_file
+
+    return load(newest_spec_file())[name]
+
+
+@pytest.mark.parametrize("shape, dtype", [((3, 3), np.float64), ((2, 4, 3), np.float64), ((3, 3), C128)])
+def test_polar_factors_match_scipys(shape, dtype):
+    """A = U H, U with orthonormal columns, H Hermitian positive semi-definite: scipy.linalg.polar's."""
+    import jaxderiv
+    import scipy.linalg
+
+    a = _rand(np.random.default_rng(1), shape, dtype)
+    U, H = jaxderiv.default_registry().op("linalg_polar")(jnp.asarray(a))
+    for k in np.ndindex(shape[:-2]):
+        u, h = scipy.linalg.polar(a[k])
+        np.testing.assert_allclose(np.asarray(U)[k], u, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(H)[k], h, atol=1e-12)
+
+
+def test_matrix_sqrth_matches_scipys_sqrtm_and_reads_the_lower_triangle():
+    import jaxderiv
+    import scipy.linalg
+
+    rng = np.random.default_rng(2)
+    q = np.linalg.qr(_rand(rng, (4, 4), C128))[0]
+    a = (q * np.array([0.5, 1.0, 2.0, 4.0])) @ q.conj().T
+    op = jaxderiv.default_registry().op("linalg_matrix_sqrth")
+    np.testing.assert_allclose(np.asarray(op(jnp.asarray(a))), scipy.linalg.sqrtm(a), atol=1e-12)
+    upper_ignored = np.tril(a) + np.triu(np.full((4, 4), 7.0), 1)
+    np.testing.assert_allclose(np.asarray(op(jnp.asarray(upper_ignored))), scipy.linalg.sqrtm(a), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, key, wrong",
+    [
+        ("linalg_polar", "A", "linalg_polar_backward(grad_U, grad_H, A, U, H) * 2"),
+        ("linalg_polar", "U, H", "linalg_polar_jvp(A_t.mT(), A_p, U, H)"),
+        ("linalg_matrix_sqrth", "self", "linalg_matrix_sqrth_differential(self, grad.mT())"),
+        ("linalg_matrix_sqrth", "result", "linalg_matrix_sqrth_differential(self_p, self_t) * 0.5"),
+    ],
+)
+def test_torch_2_14s_polar_and_sqrth_formulas_pass_and_a_wrong_one_fails(tmp_path, name, key, wrong):
+    """torch 2.14.1's entries (helpers from the matrix calculus, torch's source not shipped in the
+    wheel) pass the checker in the edited mode, on real and complex inputs; an edited formula fails."""
+    entry = _newest_entry(name)
+    right, bad = tmp_path / "right.yaml", tmp_path / "wrong.yaml"
+    right.write_text(entry_yaml(entry))
+    bad.write_text(entry_yaml(entry, {key: wrong}))
+    mode = "vjp" if key in ("A", "self") else "jvp"
+    assert {r.status for r in check_all(str(right), ops=[name], modes=[mode]).rows} == {"passed"}
+    assert "failed" in {r.status for r in check_all(str(bad), ops=[name], modes=[mode]).rows}

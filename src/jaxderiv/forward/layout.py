@@ -27,10 +27,18 @@ def to_mkldnn(self, dtype=None):
     return x
 
 
+@impl("_to_dense")
+def _to_dense(self, dtype=None, masked_grad=None):
+    """A dense copy, in `dtype` if given (`masked_grad` matters for sparse inputs only)."""
+    x = jnp.asarray(self)
+    return x if dtype is None else x.astype(dtype)
+
+
 @impl("to_dense_backward")
-def to_dense_backward(grad, self):
-    """The gradient in the input's layout: dense already."""
-    return grad
+def to_dense_backward(grad, self, masked_grad=None):
+    """The gradient in the input's layout and dtype: dense already (`masked_grad`, torch 2.x's
+    third argument, matters for sparse inputs only)."""
+    return jnp.asarray(grad).astype(jnp.asarray(self).dtype)
 
 
 @impl("to_mkldnn_backward")

@@ -244,3 +244,23 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
     )
     inv = jnp.where(s > tol, 1 / jnp.where(s > tol, s, 1), 0).astype(self.dtype)
     return (mH(Vh) * inv[..., None, :]) @ mH(U)
+
+
+@impl("linalg_matrix_sqrth")
+def linalg_matrix_sqrth(self):
+    """The principal square root of a Hermitian positive-definite matrix, from the eigenvalues of
+    its lower triangle (as torch.linalg.eigh reads it): V diag(√λ) Vᴴ."""
+    _require_square("linalg.matrix_sqrth", self)
+    w, V = jnp.linalg.eigh(self, UPLO="L", symmetrize_input=False)
+    return (V * jnp.sqrt(w).astype(V.dtype)[..., None, :]) @ mH(V)
+
+
+@impl("linalg_polar")
+def linalg_polar(A):
+    """A = U H for an m x n A with m ≥ n: U = W Vh (orthonormal columns) and H = Vhᴴ diag(S) Vh
+    (Hermitian positive semi-definite), from the thin SVD A = W diag(S) Vh, as ATen on CPU."""
+    m, n = A.shape[-2:]
+    if m < n:
+        raise ValueError(f"linalg.polar: A must have at least as many rows as columns, got {m} x {n}")
+    W, S, Vh = jnp.linalg.svd(A, full_matrices=False)
+    return W @ Vh, (mH(Vh) * S.astype(A.dtype)[..., None, :]) @ Vh

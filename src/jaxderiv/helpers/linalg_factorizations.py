@@ -406,3 +406,54 @@ def pinv_jvp(A, pinvA, dA):
     second = P @ (Ph @ dAh) - P @ ((Ph @ dAh) @ A) @ P
     third = dAh @ (Ph @ P) - P @ (A @ (dAh @ (Ph @ P)))
     return first + second + third
+
+
+# -- matrix square root and polar decomposition ------------------------------------------------
+
+
+def _sylvester_hermitian(K, w, V):
+    """X with X H + H X = K for H = V diag(w) Vᴴ (w > 0): V ((Vᴴ K V) / (w_i + w_j)) Vᴴ. The map
+    is self-adjoint, so the same function gives a forward tangent and a backward gradient."""
+    Vh = mH(V)
+    return V @ ((Vh @ K @ V) / (w[..., :, None] + w[..., None, :]).astype(V.dtype)) @ Vh
+
+
+@helper("linalg_matrix_sqrth_differential")
+def linalg_matrix_sqrth_differential(A, E):
+    """dX with X dX + dX X = E, X = √A: the differential of the square root at A applied to E
+    (torch 2.14's formula uses it for both modes: the map is self-adjoint)."""
+    w, V = jnp.linalg.eigh(A, UPLO="L", symmetrize_input=False)
+    return _sylvester_hermitian(E.astype(V.dtype), jnp.sqrt(w), V)
+
+
+@helper("linalg_polar_jvp")
+def linalg_polar_jvp(dA, A, U, H):
+    """(dU, dH) of A = U H: M = Uᴴ dA; Ω = Uᴴ dU (skew-Hermitian) solves Ω H + H Ω = M - Mᴴ;
+    dH = M - Ω H; dU = U Ω + (I - U Uᴴ) dA H⁻¹ (the last term zero for a square A)."""
+    w, V = jnp.linalg.eigh(H)
+    dA = dA.astype(U.dtype)
+    M = mH(U) @ dA
+    Omega = _sylvester_hermitian(M - mH(M), w, V)
+    dH = M - Omega @ H
+    dU = U @ Omega
+    if U.shape[-2] != U.shape[-1]:
+        outside = dA - U @ M
+        dU = dU + (outside @ V / w.astype(V.dtype)[..., None, :]) @ mH(V)
+    return dU, dH
+
+
+@helper("linalg_polar_backward")
+def linalg_polar_backward(gU, gH, A, U, H):
+    """The adjoint of linalg_polar_jvp: gA = U (gH + Y - Yᴴ) + (I - U Uᴴ) gU H⁻¹, where Y solves
+    Y H + H Y = Uᴴ gU - gH H (undefined gradients are zeros)."""
+    if gU is None and gH is None:
+        return None
+    w, V = jnp.linalg.eigh(H)
+    gU = jnp.zeros_like(U) if gU is None else gU.astype(U.dtype)
+    gH = jnp.zeros_like(H) if gH is None else gH.astype(U.dtype)
+    UhgU = mH(U) @ gU
+    Y = _sylvester_hermitian(UhgU - gH @ H, w, V)
+    gA = U @ (gH + Y - mH(Y))
+    if U.shape[-2] != U.shape[-1]:
+        gA = gA + ((gU - U @ UhgU) @ V / w.astype(V.dtype)[..., None, :]) @ mH(V)
+    return gA

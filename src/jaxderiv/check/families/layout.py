@@ -18,3 +18,11 @@ torch_equivalent(
     ),
     "to_mkldnn",
 )
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [aten.to_dense(a["self"], a.get("dtype"), masked_grad=a.get("masked_grad"))],
+        "ATen's _to_dense has kernels for sparse and mkldnn inputs only: to_dense, its public form, which "
+        "returns a strided tensor as it is",
+    ),
+    "_to_dense",
+)

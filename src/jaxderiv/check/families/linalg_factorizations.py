@@ -247,6 +247,31 @@ _register(
 )
 
 
+def _hermitian_pd(r, d, shape):
+    """A Hermitian positive-definite matrix with eigenvalues 0.5, 1.5, 2.5, ... (well separated)."""
+    q = np.linalg.qr(_rand(r, shape, d))[0]
+    return (q * (np.arange(shape[-1]) + 0.5)) @ _mH(q)
+
+
+# torch 2.14's square root of a Hermitian positive-definite matrix reads the lower triangle of a
+# Hermitian input: Hermitian directions, as for eigh.
+_register(
+    "linalg_matrix_sqrth",
+    cases=lambda r, d: [
+        _s(f"{shape} positive definite", tangents=_hermitian, self=_hermitian_pd(r, d, shape))
+        for shape in [(3, 3), (2, 3, 3)]
+    ],
+)
+# The polar decomposition A = U H of square and tall matrices with spread singular values (its
+# derivative divides by sums of them).
+_register(
+    "linalg_polar",
+    cases=lambda r, d: [
+        _s(f"{shape}", A=_spread_singular_values(r, shape, d)) for shape in [(3, 3), (2, 3, 3), (4, 3)]
+    ],
+)
+
+
 def _spread_spectrum(r, d, batch=()):
     p = np.eye(3) + 0.3 * _rand(r, (*batch, 3, 3), d)
     return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
