@@ -382,3 +382,22 @@ def test_a_replay_in_two_processes_counts_what_one_process_counts():
         one.opinfos,
         one.missing,
     )
+
+
+def test_random_overloads_are_compared_in_distribution():
+    """normal, uniform, bernoulli and multinomial draws: shapes, dtypes and a Kolmogorov-Smirnov
+    test of about 4000 values of each side agree; draws scaled by 1.5 are a forward mismatch."""
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay("torch", ["normal", "uniform", "bernoulli", "multinomial"], samples=2)
+    random_rows = {n: row for n, row in r.rows.items() if row.via == "random"}
+    assert {"normal.Tensor_Tensor", "uniform_", "bernoulli", "multinomial"} <= set(random_rows)
+    for row in random_rows.values():
+        assert row.calls > 0 and row.forward_agree == row.calls, (row.op, row.messages)
+    rec = opinfo.Recorder()
+    with torch.no_grad(), rec:
+        torch.empty(40, 50, dtype=torch.float64).normal_(0.5, 2.0)
+    (call,) = [c for c in rec.calls if c.name == "normal_"]
+    op, _ = opinfo._implemented(opinfo.torch_registry(), "normal_")
+    assert opinfo._compare_random(op, call, seed=0).forward == "agree"
+    scaled = opinfo._compare_random(lambda *a, **k: op(*a, **k) * 1.5, call, seed=0)
+    assert scaled.forward == "mismatch" and "Kolmogorov-Smirnov" in scaled.message

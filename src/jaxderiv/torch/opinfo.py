@@ -37,6 +37,7 @@ import collections
 import dataclasses
 import functools
 import time
+import warnings
 import zlib
 from typing import Any, Callable, Iterable
 
@@ -290,6 +291,59 @@ def _compare_constant(fn, call: Call) -> Outcome:
     except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     return Outcome(fwd, "skip", err, message=why and f"forward {why}", jvp="skip")
+
+
+# A random overload's values are compared in distribution: a two-sample Kolmogorov-Smirnov test of
+# about RANDOM_DRAWS values of torch's against as many of jaxderiv's (the call repeated, each
+# jaxderiv call with a key of its own), real and imaginary parts pooled; agreement at p > RANDOM_P.
+RANDOM_DRAWS, RANDOM_P = 4000, 1e-4
+
+
+def _compare_random(op, call: Call, seed: int) -> Outcome:
+    """A random overload (`nondeterministic_seeded`): shapes, dtypes and the distribution of the
+    values (see RANDOM_DRAWS); no derivative is compared (the two sides' noise differs)."""
+    from scipy.stats import ks_2samp
+
+    def pooled(x) -> np.ndarray:
+        x = np.asarray(x)
+        return np.concatenate([x.real.ravel(), x.imag.ravel()]) if np.iscomplexobj(x) else x.ravel()
+
+    try:
+        args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
+        first = call.func(*args, **kwargs)
+        size = max(int(first.numel()), 1)
+        repeats = max(1, min(200, -(-RANDOM_DRAWS // size)))
+        theirs = [_np(first)]
+        for _ in range(repeats - 1):
+            args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
+            theirs.append(_np(call.func(*args, **kwargs)))
+        jargs, jkwargs = _to_jax(call.args), _to_jax(call.kwargs)
+    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+        return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
+    keys = jax.random.split(jax.random.key(seed), repeats)
+    try:
+        ours = [np.asarray(jax.block_until_ready(op(*jargs, **{**jkwargs, "generator": k}))) for k in keys]
+    except Exception as e:  # noqa: BLE001 - a crash is a result here
+        return Outcome("crash", "skip", message=f"forward: {type(e).__name__}: {e}"[:300])
+    want = (tuple(first.shape), convert_constant(first.dtype))
+    have = (ours[0].shape, ours[0].dtype)
+    if have != want:
+        return Outcome("mismatch", "skip", float("inf"), message=f"forward {have}, torch {want}")
+    a, b = pooled(np.stack(ours)).astype(np.float64), pooled(np.stack(theirs)).astype(np.float64)
+    if a.size == 0 or (np.array_equal(np.unique(a), np.unique(b)) and np.unique(a).size == 1):
+        return Outcome("agree", "skip")  # empty, or the same constant (p = 0, p = 1 draws)
+    with warnings.catch_warnings():  # discrete draws (bernoulli, multinomial): scipy's exact-p notes
+        warnings.simplefilter("ignore")
+        test = ks_2samp(a, b)
+    if test.pvalue > RANDOM_P:
+        return Outcome("agree", "skip")
+    return Outcome(
+        "mismatch",
+        "skip",
+        float(test.statistic),
+        message=f"forward distribution differs (Kolmogorov-Smirnov D = {test.statistic:.3g}, p = {test.pvalue:.2g},"
+        f" {a.size} values each; means {a.mean():.4g} and torch's {b.mean():.4g})",
+    )
 
 
 def _split(b: dict, names: list, kwarg_only: set):
@@ -699,7 +753,9 @@ class Replay:
         )
         for r in rows:
             msg = "<br>".join(m.replace("|", "\\|").replace("\n", " ")[:200] for m in r.messages)
-            via = " (no gradient: forward only)" if r.via == "no gradient" else f" (as `{r.via}`)" if r.via else ""
+            via = {"no gradient": " (no gradient: forward only)", "random": " (random: values in distribution)"}.get(
+                r.via, f" (as `{r.via}`)" if r.via else ""
+            )
             out.append(
                 f"| `{r.op}`{via} | {r.calls} | {r.forward_agree} | {r.vjp_agree}/{r.vjp_compared} | {r.jvp_agree}/{r.jvp_compared} ({r.jvp_na}) | {r.forward_mismatch} ({r.forward_max_error:.3g}) | {r.vjp_mismatch} ({r.vjp_max_error:.3g}) | {r.jvp_mismatch} ({r.jvp_max_error:.3g}) | {r.crashes} | {msg} |"
             )
@@ -955,8 +1011,9 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         if op is not None and call.func._schema.is_mutable:
             # in place: torch mutates a clone, jaxderiv's result is cast to the written argument's dtype
             op = _in_place(op, call)
-        if torch.Tag.nondeterministic_seeded in call.func.tags:
-            result.skipped["random (nondeterministic_seeded)"] += 1
+        random = torch.Tag.nondeterministic_seeded in call.func.tags
+        if random and (constant or "generator" not in {a.name for a in call.func._schema.arguments}):
+            result.skipped["random (nondeterministic_seeded) with no generator argument"] += 1
             continue
         if any(t.layout != torch.strided or t.is_quantized or t.is_nested for t in _tensors((call.args, call.kwargs))):
             result.skipped["non-strided tensor argument"] += 1
@@ -965,7 +1022,7 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         result.calls_routed += routed
         result.calls_constant += constant
         key = call.key()
-        via = "no gradient" if constant else target if routed else ""
+        via = "no gradient" if constant else target if routed else "random" if random else ""
         if key in cache:
             if name in result.rows:
                 result.rows[name].opinfos.add(opinfo)
@@ -973,6 +1030,8 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         try:
             if constant:  # a gradient-free overload with no entry: its forward only
                 outcome = _compare_constant(resolve(name, registry).fn, call)
+            elif random:  # the values' distribution (the two generators' draws differ)
+                outcome = _compare_random(op, call, seed=seed + zlib.crc32(repr(key).encode()))
             else:
                 assert target is not None
                 outcome = compare_call(
