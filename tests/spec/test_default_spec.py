@@ -96,11 +96,29 @@ def test_layer_norm_of_the_default_registry_matches_torch(torch):
 
 
 def test_parity_judges_each_default_entry_by_the_file_it_comes_from():
-    from jaxderiv.check.parity import judged_by_origin
+    from jaxderiv.check.parity import judged_by_content
 
-    judged = judged_by_origin(DEFAULT)
+    judged = judged_by_content(DEFAULT)
     assert judged["native_layer_norm"] == "newest" and judged["cholesky"] is False
-    assert set(judged_by_origin(SEEDS).values()) == {False}
+    assert set(judged_by_content(SEEDS).values()) == {False}
+
+
+def test_parity_judges_an_entry_by_its_text_not_its_files_name(tmp_path):
+    """A copy of torch 2.14.1's file under a neutral name is judged as that file; an entry whose
+    formula the copy edits is judged by nobody (its differences were never measured)."""
+    from jaxderiv.check.parity import judged_by_content
+    from jaxderiv.spec import newest_spec_file
+
+    text = newest_spec_file().read_text()
+    copy = tmp_path / "derivatives.yaml"
+    copy.write_text(text)
+    judged = judged_by_content(load_spec(copy))
+    assert judged["clamp_min"] == "newest" and set(judged.values()) == {"newest"}
+    original = "- name: clamp_min(Tensor self, Scalar min) -> Tensor\n  self: "
+    assert original in text
+    copy.write_text(text.replace(original, original + "2 * ", 1))
+    edited = judged_by_content(load_spec(copy))
+    assert edited["clamp_min"] is None and edited["clamp_max"] == "newest"
 
 
 def test_every_newest_entry_the_seeds_also_have_translates():
@@ -178,7 +196,7 @@ def test_torch_2_14_1s_changes_are_the_declared_differences(torch):
     a derivative torch 2.13 did not have), and nowhere else; torch 2.13's own file agrees."""
     from jaxderiv.check import parity as P
 
-    judged = P.judged_by_origin(DEFAULT)
+    judged = P.judged_by_content(DEFAULT)
     declared_for_newest = _declared_for_torch_2_14_1()
     assert {"clamp_min", "fmax", "_pdist_backward"} <= set(declared_for_newest)
     for name, columns in declared_for_newest.items():

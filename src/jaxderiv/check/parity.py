@@ -15,6 +15,7 @@ itself never does.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 from typing import Any, Mapping, Union
@@ -554,31 +555,46 @@ def parity(
 # Which declarations judge a spec's rows: False, the seed files' (`parity_differs`); True, torch's own
 # file's (`torch_spec=True`); "newest", torch 2.14.1's (`newest_spec`, else as torch's own file's);
 # None, none (another file, whose differences nobody has judged); or per entry, a mapping from entry
-# name to one of those (the default spec: see `judged_by_origin`).
+# name to one of those (see `judged_by_content`).
 Judged = Union[bool, None, str, Mapping[str, Union[bool, None, str]]]
 
 
-def judged_by_origin(spec: Spec) -> dict[str, bool | None | str]:
-    """Per entry of `spec`, the declarations that judge it by the file it came from: the seed
-    files' entries by the seeds' declarations, the newest shipped file's (torch 2.14.1's) by its
-    own ("newest"), the installed torch's by torch's file's, any other file's by none."""
-    from ..spec import newest_spec_file, shipped_spec_files
+def _fingerprint(entry) -> tuple:
+    """What decides an entry's derivatives: its schema, formulas and output differentiability as
+    written, and the release whose helper meanings they are read with (not the file's name)."""
+    formulas = tuple((f.names, f.text) for f in entry.backward + entry.forward)
+    release = entry.version.release if entry.version is not None else None
+    return (str(entry.schema), formulas, entry.output_differentiability, release)
 
-    seeds = {os.path.abspath(p) for p in shipped_spec_files()}
-    newest = os.path.abspath(newest_spec_file())
-    torch_file = ""
+
+@functools.lru_cache(maxsize=None)
+def _judged_references() -> tuple[tuple[bool | str, dict[str, tuple]], ...]:
+    """(judgement, entry name -> fingerprint) of the files whose differences the op records
+    declare: torch 2.14.1's ("newest"), the installed torch's (True), the seed files (False)."""
+    from ..spec import load_spec, newest_spec_file, shipped_spec_files
+
+    references: list[tuple[bool | str, dict[str, tuple]]] = [
+        ("newest", {e.name: _fingerprint(e) for e in load_spec(newest_spec_file())})
+    ]
     try:
-        from ..spec import torch_spec_file
-
-        torch_file = os.path.abspath(torch_spec_file())
+        references.append((True, {e.name: _fingerprint(e) for e in load_spec(from_torch=True)}))
     except Exception:  # no torch installed: only the shipped files are judged
         pass
+    for path in shipped_spec_files():
+        references.append((False, {e.name: _fingerprint(e) for e in load_spec(path)}))
+    return tuple(references)
+
+
+def judged_by_content(spec: Spec) -> dict[str, bool | None | str]:
+    """Per entry of `spec`, the declarations that judge it: those of the judged file (torch
+    2.14.1's, the installed torch's, a seed file's) whose entry of that name is written the same
+    and read as the same release; None (nobody's) for an entry written otherwise. A copy of a
+    judged file under any name is judged as that file; an edited entry is judged by nobody."""
     judged: dict[str, bool | None | str] = {}
+    references = _judged_references()
     for e in spec:
-        path = os.path.abspath(e.location.file) if e.location.file else ""
-        judged[e.name] = (
-            False if path in seeds else "newest" if path == newest else True if path == torch_file else None
-        )
+        mark = _fingerprint(e)
+        judged[e.name] = next((j for j, entries in references if entries.get(e.name) == mark), None)
     return judged
 
 

@@ -51,7 +51,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .. import forward as _forward
 from ..registry import Registry, default_registry
 from ..check.opdb import Gauge, record
-from ..check.parity import judged_by_origin, known_difference
+from ..check.parity import judged_by_content, known_difference
 from ._gauge import align, factors, torch_cotangents
 from ._resolve import aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
@@ -877,7 +877,7 @@ def replay(
         registry = makers[registry]()
     infos = [op_db[i] for i in indices]
     result = Replay(rows={}, missing=collections.defaultdict(set), registry=label)
-    judged = judged_by_origin(registry.spec)  # whose declared differences hold, per entry (its file's)
+    judged = judged_by_content(registry.spec)  # whose declared differences hold, per entry (by its text)
     cache: dict = {} if _cache is None else _cache  # call key -> outcome
     start = time.monotonic()
     bar = None
