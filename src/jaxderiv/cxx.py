@@ -51,6 +51,16 @@ def _arith(py_op, jnp_op, symbol):
     return fn
 
 
+def _tensor_mul(a, b):
+    """ATen's mul: a bool tensor times a number tensor is promoted first (inf * False is nan, as
+    in ATen); jnp.multiply selects instead (inf * False is 0)."""
+    kinds = [jnp.result_type(x) == jnp.bool_ for x in (a, b)]
+    if kinds[0] != kinds[1]:
+        dtype = jnp.result_type(a, b)
+        a, b = jnp.asarray(a).astype(dtype) if kinds[0] else a, jnp.asarray(b).astype(dtype) if kinds[1] else b
+    return jnp.multiply(a, b)
+
+
 def _c_div(a, b):
     # C++: integer / integer truncates toward zero; anything else is true division.
     if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)) and not isinstance(a, bool):
@@ -96,7 +106,7 @@ def truth(v) -> bool:
 BINARY = {
     "+": _arith(operator.add, jnp.add, "+"),
     "-": _arith(operator.sub, jnp.subtract, "-"),
-    "*": _arith(operator.mul, jnp.multiply, "*"),
+    "*": _arith(operator.mul, _tensor_mul, "*"),
     "/": _arith(_c_div, _tensor_truediv, "/"),
     "%": _arith(_c_mod, jnp.remainder, "%"),
     "<": _arith(operator.lt, jnp.less, "<"),

@@ -40,6 +40,8 @@ def _scatter(self, dim, index, values, accumulate: bool):
 
 @impl("gather")
 def gather(self, dim, index, sparse_grad=False):
+    if jnp.size(index) == 0:  # ATen checks no shapes for an empty index: an empty result of its shape
+        return jnp.zeros(jnp.shape(index), self.dtype)
     x = jnp.reshape(self, (1,)) if self.ndim == 0 else self
     idx = jnp.reshape(index, (1,)) if index.ndim == 0 else index
     return jnp.reshape(x[_coords(idx, wrap_dim(dim, x.ndim))], index.shape)
@@ -241,7 +243,8 @@ def unsafe_masked_index_put_accumulate(self, mask, indices, values):
 def masked_fill(self, mask, value):
     if jnp.result_type(mask) != jnp.bool_:
         raise TypeError(f"masked_fill only supports boolean masks, but got mask with dtype {jnp.result_type(mask)}")
-    return jnp.where(jnp.broadcast_to(mask, self.shape), jnp.asarray(value).astype(self.dtype), self)
+    # the functional form broadcasts self and mask together (a (5,) self with a (5, 5) mask)
+    return jnp.where(mask, jnp.asarray(value).astype(self.dtype), self)
 
 
 @impl("masked_scatter_", "masked_scatter")

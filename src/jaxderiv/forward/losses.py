@@ -176,8 +176,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     total = jnp.sum(w)
     if reduction == NONE and self.ndim > 1:
         return jnp.reshape(picked, jnp.shape(target)), jnp.zeros((), self.dtype)
-    if reduction == NONE:
-        return picked[0], jnp.zeros((), self.dtype)
+    if reduction == NONE:  # one sample (a 1-d input): ATen still sums its weight
+        return picked[0], total
     loss = jnp.sum(picked)
     return (loss / total if reduction == MEAN else loss), total
 

@@ -185,7 +185,7 @@ def native_layer_norm_backward(grad_out, input, *args):
 @impl("native_group_norm")
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(output, mean, rstd): input seen as (N, C, HxW), channels split into `group` groups; mean and rstd are (N, group)."""
-    x = jnp.reshape(input, (N, group, -1))
+    x = jnp.reshape(input, (N, group, C // group * HxW))  # explicit: -1 is ambiguous for N = 0
     mean, rstd = _stats(x, eps)
     y = jnp.reshape((x - mean[..., None]) * rstd[..., None], (N, C, HxW))
     if weight is not None:

@@ -321,7 +321,8 @@ def _fractional(sample, size, out, k):
     """ATen's generate_intervals: window starts from one uniform sample per (N, C) plane."""
     alpha = (size - k) / (out - 1) if out > 1 else 0.0
     i = jnp.arange(out)
-    start = jnp.floor((i + sample[..., None]) * alpha).astype(_long()) - jnp.floor(sample[..., None] * alpha).astype(
+    # static_cast<int> truncates toward zero (samples outside [0, 1) reach negative products)
+    start = jnp.trunc((i + sample[..., None]) * alpha).astype(_long()) - jnp.trunc(sample[..., None] * alpha).astype(
         _long()
     )
     start = jnp.where(i == out - 1, size - k, start)

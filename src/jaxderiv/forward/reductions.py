@@ -693,8 +693,10 @@ def _unique_rows(op, self, dim):
 
     x = concrete(self, op, "call it outside jit")
     d = wrap_dim(dim, x.ndim)
+    if x.size == 0 and x.shape[d] != 0:  # ATen's message, word for word
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
     moved = np.moveaxis(x, d, 0)
-    rows = moved.reshape(moved.shape[0], -1)
+    rows = moved.reshape(moved.shape[0], int(np.prod(moved.shape[1:])))  # explicit: -1 is ambiguous at size 0
     return rows, lambda r: jnp.asarray(np.moveaxis(r.reshape((r.shape[0],) + moved.shape[1:]), 0, d))
 
 
@@ -750,7 +752,9 @@ def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False)
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
     """Runs of equal consecutive elements (of the flattened tensor) kept once, inverse in self's
     shape and counts only when asked; with `dim`, unique_dim_consecutive."""
-    if dim is not None:
+    # ATen takes the flat path for dim 0 of a 1-d tensor too (inverse and counts only when asked);
+    # any other dim is unique_dim_consecutive's (both always)
+    if dim is not None and not (jnp.ndim(self) == 1 and dim == 0):
         return unique_dim_consecutive(self, dim, return_inverse, return_counts)
     from .shapes import concrete
 

@@ -10,6 +10,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..forward.normalization import (
     batch_stats,
@@ -110,8 +111,9 @@ def infinitely_differentiable_native_layer_norm_backward(
 def infinitely_differentiable_native_group_norm_backward(
     dY, dmean, drstd, X, mean, rstd, gamma, N, C, HxW, group, eps, grad_input_mask
 ):
-    x = jnp.reshape(X, (N, group, -1))
-    dy = None if dY is None else jnp.reshape(dY, (N, group, -1))
+    per_group = C // group * HxW  # explicit: -1 is ambiguous for N = 0
+    x = jnp.reshape(X, (N, group, per_group))
+    dy = None if dY is None else jnp.reshape(dY, (N, group, per_group))
     gamma_b = 1.0 if gamma is None else jnp.reshape(jnp.broadcast_to(gamma[:, None], (C, HxW)), (group, -1))
     dX, xhat = _norm_backward(dy, dmean, drstd, x, mean, rstd, gamma_b, x.shape[-1])
     dgamma = dbeta = None
@@ -279,7 +281,8 @@ def layer_norm_double_backward(input, gamma, ggI, ggG, ggB, gO, save_mean, save_
 
 def _groups(x, group):
     """x seen as (N, group, rest): the statistics of group norm are over the last axis."""
-    return jnp.reshape(x, (x.shape[0], group, -1))
+    rest = int(np.prod(x.shape[1:])) // group  # explicit: -1 is ambiguous for an empty batch
+    return jnp.reshape(x, (x.shape[0], group, rest))
 
 
 @helper("group_norm_jvp")

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ..forward import reductions as R
+from ..forward import unary
 from ..namespace import helper, method
 
 # -- shapes of reduced gradients --------------------------------------------------------------
@@ -76,7 +77,8 @@ def restore_reduced_dims(output, dims, keepdim):
 def scale_grad_by_count(grad, mask, dims):
     """The gradient shared evenly among the positions `mask` marks in each reduced slice."""
     count = jnp.sum(mask, axis=R.reduced_dims(dims, jnp.ndim(mask)), keepdims=True)
-    return (grad / count) * mask
+    scaled = grad / count
+    return scaled * mask.astype(scaled.dtype)  # ATen's product: a slice with no mark (a NaN) gives NaN
 
 
 @helper("aminmax_backward")
@@ -180,6 +182,8 @@ def _exclusive_prods(x, d: int):
 
 def _prod_backward_along(grad, x, result, d):
     """grad * result / x where the slice has no zero; products of the others where it has."""
+    if jnp.size(x) == 0:  # an empty input has an empty gradient
+        return jnp.zeros(jnp.shape(x), jnp.result_type(grad, x))
     zeros = x == 0
     any_zero = jnp.any(zeros, axis=d, keepdims=True)
     simple = grad * jnp.conj(result / jnp.where(zeros, 1, x))
@@ -346,10 +350,8 @@ def std_mean_backward(grad_std, grad_mean, x, std, dim, correction, keepdim):
 
 
 def _sgn(x):
-    if jnp.iscomplexobj(x):
-        a = jnp.abs(x)
-        return jnp.where(a == 0, 0, x / jnp.where(a == 0, 1, a))
-    return jnp.sign(x)
+    """ATen's sgn: z / |z| (0 at 0) for complex, (0 < x) - (x < 0) for real (0 at NaN)."""
+    return unary.sgn(x)
 
 
 @helper("norm_backward")
@@ -369,7 +371,8 @@ def norm_backward(grad, x, p, norm, dim=(), keepdim=False):
     a = jnp.abs(x)
     if math.isinf(p):
         mask = (a == norm) | jnp.isnan(a)
-        return _sgn(x) * ((grad / jnp.sum(mask, axis=R.reduced_dims(dim, n), keepdims=True)) * mask)
+        scaled = grad / jnp.sum(mask, axis=R.reduced_dims(dim, n), keepdims=True)
+        return _sgn(x) * (scaled * mask.astype(scaled.dtype))  # ATen's product, NaN * 0 kept
     if p < 1:
         scaled = _sgn(x) * jnp.where(x == 0, 0, jnp.where(x == 0, 1, a) ** (p - 1))
         return scaled * grad * norm ** (1 - p)

@@ -213,6 +213,8 @@ def index_select_backward(grad, self_sizes, dim, index):
 
 @helper("gather_backward")
 def gather_backward(grad, self, dim, index, sparse_grad=False):
+    if jnp.size(index) == 0:  # nothing was gathered (ATen checks no shapes for an empty index)
+        return jnp.zeros(jnp.shape(self), grad.dtype)
     return indexing.scatter_add(jnp.zeros(jnp.shape(self), grad.dtype), dim, index, grad)
 
 

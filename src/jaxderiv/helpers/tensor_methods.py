@@ -7,6 +7,8 @@ form differs, are written here.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -287,7 +289,8 @@ def flatten(x, start_dim=0, end_dim=-1):
     if not shape:
         return jnp.reshape(x, (1,))
     start, end = _dim(x, start_dim), _dim(x, end_dim)
-    return jnp.reshape(x, shape[:start] + (-1,) + shape[end + 1 :])
+    merged = math.prod(shape[start : end + 1])  # explicit: -1 is ambiguous for an empty tensor
+    return jnp.reshape(x, shape[:start] + (merged,) + shape[end + 1 :])
 
 
 @method("view_as", "reshape_as")
