@@ -218,11 +218,11 @@ LAYERS = (
     "registry",
     "literal",  # trees to ops
     "check",
-    "spectools",
-    "cli",
-    "__main__",  # verification, tools
+    "spectools",  # verification, tools
     "nn",
     "torch",  # users of the ops
+    "cli",
+    "__main__",  # the command line, over all of it (`parity --opinfo` runs jaxderiv.torch's replay)
 )
 
 
