@@ -427,3 +427,41 @@ def test_what_the_full_run_found_agrees_now():
     bad = {x.op: x.messages for x in r.rows.values() if x.forward_mismatch + x.vjp_mismatch + x.jvp_mismatch}
     assert not bad and not r.declared, bad
     assert r.totals["distinct_calls"] > 500
+
+
+def test_a_full_svds_complement_is_compared_through_its_span():
+    """With full_matrices, Vh's rows past the singular values are any orthonormal basis of the
+    null space: another basis of it agrees (the record's `counted_by`), a basis of another space
+    does not, and without `counted_by` the other basis is a mismatch."""
+    jax.config.update("jax_enable_x64", True)
+    a = torch.randn(3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    rec = opinfo.Recorder()
+    with torch.no_grad(), rec:
+        torch.linalg.svd(a, full_matrices=True)
+    (call,) = [c for c in rec.calls if c.name == "_linalg_svd"]
+    op, _ = opinfo._implemented(opinfo.torch_registry(), "_linalg_svd")
+    gauge = opinfo.record("_linalg_svd").gauge
+    c, s_ = 0.6, 0.8
+
+    def complement(mix):
+        def run(*args, **kwargs):
+            u, s, vh = op(*args, **kwargs)
+            return u, s, vh.at[3:, :].set(jnp.asarray(mix) @ vh[3:, :] if mix is not None else vh[:2, :])
+
+        run.differentiable_inputs = op.differentiable_inputs
+        return run
+
+    rotated = complement([[c, -s_], [s_, c]])
+    assert opinfo.compare_call(rotated, call, gauge=gauge).forward == "agree"
+    assert opinfo.compare_call(rotated, call, gauge=dataclasses.replace(gauge, counted_by=None)).forward == "mismatch"
+    assert opinfo.compare_call(complement(None), call, gauge=gauge).forward == "mismatch"
+
+
+def test_rrelu_is_compared_on_torchs_draw():
+    """rrelu_with_noise writes its slopes into `noise`, which jaxderiv's op reads instead (JAX
+    cannot write into an argument; the backward formula reads it there): given torch's draw,
+    the training-mode values agree exactly."""
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay("torch", ["nn.functional.rrelu"])
+    row = r.rows["rrelu_with_noise"]
+    assert row.calls > 0 and row.forward_agree == row.calls, row.messages

@@ -138,6 +138,10 @@ class Gauge:
     columns: tuple[int, ...]  # outputs whose columns (last axis) each carry a free unit factor
     rows: tuple[int, ...] = ()  # outputs whose rows (second-to-last axis) do
     reason: str = ""
+    # the output whose last axis counts the vectors with a free factor (SVD's S); columns (rows)
+    # past that many form an orthonormal basis of a complement (full_matrices), unique only up to
+    # a unitary: their values are compared through the space they span
+    counted_by: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)

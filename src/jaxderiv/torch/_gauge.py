@@ -20,7 +20,7 @@ import numpy as np
 
 from ..check.opdb import Gauge
 
-__all__ = ["factors", "align", "torch_cotangents"]
+__all__ = ["factors", "align", "align_value", "torch_cotangents"]
 
 
 def _unit(p: np.ndarray) -> np.ndarray:
@@ -45,6 +45,25 @@ def factors(gauge: Gauge, got: list, want: list) -> dict[int, np.ndarray]:
 def align(p: dict[int, np.ndarray], k: int, x):
     """jaxderiv's value (or tangent) of output k in torch's choice of factors."""
     return x if k not in p or x is None else np.asarray(x) * np.conj(p[k])
+
+
+def align_value(gauge: Gauge, p: dict[int, np.ndarray], k: int, got: list, want):
+    """jaxderiv's value of output k in torch's choice: the free factors aligned, and the vectors
+    past `gauge.counted_by`'s count (a complement's basis) replaced by their projection onto
+    torch's, which equals torch's exactly when the two span the same space."""
+    x = align(p, k, got[k])
+    if gauge.counted_by is None or k not in p:
+        return x
+    n = np.shape(got[gauge.counted_by])[-1]
+    w = np.asarray(want)
+    x = np.array(x)
+    if k in gauge.columns and x.shape[-1] > n:
+        c, t = x[..., :, n:], w[..., :, n:]
+        x[..., :, n:] = c @ (np.conj(np.swapaxes(c, -1, -2)) @ t)
+    if k in gauge.rows and x.shape[-2] > n:
+        r, t = x[..., n:, :], w[..., n:, :]
+        x[..., n:, :] = (t @ np.conj(np.swapaxes(r, -1, -2))) @ r
+    return x
 
 
 def torch_cotangents(gauge: Gauge, p: dict[int, np.ndarray], cts: list, torch_outs: list) -> tuple[list, list]:

@@ -52,7 +52,7 @@ from .. import forward as _forward
 from ..registry import Registry, default_registry
 from ..check.opdb import Gauge, record
 from ..check.parity import judged_by_content, known_difference
-from ._gauge import align, factors, torch_cotangents
+from ._gauge import align, align_value, factors, torch_cotangents
 from ._resolve import aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
 
@@ -249,12 +249,13 @@ def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> tuple[str, f
     got_leaves = [x for x in jax.tree.leaves(got) if x is not None]
     if len(exp_leaves) != len(got_leaves):
         return "mismatch", float("inf"), f"{len(got_leaves)} outputs, torch has {len(exp_leaves)}"
-    p = factors(gauge, [np.asarray(g) for g in got_leaves], [_np(x) for x in exp_leaves]) if gauge else {}
+    got_np, want_np = [np.asarray(g) for g in got_leaves], [_np(x) for x in exp_leaves]
+    p = factors(gauge, got_np, want_np) if gauge else {}
     pairs = []
     for i, (x, g) in enumerate(zip(exp_leaves, got_leaves)):
         g = np.asarray(g)
-        if i in p:  # defined up to a factor per column (row): in torch's choice of factors
-            g = align(p, i, g).astype(g.dtype)
+        if gauge is not None and i in p:  # defined up to a factor per column (row): in torch's choice
+            g = align_value(gauge, p, i, got_np, want_np[i]).astype(g.dtype)
         if isinstance(x, torch.Tensor):
             want = convert_constant(x.dtype)
             if g.dtype != want:
@@ -299,6 +300,47 @@ def _compare_constant(fn, call: Call) -> Outcome:
 RANDOM_DRAWS, RANDOM_P = 4000, 1e-4
 
 
+def _draw_inputs(call: Call) -> list[int]:
+    """Positions of tensor arguments a random overload writes its draw into without returning
+    them (rrelu_with_noise's `noise`): jaxderiv's op reads the draw from that input instead (JAX
+    cannot write into an argument, and the backward formula reads it there)."""
+    schema = call.func._schema
+    returned: set = set().union(*(set(r.alias_info.before_set) for r in schema.returns if r.alias_info is not None))
+    return [
+        i
+        for i, a in enumerate(schema.arguments)
+        if i < len(call.args)
+        and isinstance(call.args[i], torch.Tensor)
+        and a.alias_info is not None
+        and a.alias_info.is_write
+        and not returned & set(a.alias_info.before_set)
+    ]
+
+
+def _compare_given_draw(op, call: Call, drawn: list[int]) -> Outcome:
+    """The forward of a random overload on torch's own draw: torch runs on clones (writing its
+    draw into the `drawn` inputs), jaxderiv's op is given those inputs as torch filled them and
+    the call's other arguments as recorded; values and dtypes compared exactly as a forward."""
+    try:
+        args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
+        expected = call.func(*args, **kwargs)
+        given = list(call.args)
+        for i in drawn:
+            given[i] = args[i]
+        jargs, jkwargs = _to_jax(tuple(given)), _to_jax(call.kwargs)
+    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+        return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
+    try:
+        got = np.asarray(jax.block_until_ready(op(*jargs, **jkwargs)))
+    except Exception as e:  # noqa: BLE001 - a crash is a result here
+        return Outcome("crash", "skip", message=f"forward: {type(e).__name__}: {e}"[:300])
+    want = _np(expected)
+    if got.dtype != want.dtype:
+        return Outcome("mismatch", "skip", float("inf"), message=f"forward dtype {got.dtype}, torch {want.dtype}")
+    verdict, err, why = _verdict([("output 0 (torch's draw given)", got, want, RTOL, ATOL)])
+    return Outcome(verdict, "skip", err, message=why and f"forward {why}")
+
+
 def _compare_random(op, call: Call, seed: int) -> Outcome:
     """A random overload (`nondeterministic_seeded`): shapes, dtypes and the distribution of the
     values (see RANDOM_DRAWS); no derivative is compared (the two sides' noise differs)."""
@@ -308,6 +350,9 @@ def _compare_random(op, call: Call, seed: int) -> Outcome:
         x = np.asarray(x)
         return np.concatenate([x.real.ravel(), x.imag.ravel()]) if np.iscomplexobj(x) else x.ravel()
 
+    drawn = _draw_inputs(call)
+    if drawn:  # the op takes the draw as an input: given torch's, the values compare exactly
+        return _compare_given_draw(op, call, drawn)
     try:
         args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
         first = call.func(*args, **kwargs)
