@@ -370,9 +370,7 @@ def norm_backward(grad, x, p, norm, dim=(), keepdim=False):
         return grad * jnp.where(zero, 0, x / jnp.where(zero, 1, norm))
     a = jnp.abs(x)
     if math.isinf(p):
-        mask = (a == norm) | jnp.isnan(a)
-        scaled = grad / jnp.sum(mask, axis=R.reduced_dims(dim, n), keepdims=True)
-        return _sgn(x) * (scaled * mask.astype(scaled.dtype))  # ATen's product, NaN * 0 kept
+        return _sgn(x) * scale_grad_by_count(grad, (a == norm) | jnp.isnan(a), dim)
     if p < 1:
         scaled = _sgn(x) * jnp.where(x == 0, 0, jnp.where(x == 0, 1, a) ** (p - 1))
         return scaled * grad * norm ** (1 - p)

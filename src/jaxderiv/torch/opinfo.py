@@ -925,13 +925,7 @@ def replay(
     judged = judged_by_content(registry.spec)  # whose declared differences hold, per entry (by its text)
     cache: dict = {} if _cache is None else _cache  # call key -> outcome
     start = time.monotonic()
-    bar = None
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        task = bar.add_task("OpInfos", total=len(infos))
-        bar.start()
+    bar, task = _progress("OpInfos", len(infos)) if progress else (None, None)
     try:
         with jax.enable_x64(True):
             for info in infos:
@@ -985,6 +979,16 @@ def _declare_known(outcome: Outcome, call: Call, difference) -> None:
             outcome.declared_reason = difference.reason
 
 
+def _progress(description: str, total: int):
+    """A started rich progress bar over OpInfos, and its task."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    task = bar.add_task(description, total=total)
+    bar.start()
+    return bar, task
+
+
 def _select(op_db, ops: Iterable[str] | None, limit: int | None) -> list[int]:
     """Indices into op_db of the OpInfos named `ops` (a name, or name.variant), the first `limit`."""
     wanted = None if ops is None else set(ops)
@@ -1020,13 +1024,7 @@ def _parallel(registry: str, indices: list[int], jobs: int, options: dict, time_
     deadline = None if time_limit is None else time.time() + time_limit
     chunks = [indices[i : i + 4] for i in range(0, len(indices), 4)]
     parts: dict[int, Replay] = {}
-    bar = None
-    if progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        bar = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        task = bar.add_task(f"OpInfos ({jobs} processes)", total=len(indices))
-        bar.start()
+    bar, task = _progress(f"OpInfos ({jobs} processes)", len(indices)) if progress else (None, None)
     try:
         with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = {pool.submit(_shard, (registry, c, options, deadline)): k for k, c in enumerate(chunks)}
