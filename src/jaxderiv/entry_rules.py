@@ -159,6 +159,14 @@ def forward_variables(schema: FunctionSchema) -> list[str]:
 
 def compile_entry(entry: Entry, calls: Callable | None = None) -> EntryRules:
     """Compile every formula of `entry` (errors located at file:line); `calls`: see `translate`."""
+    if entry.dispatch not in (None, "Default"):
+        # Without a `Default:` block the formulas are for that key's tensors (nested, CUDA) only;
+        # a dense tensor's autograd takes the op's decomposition, which the entry does not state.
+        raise TranslationError(
+            f"its formulas are for dispatch key {entry.dispatch} only (no 'Default:' block): "
+            "the entry states no derivative for a dense tensor",
+            entry.location,
+        )
     schema = entry.schema
     derivatives = normalize(entry)
     n_out = len(schema.returns)

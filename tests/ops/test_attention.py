@@ -239,3 +239,76 @@ def test_checker_passes_the_spec_and_fails_a_wrong_formula(write_spec):
     assert {r.status for r in good} == {"passed"}, good.summary()
     bad = check_all(write_spec(entry.format(wrong)), ops=[CPU], modes=("vjp",))
     assert {r.status for r in bad} == {"failed"}, bad.summary()
+
+
+def _band_mask(L, S, left, right, bottom_right):
+    d = np.arange(S)[None, :] - np.arange(L)[:, None] - (S - L if bottom_right else 0)
+    keep = np.ones((L, S), bool)
+    if right >= 0:
+        keep &= d <= right
+    if left >= 0:
+        keep &= d >= -left
+    return keep
+
+
+# (name, args of (B, L, H, E) q, k, v, kwargs, the visible band (left, right, bottom-right), bias?)
+KERNELS = [
+    ("_flash_attention_forward", lambda q, k, v, b: (q, k, v, None, None, 4, 6, 0.0, True, False), {}, (-1, 0, True)),
+    (
+        "_flash_attention_forward",
+        lambda q, k, v, b: (q, k, v, None, None, 4, 6, 0.0, False, False),
+        {"window_size_left": 2, "window_size_right": 1},
+        (2, 1, True),
+    ),
+    (
+        "_efficient_attention_forward",
+        lambda q, k, v, b: (q, k, v, b, None, None, None, None, 0.0, 1, True),
+        {},
+        (-1, 0, False),
+    ),
+    (
+        "_efficient_attention_forward",
+        lambda q, k, v, b: (q, k, v, b, None, None, None, None, 0.0, 2, True),
+        {},
+        (-1, 0, True),
+    ),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs, band", KERNELS, ids=lambda x: x if isinstance(x, str) else None)
+def test_cuda_kernel_entry_points_agree_with_the_cpu_op_under_their_mask(registry, name, args, kwargs, band):
+    """flash-attention's and the efficient kernel's own ops, (B, L, H, E) layout: the CPU op's
+    output and gradients with the band the kernel applies (flash: causal and windows aligned
+    bottom-right; efficient: custom_mask_type 1 top-left, 2 bottom-right) as its mask."""
+    q, k, v = _qkv(16, L=4, S=6, E=3, B=1, H=2)
+    with_bias = name == "_efficient_attention_forward"
+    bias = np.random.default_rng(17).normal(size=(1, 2, 4, 6)) if with_bias else None
+    mask = _additive(_band_mask(4, 6, *band)) + (bias if with_bias else 0.0)
+    ct = np.random.default_rng(18).normal(size=(1, 2, 4, 3))
+    tq, tk, tv = (_t(x).requires_grad_() for x in (q, k, v))
+    t_out, _ = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(tq, tk, tv, attn_mask=_t(mask))
+    t_grads = torch.autograd.grad(t_out, (tq, tk, tv), _t(ct))
+
+    def blhe(x):
+        return np.swapaxes(x, 1, 2)
+
+    op = registry.op(name)
+    out, vjp = jax.vjp(lambda a, b, c: op(*args(a, b, c, bias), **kwargs)[0], blhe(q), blhe(k), blhe(v))
+    np.testing.assert_allclose(blhe(out), t_out.detach().numpy(), rtol=1e-12, atol=1e-12)
+    for ours, theirs in zip(vjp(blhe(ct)), t_grads):
+        np.testing.assert_allclose(blhe(ours), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cudnn_kernel_entry_point_is_the_sdpa_op(registry):
+    q, k, v = _qkv(19, L=4, S=6, B=1, H=2)
+    ours = registry.op("_cudnn_attention_forward")(q, k, v, None, None, None, 4, 6, True, 0.0, True)
+    sdpa = registry.op("_scaled_dot_product_cudnn_attention")(q, k, v, None, True, 0.0, True)
+    for a, b in zip(ours, sdpa):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_packed_variable_length_batches_are_refused(registry):
+    q, k, v = (np.swapaxes(x, 1, 2)[0] for x in _qkv(20, B=1))
+    cum = np.array([0, 2, 4], np.int32)
+    with pytest.raises(ValueError, match="cum_seq_q, cum_seq_k given: variable-length"):
+        registry.op("_flash_attention_forward")(q, k, v, cum, cum, 2, 2, 0.0, False, False)

@@ -2,8 +2,8 @@
 
 Padded and concatenated targets, variable lengths, a repeated label, a blank other than 0,
 zero_infinity with an impossible alignment (ATen's NaN gradients without it, zeros with it),
-float64. `_cudnn_ctc_loss` needs CUDA in torch; it is compared with the CPU loss of the
-log_softmax of its input, which is what cuDNN computes.
+float64. `_cudnn_ctc_loss` and `miopen_ctc_loss` need CUDA / ROCm in torch; they are compared
+with the CPU loss of the log_softmax of their input, which is what cuDNN and MIOpen compute.
 """
 
 from __future__ import annotations
@@ -173,14 +173,16 @@ def test_ctc_loss_bad_arguments():
         op(jnp.asarray(_log_probs()[:, 0]), jnp.asarray(PADDED[0]), (7,), (4,))
 
 
+@pytest.mark.parametrize("name", ["_cudnn_ctc_loss", "miopen_ctc_loss"])
 @pytest.mark.parametrize("zero_infinity", [False, True])
-def test_cudnn_ctc_loss_as_torch_cpu_loss(zero_infinity):
-    """cuDNN normalizes its input: costs and raw gradient are the CPU loss of log_softmax(x) and its
-    gradient in x; the formula scales the raw gradient, zeroing zero losses under zero_infinity."""
+def test_library_ctc_loss_as_torch_cpu_loss(name, zero_infinity):
+    """cuDNN and MIOpen normalize their input: costs and raw gradient are the CPU loss of
+    log_softmax(x) and its gradient in x; the formula (`_cudnn_ctc_loss_backward`,
+    `_miopen_ctc_loss_backward`) scales the raw gradient, zeroing zero losses under zero_infinity."""
     x = _log_probs(10, normalized=False)
     il = (7, 7, 7, 7)
     ct = np.random.default_rng(11).normal(size=N)
-    op = jaxderiv.op("_cudnn_ctc_loss")
+    op = jaxderiv.op(name)
     (costs, raw_grad), vjp = jax.vjp(
         lambda x: op(x, jnp.asarray(CONCATENATED), il, TARGET_LENGTHS, 0, True, zero_infinity), jnp.asarray(x)
     )

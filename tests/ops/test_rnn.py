@@ -341,3 +341,54 @@ def test_cudnn_rnn_rejects_what_it_does_not_support():
         op(*args[:10], 0.5, True, *args[12:])
     with pytest.raises(ValueError, match="mode"):
         op(*args[:6], 7, *args[7:])
+
+
+@pytest.mark.parametrize(
+    "has_biases, reverse, batch_first, lead",
+    [(True, False, False, ()), (False, True, False, (1,)), (True, True, True, ()), (False, False, True, (1,))],
+)
+def test_onednn_lstm_layer_as_torch(has_biases, reverse, batch_first, lead):
+    """`mkldnn_rnn_layer` (float32, oneDNN's CPU kernel): outputs and every gradient through the
+    spec's `mkldnn_rnn_layer_differentiable_backward`, bias gradients included where the layer
+    has none (torch's kernel returns the gate gradients summed); batch_first is passed on, the
+    input stays time-major."""
+    rng = np.random.default_rng(30)
+    f32 = np.float32
+    x = rng.normal(size=(3, 2, I)).astype(f32)
+    ws = [rng.normal(size=(4 * H, I)).astype(f32), rng.normal(size=(4 * H, H)).astype(f32)]
+    ws += [rng.normal(size=4 * H).astype(f32) for _ in range(2)] if has_biases else [np.zeros(4 * H, f32)] * 2
+    hx, cx = (rng.normal(size=lead + (2, H)).astype(f32) for _ in range(2))
+    args, rest = [x, *ws, hx, cx], (reverse, [], 2, H, 1, has_biases, False, batch_first, True)
+    op = jaxderiv.op("mkldnn_rnn_layer")
+    outs, vjp = jax.vjp(lambda *a: op(*a, *rest)[:3], *map(jnp.asarray, args))
+    cts = [rng.normal(size=np.shape(o)).astype(f32) for o in outs]
+    leaves = [torch.from_numpy(a).requires_grad_() for a in args]
+    t_outs = aten.mkldnn_rnn_layer(*leaves, *rest)[:3]
+    t_grads = torch.autograd.grad(t_outs, leaves, [torch.from_numpy(c) for c in cts])
+    for ours, theirs in zip(outs, t_outs):
+        np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for ours, theirs in zip(vjp(tuple(map(jnp.asarray, cts))), t_grads):
+        np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_onednn_rnn_layer_is_an_lstm():
+    x, w = jnp.zeros((3, 2, I)), jnp.zeros((3 * H, I))
+    with pytest.raises(ValueError, match="LSTM"):
+        jaxderiv.op("mkldnn_rnn_layer")(
+            x,
+            w,
+            jnp.zeros((3 * H, H)),
+            None,
+            None,
+            jnp.zeros((2, H)),
+            jnp.zeros((2, H)),
+            False,
+            [],
+            3,
+            H,
+            1,
+            False,
+            False,
+            False,
+            True,
+        )

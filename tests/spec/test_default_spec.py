@@ -133,7 +133,7 @@ def test_every_newest_entry_the_seeds_also_have_translates():
         e.name for e in NEWEST if any(n in fc.missing for n in _missing_names(e))
     }
     assert not {n for n in untranslated if n in SEEDS and implementation(n) is not None}
-    assert "miopen_ctc_loss" in untranslated  # the check can fail: an entry whose helper (MIOpen's) is missing
+    assert "_mps_convolution" in untranslated  # the check can fail: an entry whose helper (MPS's) is missing
 
 
 def _missing_names(entry) -> set[str]:

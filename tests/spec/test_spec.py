@@ -255,6 +255,9 @@ def test_dispatch_default_formulas_are_the_ones_evaluated(spec_from_text):
     x = jnp.array([0.3, -1.2])
     np.testing.assert_allclose(jax.grad(lambda x: reg.op("sin")(x).sum())(x), [5.0, 5.0])
     np.testing.assert_allclose(jax.jvp(reg.op("sin"), (x,), (jnp.ones(2),))[1], [11.0, 11.0])
+    # cos states formulas for nested tensors only: a dense array gets none of them.
+    with pytest.raises(jaxderiv.TranslationError, match="dispatch key AutogradNestedTensor only"):
+        reg.op("cos")
 
 
 def test_dispatch_block_in_flattened_form():

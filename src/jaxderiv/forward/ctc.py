@@ -194,8 +194,20 @@ def _ctc_loss_backward(
 def _cudnn_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, deterministic, zero_infinity):
     """(costs, grad): cuDNN normalizes its input with a softmax and returns, besides the losses,
     their gradient with respect to that input; `deterministic` picks cuDNN's algorithm only."""
+    return _library_ctc_loss("cudnn_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank)
+
+
+@impl("miopen_ctc_loss", "miopen_ctc_loss.Tensor")
+def miopen_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, deterministic, zero_infinity):
+    """ROCm's (costs, grad): ATen asks MIOpen for its softmax layer (`apply_softmax=true`), so, as
+    with cuDNN, the losses are those of the normalized input and the second output their gradient
+    with respect to the input; MIOpen has one (deterministic) algorithm."""
+    return _library_ctc_loss("miopen_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank)
+
+
+def _library_ctc_loss(name, log_probs, targets, input_lengths, target_lengths, blank):
     if blank != 0:
-        raise ValueError("blank must be label 0 for cudnn_ctc_loss")
+        raise ValueError(f"blank must be label 0 for {name}")
     normalized = jax.nn.log_softmax(log_probs, axis=2)
     costs, log_alpha = _ctc_loss(normalized, targets, input_lengths, target_lengths, blank)
     # The raw gradient is an output the spec does not differentiate (its formula reads grads[0]).

@@ -2,7 +2,8 @@
 
 JAX has one layout, the dense strided array: converting to it (`to_dense`) or to MKL-DNN's
 blocked layout (`to_mkldnn`) leaves the values as they are, and so do the backward ops
-that convert a gradient back.
+that convert a gradient back, a reshape in the blocked layout (`_mkldnn_reshape`) and a copy
+into pinned memory (`_pin_memory`).
 """
 
 from __future__ import annotations
@@ -44,3 +45,15 @@ def to_dense_backward(grad, self, masked_grad=None):
 @impl("to_mkldnn_backward")
 def to_mkldnn_backward(grad, self):
     return grad
+
+
+@impl("_mkldnn_reshape")
+def _mkldnn_reshape(self, shape):
+    """Reshape of a tensor in MKL-DNN's blocked layout: its values are those of the dense array."""
+    return jnp.reshape(jnp.asarray(self), tuple(shape))
+
+
+@impl("_pin_memory")
+def _pin_memory(self, device=None):
+    """A copy in page-locked host memory: where the values live, not what they are."""
+    return jnp.asarray(self)

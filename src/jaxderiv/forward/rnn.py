@@ -357,3 +357,124 @@ def miopen_rnn_backward(
         reserve,
         output_mask,
     )
+
+
+# -- oneDNN's single LSTM layer (the CPU path of nn.LSTM in reduced precision) ---------------
+
+
+def _onednn_layer(name, input, weights, hx_, cx_, reverse, batch_sizes, mode, has_biases, batch_first):
+    """(input, the layer's weights, h0, c0) after ATen's checks. The
+    input is time-major whatever `batch_first` says: ATen's mkldnn_rnn transposes a batch-first
+    input before it calls the layer, which only passes the flag on (torch's kernel writes out of
+    bounds when given a batch-first input)."""
+    if mode != LSTM:
+        raise ValueError(f"{name}: oneDNN's RNN layer is an LSTM (mode {LSTM}), got mode {mode}")
+    if batch_sizes:
+        raise NotImplementedError(
+            f"{name}: packed input (non-empty batch_sizes) is not supported: pass the padded input"
+        )
+    w_ih, w_hh, b_ih, b_hh = weights
+    x = input
+    n, h = x.shape[1], w_hh.shape[1]
+    if not has_biases:  # zeros in their place (ATen passes zeros of any shape): the same values
+        b_ih = b_hh = jnp.zeros(w_hh.shape[:1], w_hh.dtype)
+    layer = (w_ih, w_hh, b_ih, b_hh)
+    return x, layer, jnp.reshape(hx_, (n, h)), jnp.reshape(cx_, (n, h))
+
+
+@impl("mkldnn_rnn_layer")
+def mkldnn_rnn_layer(
+    input,
+    weight0,
+    weight1,
+    weight2,
+    weight3,
+    hx_,
+    cx_,
+    reverse,
+    batch_sizes,
+    mode,
+    hidden_size,
+    num_layers,
+    has_biases,
+    bidirectional,
+    batch_first,
+    train,
+):
+    """(output, hy, cy, workspace): one LSTM layer in one direction over (T, N, I) input
+    (`reverse`: walking time backwards), weights w_ih, w_hh, b_ih, b_hh; hy and cy shaped as hx_
+    and cx_. The workspace
+    is oneDNN's opaque buffer: empty here, the backward recomputes what it reads."""
+    x, layer, h0, c0 = _onednn_layer(
+        "mkldnn_rnn_layer",
+        input,
+        (weight0, weight1, weight2, weight3),
+        hx_,
+        cx_,
+        reverse,
+        batch_sizes,
+        mode,
+        has_biases,
+        batch_first,
+    )
+    out, h_t, c_t, _ = _direction(LSTM, layer, x, h0, c0, reverse)
+    workspace = jnp.zeros((0,), jnp.uint8)
+    return out, jnp.reshape(h_t, jnp.shape(hx_)), jnp.reshape(c_t, jnp.shape(cx_)), workspace
+
+
+@impl("mkldnn_rnn_layer_backward")
+def mkldnn_rnn_layer_backward(
+    input,
+    weight1,
+    weight2,
+    weight3,
+    weight4,
+    hx_,
+    cx_tmp,
+    output,
+    hy_,
+    cy_,
+    grad_output,
+    grad_hy,
+    grad_cy,
+    reverse,
+    mode,
+    hidden_size,
+    num_layers,
+    has_biases,
+    train,
+    bidirectional,
+    batch_sizes,
+    batch_first,
+    workspace,
+):
+    """(d input, d w_ih, d w_hh, d b_ih, d b_hh, d hx, d cx) by backpropagation through time;
+    undefined gradients read as zeros. The bias gradients, (4H,), are the gate gradients summed
+    with or without biases, as torch's kernel returns them."""
+    x, layer, h0, c0 = _onednn_layer(
+        "mkldnn_rnn_layer_backward",
+        input,
+        (weight1, weight2, weight3, weight4),
+        hx_,
+        cx_tmp,
+        reverse,
+        batch_sizes,
+        mode,
+        has_biases,
+        batch_first,
+    )
+    _, _, _, saved = _direction(LSTM, layer, x, h0, c0, reverse)
+    zeros = jnp.zeros_like(h0)
+    d_out = grad_output if grad_output is not None else jnp.zeros(x.shape[:2] + (h0.shape[1],), x.dtype)
+    dh = jnp.reshape(grad_hy, h0.shape) if grad_hy is not None else zeros
+    dc = jnp.reshape(grad_cy, c0.shape) if grad_cy is not None else zeros
+    dx, dh0, dc0, (dw_ih, dw_hh, db_ih, db_hh) = _direction_backward(LSTM, layer, x, saved, d_out, dh, dc, reverse)
+    return (
+        dx,
+        dw_ih,
+        dw_hh,
+        db_ih,
+        db_hh,
+        jnp.reshape(dh0, jnp.shape(hx_)),
+        jnp.reshape(dc0, jnp.shape(cx_tmp)),
+    )

@@ -14,7 +14,15 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..forward.attention import compute_dtype, scores, softmax_scale
+from ..forward.attention import (
+    compute_dtype,
+    dense_only,
+    efficient_mask,
+    flash_window,
+    scores,
+    softmax_scale,
+    swap_heads,
+)
 from ..namespace import helper
 
 
@@ -27,9 +35,22 @@ def _sum_to(x, shape):
 
 
 def attention_backward(
-    grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask, scale, want_mask=False
+    grad,
+    query,
+    key,
+    value,
+    output,
+    logsumexp,
+    dropout_p,
+    is_causal,
+    attn_mask,
+    scale,
+    want_mask=False,
+    bottom_right=False,
+    window=(-1, -1),
 ):
-    """(dQ, dK, dV, d(mask) or None): the equations above."""
+    """(dQ, dK, dV, d(mask) or None): the equations above (`bottom_right`, `window`: see
+    forward/attention.py's `visible`)."""
     if dropout_p:
         raise ValueError(
             f"attention backward with dropout_p={dropout_p} > 0 is not supported (no random key to replay the mask)"
@@ -37,7 +58,7 @@ def attention_backward(
     if grad is None:
         return None, None, None, None
     dtype = compute_dtype(query)
-    s = scores(query, key, attn_mask, is_causal, scale)
+    s = scores(query, key, attn_mask, is_causal, scale, bottom_right, window)
     hidden = jnp.isneginf(s)
     m = jnp.max(jnp.where(hidden, -jnp.inf, s), axis=-1, keepdims=True)
     m = jax.lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0.0))  # a shift for stability; P does not depend on it
@@ -106,7 +127,7 @@ def _scaled_dot_product_flash_attention_backward(
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, None, scale)[:3]
 
 
-@helper("_scaled_dot_product_cudnn_attention_backward")
+@helper("_scaled_dot_product_cudnn_attention_backward", "_cudnn_attention_backward")
 def _scaled_dot_product_cudnn_attention_backward(
     grad,
     query,
@@ -125,6 +146,8 @@ def _scaled_dot_product_cudnn_attention_backward(
     is_causal,
     scale=None,
 ):
+    """Also `_cudnn_attention_backward` (the same arguments): cum_seq_q/k of a packed batch are refused."""
+    dense_only("_cudnn_attention_backward", cum_seq_q=cum_seq_q, cum_seq_k=cum_seq_k)
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_bias, scale)[:3]
 
 
@@ -150,3 +173,70 @@ def _scaled_dot_product_fused_attention_overrideable_backward(
 ):
     want = len(grad_input_mask) > 3 and bool(grad_input_mask[3])
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_bias, scale, want)
+
+
+# -- the CUDA kernels' own entry points ((B, L, H, E) layouts) ---------------------------------
+
+
+def _heads_second(grads):
+    return tuple(swap_heads(g) for g in grads)
+
+
+@helper("_flash_attention_backward")
+def _flash_attention_backward(
+    grad,
+    query,
+    key,
+    value,
+    output,
+    logsumexp,
+    cum_seq_q,
+    cum_seq_k,
+    max_q,
+    max_k,
+    dropout_p,
+    is_causal,
+    philox_seed,
+    philox_offset,
+    scale=None,
+    window_size_left=None,
+    window_size_right=None,
+):
+    """(dQ, dK, dV) in flash-attention's (B, L, H, E) layout; causal and windows bottom-right."""
+    dense_only("_flash_attention_backward", cum_seq_q=cum_seq_q, cum_seq_k=cum_seq_k)
+    q, k, v, o, g = (swap_heads(x) for x in (query, key, value, output, grad))
+    window = flash_window(is_causal, window_size_left, window_size_right)
+    grads = attention_backward(
+        g, q, k, v, o, logsumexp, dropout_p, False, None, scale, bottom_right=True, window=window
+    )
+    return _heads_second(grads[:3])
+
+
+@helper("_efficient_attention_backward")
+def _efficient_attention_backward(
+    grad,
+    query,
+    key,
+    value,
+    bias,
+    output,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q,
+    max_seqlen_k,
+    logsumexp,
+    dropout_p,
+    philox_seed,
+    philox_offset,
+    custom_mask_type,
+    bias_requires_grad,
+    scale=None,
+):
+    """(dQ, dK, dV in (B, M, H, K), d(bias) when `bias_requires_grad`)."""
+    dense_only("_efficient_attention_backward", cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+    q, k, v, o, g = (swap_heads(x) for x in (query, key, value, output, grad))
+    causal, bottom_right = efficient_mask(custom_mask_type)
+    dq, dk, dv, dbias = attention_backward(
+        g, q, k, v, o, logsumexp, dropout_p, causal, bias, scale, bool(bias_requires_grad), bottom_right
+    )
+    return (*_heads_second((dq, dk, dv)), dbias)

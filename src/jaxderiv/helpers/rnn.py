@@ -11,6 +11,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ..forward.rnn import mkldnn_rnn_layer_backward
 from ..namespace import constant, helper
 from ..tensor_utils import gru_gate_grads, lstm_gate_grads
 
@@ -66,3 +67,61 @@ def _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias):
     r, z, n, hx, hn = jnp.split(workspace, 5, axis=1)
     gi, gh, ghx = gru_gate_grads(grad_hy, r, z, n, hx, hn)
     return (gi, gh, ghx) + _bias_grads(gi, gh, has_bias)
+
+
+@helper("mkldnn_rnn_layer_differentiable_backward")
+def mkldnn_rnn_layer_differentiable_backward(
+    input,
+    weight0,
+    weight1,
+    weight2,
+    weight3,
+    hx_,
+    cx_tmp,
+    output,
+    hy_,
+    cy_,
+    grad_output,
+    grad_hy,
+    grad_cy,
+    reverse,
+    mode,
+    hidden_size,
+    num_layers,
+    has_biases,
+    train,
+    bidirectional,
+    batch_sizes,
+    batch_first,
+    workspace,
+):
+    """FunctionsManual's LSTM-layer backward in differentiable ops: the values of ATen's
+    `mkldnn_rnn_layer_backward` (whose JAX implementation is differentiable as written),
+    (d input, d w_ih, d w_hh, d b_ih, d b_hh, d hx, d cx); all undefined without a gradient."""
+    if grad_output is None and grad_hy is None and grad_cy is None:
+        return (None,) * 7
+    return mkldnn_rnn_layer_backward(
+        input,
+        weight0,
+        weight1,
+        weight2,
+        weight3,
+        hx_,
+        cx_tmp,
+        output,
+        hy_,
+        cy_,
+        grad_output,
+        grad_hy,
+        grad_cy,
+        reverse,
+        mode,
+        hidden_size,
+        num_layers,
+        has_biases,
+        train,
+        bidirectional,
+        batch_sizes,
+        batch_first,
+        workspace,
+    )

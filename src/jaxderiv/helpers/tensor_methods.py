@@ -70,6 +70,13 @@ def defined(x):
     return x is not None
 
 
+@method("requires_grad")
+def requires_grad(x):
+    """JAX arrays carry no requires_grad flag: a defined floating tensor is taken to require
+    its gradient (computed, and dropped where no one asks for it)."""
+    return x is not None and bool(jnp.issubdtype(jnp.result_type(x), jnp.inexact))
+
+
 @method("value")
 def value(x):
     return x

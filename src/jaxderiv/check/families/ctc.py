@@ -98,9 +98,10 @@ def _cudnn_ctc(op, rng, dtype=np.float64):
     ]
 
 
-samples("_cudnn_ctc_loss.Tensor")(
+samples("_cudnn_ctc_loss.Tensor", "miopen_ctc_loss.Tensor")(
     lambda op, rng, dtype=np.float64: [_with_tensor_lengths(s) for s in _cudnn_ctc(op, rng, dtype)]
 )
+samples("miopen_ctc_loss")(_cudnn_ctc)  # ROCm's: the same normalized input, (costs, gradient) pair
 
 
 not_applicable(
@@ -109,6 +110,8 @@ not_applicable(
     "backward drops that term)",
     "_cudnn_ctc_loss",
     "_cudnn_ctc_loss.Tensor",
+    "miopen_ctc_loss",
+    "miopen_ctc_loss.Tensor",
     modes=("vjp_vjp",),
 )
 
@@ -128,6 +131,7 @@ torch_equivalent(
         f"{CUDA_ONLY}: _ctc_loss's loss of the normalized input, as cuDNN normalizes (the 2nd output, cuDNN's gradient, not compared)",
     ),
     "_cudnn_ctc_loss",
+    "miopen_ctc_loss",
 )
 torch_equivalent(
     Equivalent(
@@ -142,6 +146,7 @@ torch_equivalent(
         f"{CUDA_ONLY}: _ctc_loss.Tensor's loss of the normalized input, as cuDNN normalizes (the 2nd output not compared)",
     ),
     "_cudnn_ctc_loss.Tensor",
+    "miopen_ctc_loss.Tensor",
 )
 _SCRATCH = (
     "log_alpha (output 1) past each sequence's input length and its 2 target_length + 1 states is "

@@ -3,13 +3,17 @@ needs of them.
 
 JAX has one layout, the dense strided array, so converting to MKL-DNN's blocked layout leaves
 the values as they are. torch's to_mkldnn gives an mkldnn float32 tensor, which the parity run
-cannot compare: it asks torch for to_dense(to_mkldnn(x)), the identity too. The checker's
-samples are the schema default.
+cannot compare: it asks torch for to_dense(to_mkldnn(x)), the identity too (and likewise for
+`_mkldnn_reshape`, whose samples give a target shape). The other checker samples are the schema
+default.
 """
 
 from __future__ import annotations
 
-from ..opdb import Equivalent, torch_equivalent
+import numpy as np
+
+from ..opdb import Equivalent, parity_in_float32, samples, torch_equivalent
+from ..samples import Sample
 
 torch_equivalent(
     Equivalent(
@@ -25,4 +29,29 @@ torch_equivalent(
         "returns a strided tensor as it is",
     ),
     "_to_dense",
+)
+
+
+@samples("_mkldnn_reshape")
+def _mkldnn_reshape_samples(op, rng, dtype=np.float64):
+    return [
+        Sample((rng.normal(size=(2, 3)).astype(dtype), [3, 2]), {}, "2x3 -> 3x2"),
+        Sample((rng.normal(size=(2, 3, 2)).astype(dtype), [4, -1]), {}, "2x3x2 -> 4x-1"),
+    ]
+
+
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [aten._mkldnn_reshape(a["self"].float().to_mkldnn(), a["shape"]).to_dense()],
+        "ATen's _mkldnn_reshape takes an mkldnn tensor (float32): to_dense of the reshape of to_mkldnn(x)",
+    ),
+    "_mkldnn_reshape",
+)
+parity_in_float32("torch's mkldnn tensors hold float32 only", "_mkldnn_reshape")
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [a["self"].clone()],
+        "torch pins memory only with an accelerator present: the copy it makes, a clone",
+    ),
+    "_pin_memory",
 )

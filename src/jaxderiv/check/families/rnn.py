@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from ..opdb import Equivalent, compiled_apart, not_compared, samples, torch_equivalent
+from ..opdb import Equivalent, compiled_apart, not_compared, parity_in_float32, samples, torch_equivalent
 from ..samples import Sample
 from . import CUDA_ONLY
 
@@ -157,4 +157,50 @@ not_compared(
 )
 not_compared(
     "a backward op whose checker samples are schema defaults; compared through miopen_rnn's vjp", "miopen_rnn_backward"
+)
+
+
+def _without_bias_directions(vs):
+    """Without biases the layer reads no weight2/weight3, yet its backward (torch's kernel and
+    the formula alike, parity measured) returns the gate gradients summed for them, about 1 to
+    2 in these samples: derivatives are compared along directions that leave them alone."""
+    return [v if i not in (3, 4) else v * 0 for i, v in enumerate(vs)]
+
+
+@samples("mkldnn_rnn_layer")
+def _onednn_lstm_layer(op, rng, dtype=np.float64):
+    """oneDNN's LSTM layer: T=3, N=2, input 4, hidden 3; biases or zeros in their place,
+    reversed, the batch_first flag (which the layer ignores), hx as (N, H) or (1, N, H)."""
+    out = []
+    for has_biases, reverse, batch_first, lead in (
+        (True, False, False, ()),
+        (False, True, False, (1,)),
+        (True, True, True, ()),
+    ):
+        x = rng.normal(size=(3, 2, 4)).astype(dtype)  # time-major always (see forward/rnn.py)
+        w_ih, w_hh = rng.normal(size=(12, 4)).astype(dtype), rng.normal(size=(12, 3)).astype(dtype)
+        b_ih, b_hh = (rng.normal(size=12).astype(dtype) for _ in range(2)) if has_biases else (np.zeros(12, dtype),) * 2
+        hx, cx = (rng.normal(size=lead + (2, 3)).astype(dtype) for _ in range(2))
+        out.append(
+            Sample(
+                (x, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, [], 2, 3, 1, has_biases, False, batch_first, True),
+                {},
+                f"biases={has_biases} reverse={reverse} batch_first={batch_first} hx {'x'.join(map(str, lead + (2, 3)))}",
+                tangents=None if has_biases else _without_bias_directions,
+            )
+        )
+    return out
+
+
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: list(aten.mkldnn_rnn_layer(*a.values()))[:3],
+        "oneDNN's kernel itself (its opaque workspace, output 3, not compared)",
+    ),
+    "mkldnn_rnn_layer",
+)
+parity_in_float32("oneDNN's RNN layer takes float32 and bfloat16 only", "mkldnn_rnn_layer")
+not_compared(
+    "a backward op whose checker samples are schema defaults; compared through mkldnn_rnn_layer's vjp",
+    "mkldnn_rnn_layer_backward",
 )
