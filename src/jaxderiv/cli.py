@@ -135,7 +135,28 @@ def _coverage(args) -> int:
         from .errors import SpecError
 
         raise SpecError("--torch-version needs --spec: the default spec's files each have their own release")
-    result = coverage(_spec_path(args.spec), torch_version=args.torch_version)
+    if not args.run_formulas:
+        result = coverage(_spec_path(args.spec), torch_version=args.torch_version)
+    else:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from .check.pool import default_cache_dir
+
+        columns = (
+            TextColumn("[bold]running formulas"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+        )
+        with Progress(*columns, disable=not sys.stderr.isatty(), transient=True) as bar:
+            task = bar.add_task("", total=None)
+            result = coverage(
+                _spec_path(args.spec),
+                torch_version=args.torch_version,
+                run=True,
+                progress=lambda n: bar.update(task, description=n),
+                compilation_cache=default_cache_dir(),
+            )
     print(result.table())
     if args.json:
         with open(args.json, "w") as f:
@@ -311,6 +332,13 @@ def main(argv=None) -> int:
     )
     p.add_argument("--json", help="write the figures as JSON to this file")
     p.add_argument("--torch-version", help=_VERSION_HELP)
+    p.add_argument(
+        "--run",
+        action="store_true",
+        dest="run_formulas",
+        help="also run each implemented entry's vjp and jvp on its first checker sample, and count as "
+        "translated only the entries whose formulas run (minutes)",
+    )
     p.set_defaults(run=_coverage)
     p = sub.add_parser("parity", help="compare values, vjp, jvp, kinks and complex with the installed torch")
     p.add_argument(

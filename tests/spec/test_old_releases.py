@@ -354,3 +354,22 @@ def test_entries_in_torchs_spellings_build_from_torchs_file():
         op = registry.op(name)
         assert op.entry.location.file == str(torch_spec_file()), name
         assert op.formulas["vjp"] != "none", name
+
+
+def test_coverage_run_counts_only_entries_whose_formulas_run(tmp_path):
+    """`coverage(run=True)`: a formula that builds but raises on a sample (a view to a size the
+    gradient cannot take) is not counted as translated; a memory format where TensorOptions
+    go (`zeros_like(grad, at::MemoryFormat::Preserve)`, as C++ converts it) runs."""
+    path = _write(
+        tmp_path,
+        "- name: sin(Tensor self) -> Tensor\n"
+        "  self: grad.view({7, 7}) * self.cos()\n"
+        "- name: cos(Tensor self) -> Tensor\n"
+        "  self: zeros_like(grad, at::MemoryFormat::Preserve) - grad * self.sin()\n",
+        "runs.yaml",
+    )
+    (built,) = coverage(path).files
+    assert built.entries_translated == 2 and built.entries_run is None
+    (ran,) = coverage(path, run=True).files
+    assert ran.entries_translated == 1 and ran.entries_run == 1
+    assert [name for name, _ in ran.run_errors] == ["sin"] and "view" in ran.run_errors[0][1]

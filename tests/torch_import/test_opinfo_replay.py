@@ -244,8 +244,18 @@ def test_torchs_storage_less_zero_tangent_is_compared():
 
 
 CONSTANT_OPINFOS = ["new_ones", "full_like", "arange", "argmax", "new_empty", "scalar_tensor", "eye", "equal", "item"]
+# ranges, queries, histograms, arithmetic ATen gives no derivative, layout; nanmean calls detach
+CONSTANT_OPINFOS += ["linspace", "linspace.tensor_overload", "logspace", "logspace.tensor_overload", "floor_divide"]
+CONSTANT_OPINFOS += ["heaviside", "isinf", "isposinf", "isneginf", "isin", "bucketize", "allclose", "empty_permuted"]
+CONSTANT_OPINFOS += ["histogram", "histogramdd", "_chunk_cat", "nanmean", "hash_tensor"]
 # and the overloads they call that have no entry (linalg.inv's _linalg_check_errors too)
 CONSTANT_OVERLOADS = {"eye", "eye.m", "equal", "_local_scalar_dense", "_linalg_check_errors"}
+CONSTANT_OVERLOADS |= {"linspace", "linspace.Tensor_Tensor", "linspace.Tensor_Scalar", "linspace.Scalar_Tensor"}
+CONSTANT_OVERLOADS |= {"logspace", "logspace.Tensor_Tensor", "logspace.Tensor_Scalar", "logspace.Scalar_Tensor"}
+CONSTANT_OVERLOADS |= {"floor_divide", "heaviside", "isinf", "isposinf", "isneginf", "isin.Tensor_Tensor"}
+CONSTANT_OVERLOADS |= {"bucketize.Tensor", "allclose", "empty_permuted", "histogram.bin_ct", "histogram.bins_tensor"}
+CONSTANT_OVERLOADS |= {"_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors"}
+CONSTANT_OVERLOADS |= {"_chunk_cat", "detach"}
 
 
 @pytest.fixture(scope="module")
@@ -255,9 +265,9 @@ def constants():
 
 
 def test_gradient_free_overloads_with_no_entry_are_compared_forward_only(constants):
-    """Constructors, argmax: no derivatives.yaml entry, run as exported graphs run them (a forward
-    with its inputs held constant); their values and dtypes agree with torch, uninitialized
-    constructors' shapes and dtypes."""
+    """Constructors, argmax, linspace, isin, histogram, ...: no derivatives.yaml entry, run as
+    exported graphs run them (a forward with its inputs held constant); their values and dtypes
+    agree with torch, uninitialized constructors' (empty_permuted's too) shapes and dtypes."""
     rows = {n: r for n, r in constants.rows.items() if r.via == "no gradient"}
     assert {"new_ones", "full_like", "arange.start_step", "argmax", "new_empty", "scalar_tensor"} <= set(rows)
     for r in rows.values():
@@ -265,6 +275,10 @@ def test_gradient_free_overloads_with_no_entry_are_compared_forward_only(constan
     assert constants.calls_constant >= sum(r.calls for r in rows.values())
     assert not {"new_ones", "full_like", "argmax", "new_empty", "scalar_tensor"} & set(constants.missing)
     assert CONSTANT_OVERLOADS <= set(rows) and not CONSTANT_OVERLOADS & set(constants.missing)
+    # hash_tensor has an entry, its result declared not differentiable: the forward (uint64) only
+    row = constants.rows["hash_tensor"]
+    assert row.via == "" and row.calls > 0 and row.forward_agree == row.calls and row.vjp_compared == 0, row.messages
+    assert not constants.missing, constants.missing
 
 
 def test_a_failed_factorization_raises_as_aten_does_where_the_values_are_known():
@@ -465,3 +479,19 @@ def test_rrelu_is_compared_on_torchs_draw():
     r = opinfo.replay("torch", ["nn.functional.rrelu"])
     row = r.rows["rrelu_with_noise"]
     assert row.calls > 0 and row.forward_agree == row.calls, row.messages
+
+
+def test_float32_samples_agree_at_float32_tolerances():
+    """The float32 subset: forward values compared in float32 at torch.testing's float32
+    tolerances, derivatives on the same calls widened to float64 (as for every dtype)."""
+    r = opinfo.replay(
+        "torch",
+        ["exp", "tanh", "mul", "sum", "softmax", "matmul", "nn.functional.gelu", "nn.functional.layer_norm"],
+        dtypes=(torch.float32,),
+        samples=3,
+    )
+    assert not r.missing and not r.declared and r.totals["crashes"] == 0
+    assert r.totals["distinct_calls"] >= 20 and r.totals["vjp_compared"] >= 20
+    for row in r.rows.values():
+        assert row.forward_agree == row.calls and row.vjp_agree == row.vjp_compared, (row.op, row.messages)
+        assert row.jvp_agree == row.jvp_compared, (row.op, row.messages)

@@ -1,19 +1,23 @@
 """ATen ops that derivatives.yaml does not list because they carry no gradient: constructors
-(`zeros`, `arange`, `*_like`, `new_*`), metadata asserts, and queries and logic on integer or
-bool tensors (`argmax`, `logical_not`, `bitwise_and`). Exported graphs contain them; `jaxderiv.torch` runs them with their
-inputs held constant. Each follows ATen: default dtype float32 for floating constructors,
-`arange`'s dtype from its arguments, a `*_like`'s dtype and shape from its input."""
+(`zeros`, `arange`, `*_like`, `new_*`, `empty_permuted`), metadata asserts, `detach`, queries and
+logic on integer or bool tensors (`argmax`, `logical_not`, `bitwise_and`), and ops whose backward
+ATen leaves unimplemented (`floor_divide`, `heaviside`, `_chunk_cat`). Exported graphs contain
+them; `jaxderiv.torch` runs them with their inputs held constant. Each follows ATen: default
+dtype float32 for floating constructors, `arange`'s dtype from its arguments, a `*_like`'s dtype
+and shape from its input. `ranges.py`, `queries.py` and `histograms.py` register more with `impl`."""
 
 from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import impl as _register
+from .binary import div_mode, result_type
 
-__all__ = ["carries_no_gradient"]
+__all__ = ["carries_no_gradient", "derivative_not_implemented", "without_derivative"]
 
 
 def impl(*names):
@@ -24,6 +28,24 @@ def impl(*names):
         return _register(*names)(fn)
 
     return deco
+
+
+def without_derivative(*names):
+    """Register a forward whose result torch marks as requiring grad but whose derivative ATen
+    does not implement (`heaviside`, `floor_divide`, histograms): differentiating it raises, as
+    torch's backward does, instead of giving a silent zero."""
+
+    def deco(fn):
+        fn.carries_no_gradient = True
+        fn.derivative_not_implemented = True
+        return _register(*names)(fn)
+
+    return deco
+
+
+def derivative_not_implemented(fn) -> bool:
+    """True for a forward registered with `without_derivative`."""
+    return getattr(fn, "derivative_not_implemented", False)
 
 
 def carries_no_gradient(fn) -> bool:
@@ -295,3 +317,100 @@ for _name, _b, _i in (
         _bitwise(_b, _i)
     )
     impl(f"logical_{_name}")(lambda self, other, _f=_b: _f(jnp.asarray(self), jnp.asarray(other)))
+
+
+# -- ops ATen lists no derivative for ---------------------------------------------------------
+# torch marks their results as requiring grad, but backward raises "derivative for aten::... is
+# not implemented"; so does differentiating them here (`without_derivative`).
+
+
+def _known(x):
+    """`x` as a NumPy array where its values are known, None under tracing."""
+    try:
+        return np.asarray(x)
+    except Exception:  # noqa: BLE001 - a tracer
+        return None
+
+
+@without_derivative("floor_divide", "floor_divide.Scalar")
+def floor_divide(self, other):
+    """`div(self, other, rounding_mode='floor')`: ATen's type promotion, integers stay integers
+    (rounded toward -inf; a zero divisor raises where the values are known, as ATen does)."""
+    dt = result_type(self, other)
+    if dt == np.bool_ or jnp.issubdtype(dt, jnp.complexfloating):
+        raise TypeError(f'"div_floor_cpu" not implemented for {dt}')
+    if jnp.issubdtype(dt, jnp.integer):
+        divisor = _known(other)
+        nonempty = math.prod(np.broadcast_shapes(jnp.shape(self), jnp.shape(other))) > 0
+        if divisor is not None and nonempty and (divisor == 0).any():
+            raise ZeroDivisionError("ZeroDivisionError")
+    return div_mode(self, other, "floor")
+
+
+@without_derivative("heaviside")
+def heaviside(self, values):
+    """`values` where self is 0 (either sign), else 1 where self > 0 and 0 elsewhere (NaN
+    included, as ATen's kernel compares); ATen requires one real dtype for both."""
+    a, v = jnp.asarray(self), jnp.asarray(values)
+    if jnp.iscomplexobj(a) or jnp.iscomplexobj(v):
+        raise TypeError("heaviside is not yet implemented for complex tensors.")
+    if a.dtype != v.dtype:
+        raise TypeError("heaviside is not yet implemented for tensors with different dtypes.")
+    a, v = jnp.broadcast_arrays(a, v)
+    return jnp.where(a == 0, v, (a > 0).astype(a.dtype))
+
+
+@without_derivative("_chunk_cat")
+def _chunk_cat(tensors, dim, num_chunks):
+    """FSDP's fused copy: each tensor zero-padded along `dim` to a multiple of num_chunks, viewed
+    as (..., num_chunks, -1) there, the views concatenated after `dim` (torch's decomposition)."""
+    xs = [jnp.asarray(t) for t in tensors]
+    if num_chunks < 1:
+        raise ValueError("_chunk_cat expects positive num_chunks")
+    if not xs:
+        raise ValueError("_chunk_cat expects a non-empty input tensor list")
+    if any(x.size == 0 for x in xs):
+        raise ValueError("_chunk_cat expects non-empty tensor")
+    if any(x.dtype != xs[0].dtype for x in xs):
+        raise TypeError("_chunk_cat expects all input tensors with the same dtype")
+    if len({x.ndim for x in xs}) == 1:
+        if not -xs[0].ndim <= dim < xs[0].ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-xs[0].ndim}, {xs[0].ndim - 1}], but got {dim})"
+            )
+        dim %= xs[0].ndim
+    elif dim < 0 or any(dim >= x.ndim for x in xs):
+        raise ValueError(
+            "_chunk_cat expects non-negative dim < ndim for all input tensors when they have different ndims"
+        )
+    if any(x.shape[:dim] != xs[0].shape[:dim] for x in xs):
+        raise ValueError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+    views = []
+    for x in xs:
+        padded = -(-x.shape[dim] // num_chunks) * num_chunks
+        x = jnp.pad(x, [(0, padded - x.shape[dim]) if d == dim else (0, 0) for d in range(x.ndim)])
+        views.append(x.reshape(*x.shape[:dim], num_chunks, -1))
+    return jnp.concatenate(views, axis=dim + 1)
+
+
+@impl("empty_permuted")
+def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, pin_memory=None):
+    """`empty` whose memory is laid out in `physical_layout`'s order of dims: JAX arrays have no
+    strides, so zeros of the logical shape (values are uninitialised in ATen)."""
+    if len(physical_layout) != len(size):
+        raise ValueError(
+            "Number of dimensions in size does not match the length of the physical_layout; i.e. "
+            f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(physical_layout)}"
+        )
+    if sorted(d % len(size) if -len(size) <= d < len(size) else d for d in physical_layout) != list(range(len(size))):
+        raise ValueError(
+            f"physical_layout {list(physical_layout)} is not a permutation of the dims (duplicate dim not allowed)"
+        )
+    return _filled(size, 0, dtype or _DEFAULT_FLOAT)
+
+
+@impl("detach")
+def detach(self):
+    """The same values, cut from autograd: VariableTypeManual's in torch (derivatives.yaml has no
+    entry), a stop_gradient here."""
+    return jax.lax.stop_gradient(jnp.asarray(self))

@@ -630,6 +630,32 @@ def histc(self, bins=100, min=0, max=0):
     return jnp.zeros(bins, self.dtype).at[jnp.where(inside, b, bins)].add(1, mode="drop")
 
 
+@impl("hash_tensor")
+def hash_tensor(self, dim=(), keepdim=False, mode=0):
+    """XOR of the elements' 64-bit patterns, as uint64 (mode 0, ATen's only one): floating
+    elements widened to float64, integers and bools to int64 first. Its entry declares the
+    result non-differentiable."""
+    if mode != 0:
+        raise ValueError(f"Unknown hash_tensor mode: {mode}")
+    x = jnp.asarray(self)
+    if jnp.iscomplexobj(x):
+        raise TypeError(f'"xor_sum_cpu" not implemented for {x.dtype}')
+    everything = dim is None or (not isinstance(dim, (int, np.integer)) and not tuple(dim))
+    if everything and x.size == 0:
+        raise ValueError(
+            "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    wide = x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(I64)
+    bits = jax.lax.bitcast_convert_type(wide, jnp.uint64)
+    dims = reduced_dims(dim, x.ndim)
+    for given in (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim or ()):
+        if x.ndim and x.shape[wrap_dim(given, x.ndim)] == 0:  # as amax: ATen refuses an empty reduced dim
+            raise IndexError(f"hash_tensor: Expected reduction dim {given} to have non-zero size.")
+    out = jax.lax.reduce(bits, np.uint64(0), jax.lax.bitwise_xor, dims)
+    return _keep(out, x.ndim, dims, keepdim)
+
+
 @impl("_unique")
 def _unique(self, sorted=True, return_inverse=False):
     """Sorted unique values; the inverse indices only when asked (else an empty int64 tensor)."""

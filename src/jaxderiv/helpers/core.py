@@ -117,9 +117,13 @@ constant("at::Reduction::Sum", 2)
 constant("Reduction::None", 0)
 constant("Reduction::Mean", 1)
 constant("Reduction::Sum", 2)
+MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
 constant("at::MemoryFormat::Contiguous", "contiguous_format")
 constant("at::MemoryFormat::Preserve", "preserve_format")
+constant("at::MemoryFormat::ChannelsLast", "channels_last")
+constant("at::MemoryFormat::ChannelsLast3d", "channels_last_3d")
 constant("MemoryFormat::Contiguous", "contiguous_format")  # c10::MemoryFormat::Contiguous
+constant("MemoryFormat::Preserve", "preserve_format")
 constant("LEGACY_CONTIGUOUS_MEMORY_FORMAT", "contiguous_format")
 
 # -- dtypes (ScalarType values are NumPy dtypes) ------------------------------------------------
@@ -186,8 +190,10 @@ class TensorOptions:
 
 
 def dtype_of(spec):
-    """The dtype a factory argument asks for: TensorOptions, a dtype, or a tensor."""
-    if spec is None:
+    """The dtype a factory argument asks for: TensorOptions, a dtype, or a tensor. A MemoryFormat
+    converts to TensorOptions in C++ (`zeros_like(grad, at::MemoryFormat::Preserve)`) and asks
+    for none: a JAX array has one layout."""
+    if spec is None or (isinstance(spec, str) and spec in MEMORY_FORMATS):
         return None
     if isinstance(spec, TensorOptions):
         return spec._dtype
@@ -211,8 +217,8 @@ def ones_like(x, options=None, memory_format=None):
 
 @helper("empty_like", "at::empty_like")
 def empty_like(x, options=None, memory_format=None):
-    """A MemoryFormat converts to TensorOptions in C++: `empty_like(grad, at::MemoryFormat::Contiguous)`."""
-    return zeros_like(x, None if isinstance(options, str) else options)
+    """`empty_like(grad, at::MemoryFormat::Contiguous)`: see `dtype_of`."""
+    return zeros_like(x, options)
 
 
 @helper("at::zeros", "zeros")

@@ -32,6 +32,10 @@ class FileCoverage:
     entries_with_forward: int = 0  # a forward implementation exists
     entries_with_result_formula: int = 0
     verified: dict = dataclasses.field(default_factory=dict)  # mode -> entries passed
+    # With `run`: entries with a forward whose vjp and jvp ran on their first checker sample
+    # (None: not run). An entry whose formulas raise there is not counted as translated.
+    entries_run: int | None = None
+    run_errors: list = dataclasses.field(default_factory=list)  # (entry, why) of formulas that raised
     missing: Counter = dataclasses.field(default_factory=Counter)  # helper -> entries needing it
     errors: list = dataclasses.field(default_factory=list)  # (entry, message) of formulas that fail
     failing: Counter = dataclasses.field(default_factory=Counter)  # why entries fail to build -> entries
@@ -67,6 +71,15 @@ class Coverage:
                 f"entries translated {f.entries_translated}/{f.entries}; with result formula {f.entries_with_result_formula}; "
                 f"with forward implementation {f.entries_with_forward}/{f.entries}"
             )
+            if f.entries_run is None:
+                lines.append("  formulas not run on samples (--run counts only entries whose formulas run)")
+            else:
+                lines.append(
+                    f"  run on their first checker sample (vjp and jvp): {f.entries_run} of the "
+                    f"{f.entries_run + len(f.run_errors)} built entries with a forward; {len(f.run_errors)} raised "
+                    "(not counted as translated)"
+                )
+                lines.extend(f"    {name}: {why}" for name, why in f.run_errors[:top])
             if f.verified:
                 lines.append("  verified (passed): " + ", ".join(f"{m} {n}" for m, n in f.verified.items()))
             if f.seed_entries:
@@ -114,7 +127,31 @@ def _seed_names(path: str | Path) -> set[str]:
     return {e.name for p in shipped for e in load_spec(p)}
 
 
-def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCoverage:
+def _run_on_a_sample(fc: FileCoverage, implemented: list[str], registry, seed: set, progress, cache) -> None:
+    """Run each implemented entry's vjp and jvp on its first checker sample; an entry whose
+    formulas raise there (a formula that builds but fails when run) is not translated."""
+    from ..check import check_all
+
+    report = check_all(
+        ops=implemented, modes=("vjp", "jvp"), registry=registry, sample=0, progress=progress, compilation_cache=cache
+    )
+    raised: dict[str, str] = {}
+    for r in report:
+        if r.status == "error" and r.op not in raised:
+            raised[r.op] = r.reason
+    fc.run_errors = sorted(raised.items())
+    fc.entries_run = len(implemented) - len(raised)
+    fc.entries_translated -= len(raised)
+    for name, why in raised.items():
+        fc.failing[_cause(why)] += 1
+        if name in seed:
+            fc.seed_entries_translated -= 1
+            fc.seed_untranslated.append(name)
+
+
+def _file_coverage(
+    path: str | Path, verify: bool, torch_version=None, run: bool = False, progress=None, cache=None
+) -> FileCoverage:
     from ..check import check_all
     from ..registry import Registry
 
@@ -177,6 +214,8 @@ def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCo
         if implementation(entry.name) is not None:
             fc.entries_with_forward += 1
             implemented.append(entry.name)
+    if run and implemented:
+        _run_on_a_sample(fc, implemented, Registry(spec), seed, progress, cache)
     if verify and implemented:
         report = check_all(ops=implemented, registry=Registry(spec))
         fc.verified = {
@@ -185,10 +224,20 @@ def _file_coverage(path: str | Path, verify: bool, torch_version=None) -> FileCo
     return fc
 
 
-def coverage(spec_path: str | Path | None = None, verify: bool = False, torch_version=None) -> Coverage:
+def coverage(
+    spec_path: str | Path | None = None,
+    verify: bool = False,
+    torch_version=None,
+    *,
+    run: bool = False,
+    progress=None,
+    compilation_cache=None,
+) -> Coverage:
     """Coverage of one spec file (of release `torch_version` if given, else detected), or of
-    each default shipped file when no path is given."""
+    each default shipped file when no path is given. `run`: also run every implemented entry's
+    vjp and jvp on its first checker sample and count as translated only the entries whose
+    formulas run (minutes; `progress` and `compilation_cache` as for `check_all`)."""
     if torch_version is not None and not spec_path:
         raise ValueError("torch_version applies to one spec file")
     paths = [spec_path] if spec_path else [str(p) for p in shipped_spec_files()]
-    return Coverage([_file_coverage(p, verify, torch_version) for p in paths])
+    return Coverage([_file_coverage(p, verify, torch_version, run, progress, compilation_cache) for p in paths])

@@ -14,9 +14,11 @@ import functools
 from typing import Callable
 
 import jax
+import jax.numpy as jnp
 
 from .. import forward as _forward
-from ..forward.nondifferentiable import carries_no_gradient
+from ..errors import NotImplementedDerivative
+from ..forward.nondifferentiable import carries_no_gradient, derivative_not_implemented
 from ..registry import Registry
 from . import _variants
 
@@ -94,6 +96,8 @@ def resolve(name: str, registry: Registry) -> Resolved:
     if kind == "constant":
         impl = _forward.implementation(name)
         assert impl is not None  # runs_as found it
+        if derivative_not_implemented(impl):
+            return Resolved(_derivative_raises(impl, name), kind, "no derivative in ATen (differentiating it raises)")
         return Resolved(_held_constant(impl), kind, "no gradient (a constructor, assert or query)")
     if name in registry.spec:
         return Resolved(None, kind, f"entry {registry.spec[name].location} has no forward implementation in jaxderiv")
@@ -115,3 +119,30 @@ def _held_constant(impl: Callable) -> Callable:
 
 def _constant(x):
     return jax.lax.stop_gradient(x) if isinstance(x, jax.Array) else x
+
+
+def _derivative_raises(impl: Callable, name: str) -> Callable:
+    """The forward, raising NotImplementedDerivative when an inexact array input is
+    differentiated (jvp, vjp, grad): ATen implements no derivative for it, and torch's backward
+    raises."""
+
+    @functools.wraps(impl)
+    def run(*args, **kwargs):
+        leaves, tree = jax.tree.flatten((args, kwargs), is_leaf=lambda x: x is None)
+        where = [i for i, x in enumerate(leaves) if isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jnp.inexact)]
+
+        @jax.custom_jvp
+        def forward(*arrays):
+            filled = list(leaves)
+            for i, x in zip(where, arrays):
+                filled[i] = x
+            a, k = jax.tree.unflatten(tree, filled)
+            return impl(*a, **k)
+
+        @forward.defjvp
+        def _(primals, tangents):
+            raise NotImplementedDerivative(f"the derivative for aten::{name} is not implemented (in ATen either)")
+
+        return forward(*[leaves[i] for i in where])
+
+    return run

@@ -20,6 +20,9 @@ _DTYPES = {
     torch.int16: jnp.int16,
     torch.int8: jnp.int8,
     torch.uint8: jnp.uint8,
+    torch.uint16: jnp.uint16,  # torch's shell dtypes (few kernels); hash_tensor returns uint64
+    torch.uint32: jnp.uint32,
+    torch.uint64: jnp.uint64,
     torch.bool: jnp.bool_,
 }
 

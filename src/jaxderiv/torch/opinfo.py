@@ -268,7 +268,9 @@ def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> tuple[str, f
 
 
 # Constructors whose values are whatever memory held: only shapes and dtypes are compared.
-UNINITIALIZED = frozenset({"empty.memory_format", "empty_strided", "empty_like", "new_empty", "new_empty_strided"})
+UNINITIALIZED = frozenset(
+    {"empty.memory_format", "empty_strided", "empty_permuted", "empty_like", "new_empty", "new_empty_strided"}
+)
 
 
 def _compare_constant(fn, call: Call) -> Outcome:
