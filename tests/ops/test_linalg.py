@@ -614,3 +614,19 @@ def test_grouped_mm_refuses_what_aten_refuses():
         op(a, b)
     with pytest.raises(RuntimeError, match="bias not supported"):
         op(a, b, jnp.array([2, 4], jnp.int32), jnp.ones((2, 8), jnp.float32))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_reads_the_triangle_lapack_reads(upper):
+    """ATen's potrf reads the lower triangle, or the upper one with upper=True: on an input
+    Hermitian only up to rounding (a float32 A Aᴴ) the two factors differ, and jaxderiv's is
+    torch's (it read the lower triangle for both before the float32 OpInfo replay found it)."""
+    rng = np.random.default_rng(40)
+    a = rng.normal(size=(4, 4))
+    a = a @ a.T + np.eye(4)
+    a[0, 3] += 0.25  # the upper triangle states another matrix than the lower one
+    for name in ("cholesky", "linalg_cholesky_ex"):
+        got = np.asarray(jax.tree.leaves(jaxderiv.op(name)(jnp.asarray(a), upper=upper))[0])
+        want = getattr(torch.ops.aten, name)(torch.from_numpy(a), upper=upper)
+        want = want[0] if isinstance(want, tuple) else want
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-13, atol=1e-13)

@@ -495,3 +495,16 @@ def test_float32_samples_agree_at_float32_tolerances():
     for row in r.rows.values():
         assert row.forward_agree == row.calls and row.vjp_agree == row.vjp_compared, (row.op, row.messages)
         assert row.jvp_agree == row.jvp_compared, (row.op, row.messages)
+
+
+def test_a_float32_forward_less_accurate_than_torchs_is_a_mismatch(monkeypatch):
+    """Low-precision outputs outside torch.testing's tolerance agree only when as close to torch's
+    float64 result as torch's own float32 one: an exp off by 1e-4 relative is still reported."""
+    from jaxderiv.torch._resolve import torch_registry
+
+    op = torch_registry().op("exp")
+    real = op.impl
+    monkeypatch.setattr(op, "impl", lambda x: real(x) * (1 + 1e-4))
+    jax.config.update("jax_enable_x64", True)
+    r = opinfo.replay("torch", ["exp"], dtypes=(torch.float32,), samples=3)
+    assert r.rows["exp"].forward_mismatch > 0

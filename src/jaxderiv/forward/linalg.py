@@ -189,8 +189,13 @@ def linalg_cross(self, other, dim=-1):
 
 @impl("cholesky")
 def cholesky(self, upper=False):
-    """Reads the lower triangle only (as LAPACK does for upper=False)."""
-    L = jnp.linalg.cholesky(jnp.tril(self) + mH(jnp.tril(self, -1)), symmetrize_input=False)
+    """Reads one triangle only, as LAPACK does: the lower one, the upper one with upper=True
+    (the two differ where the input is Hermitian only up to rounding)."""
+    if upper:
+        lower = mH(jnp.triu(self))  # the Hermitian matrix the upper triangle states, by its lower half
+    else:
+        lower = jnp.tril(self)
+    L = jnp.linalg.cholesky(lower + mH(jnp.tril(lower, -1)), symmetrize_input=False)
     return mH(L) if upper else L
 
 

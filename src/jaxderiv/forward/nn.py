@@ -47,29 +47,38 @@ def _log_softmax(self, dim, half_to_float):
 
 
 def _input_dtype(self_or_dtype):
-    """The gradient's dtype: ATen 1.7's signature passes the input `self`, from 1.11 its dtype."""
+    """The input's dtype: ATen 1.7's signature passes the input `self`, from 1.11 its dtype."""
     return self_or_dtype.dtype if hasattr(self_or_dtype, "dtype") else jnp.dtype(self_or_dtype)
+
+
+def _grad_input_dtype(grad_output, self_or_dtype):
+    """ATen's meta function: the gradient's own dtype, except a float32 gradient of a float16
+    input, which is float16 (the CUDA kernels' half-to-float case)."""
+    grad = jnp.result_type(grad_output)
+    if grad == jnp.float32 and _input_dtype(self_or_dtype) == jnp.float16:
+        return jnp.float16
+    return grad
 
 
 @impl("_softmax_backward_data")
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
-    """output * (grad - sum(grad * output)), in the input's dtype."""
+    """output * (grad - sum(grad * output)), in ATen's dtype for it (`_grad_input_dtype`)."""
     if jnp.ndim(output) == 0:
-        return jnp.zeros_like(grad_output * output).astype(_input_dtype(input_dtype))
+        return jnp.zeros_like(grad_output * output).astype(_grad_input_dtype(grad_output, input_dtype))
     d = _axis(dim, jnp.ndim(output))
     return (output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))).astype(
-        _input_dtype(input_dtype)
+        _grad_input_dtype(grad_output, input_dtype)
     )
 
 
 @impl("_log_softmax_backward_data")
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
-    """grad - exp(output) * sum(grad), in the input's dtype."""
+    """grad - exp(output) * sum(grad), in ATen's dtype for it (`_grad_input_dtype`)."""
     if jnp.ndim(output) == 0:
-        return jnp.zeros_like(grad_output * output).astype(_input_dtype(input_dtype))
+        return jnp.zeros_like(grad_output * output).astype(_grad_input_dtype(grad_output, input_dtype))
     d = _axis(dim, jnp.ndim(output))
     return (grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)).astype(
-        _input_dtype(input_dtype)
+        _grad_input_dtype(grad_output, input_dtype)
     )
 
 

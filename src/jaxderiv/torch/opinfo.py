@@ -264,7 +264,35 @@ def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> tuple[str, f
         else:
             rtol, atol = RTOL, ATOL
         pairs.append((f"output {i}", g, _np(x), rtol, atol))
-    return _verdict(pairs)
+    verdict = _verdict(pairs)
+    if verdict[0] == "mismatch" and any(isinstance(x, torch.Tensor) and x.dtype in _TOLS for x in exp_leaves):
+        return _as_accurate_as_torch(call, pairs, verdict)
+    return verdict
+
+
+def _as_accurate_as_torch(call: Call, pairs, verdict) -> tuple[str, float, str]:
+    """A low-precision output outside torch.testing's tolerance of torch's agrees when it is as
+    close to torch's float64 result as torch's own is (twice its error, or the tolerance): two
+    float32 roundings of an ill-conditioned result (a matrix exponential of norm 1e5) differ
+    more than the tolerance from each other, not from the value."""
+    try:
+        args, kwargs = pytree.tree_map(_wide, (call.args, call.kwargs))
+        reference = [_np(x) for x in pytree.tree_leaves(call.func(*args, **kwargs)) if x is not None]
+    except Exception:  # noqa: BLE001 - no float64 kernel: the plain verdict stands
+        return verdict
+    if len(reference) != len(pairs):
+        return verdict
+    worst = 0.0
+    for (label, g, w, rtol, atol), r in zip(pairs, reference):
+        if _close(g, w, rtol, atol):
+            continue
+        if r.shape != g.shape:
+            return verdict
+        ours, theirs = _err(g, r), _err(w, r)
+        if ours > max(2 * theirs, atol):
+            return verdict
+        worst = max(worst, _err(g, w))
+    return "agree", worst, ""
 
 
 # Constructors whose values are whatever memory held: only shapes and dtypes are compared.
@@ -413,12 +441,15 @@ def _herm(x: np.ndarray) -> np.ndarray:
     return (x + np.conj(np.swapaxes(x, -1, -2))) / 2
 
 
-def _is_hermitian(t) -> bool:
+def _is_hermitian(t, recorded_dtype=None) -> bool:
+    """Hermitian up to the rounding of the dtype the sample was built in (a float32 A Aᴴ need not
+    be exactly symmetric)."""
+    tol = 1e-12 if recorded_dtype in (None, torch.float64, torch.complex128) else 1e-5
     return (
         isinstance(t, torch.Tensor)
         and t.dim() >= 2
         and t.shape[-1] == t.shape[-2]
-        and bool(torch.allclose(t, t.mH, rtol=1e-12, atol=1e-12))
+        and bool(torch.allclose(t, t.mH, rtol=tol, atol=tol * float(t.abs().max()) if t.numel() else tol))
     )
 
 
@@ -449,8 +480,14 @@ class _Bound:
                     if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
                         self.targets.append((n, i, t))
         herm = HERMITIAN_INPUTS.get(call.name)
+        recorded = dict(zip([n for n in self.names if n not in self.kwarg_only], call.args)) | dict(call.kwargs)
+        # the dtypes an in-place overload writes in: jaxderiv's functional result is cast to them
+        self.written_dtypes = [recorded[n].dtype for n in self.written if isinstance(recorded.get(n), torch.Tensor)]
         # per target: compared on Hermitian directions only
-        self.hermitian = [n == herm and i is None and _is_hermitian(t) for n, i, t in self.targets]
+        self.hermitian = [
+            n == herm and i is None and _is_hermitian(t, getattr(recorded.get(n), "dtype", None))
+            for n, i, t in self.targets
+        ]
         self.jbound = {k: _to_jax(v) for k, v in self.bound.items()}
 
     def _with(self, bound: dict, values) -> dict:
@@ -486,6 +523,15 @@ class _Bound:
 def _random_like(rng, shape, complex_):
     r = np.asarray(rng.standard_normal(shape))
     return np.asarray(r + 1j * rng.standard_normal(shape)) if complex_ else r
+
+
+def _derivative_tols(outs_t, bd: _Bound) -> tuple[float, float]:
+    """float64 tolerances, or the loosest of the low-precision dtypes torch's widened call still
+    returns (a `dtype=` argument) or jaxderiv's in-place result is cast to (the recorded dtype of
+    the argument an in-place overload writes): derivatives through them carry their rounding."""
+    dtypes = [o.dtype for o in outs_t] + bd.written_dtypes
+    tols = [_TOLS[d] for d in dtypes if d in _TOLS]
+    return max(tols) if tols else (RTOL, ATOL)
 
 
 def _compare_vjp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple[str, float, str]:
@@ -561,7 +607,7 @@ def _compare_vjp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple
     for k, (g, w) in enumerate(zip(got, want)):
         if bd.hermitian[k] and g.shape == w.shape:  # only the Hermitian part pairs with an admissible direction
             g, w = _herm(g), _herm(w)
-        pairs.append((f"grad {bd.label(k)}", g, w, RTOL, ATOL))
+        pairs.append((f"grad {bd.label(k)}", g, w, *_derivative_tols(outs_t, bd)))
     return _verdict(pairs)
 
 
@@ -619,9 +665,10 @@ def _compare_jvp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple
     if gauge is not None:  # tangents of outputs up to a factor per column (row): in torch's factors
         p = factors(gauge, [np.asarray(y) for y in jax.tree.leaves(out_j)], primals)
         tan_j = [align(p, k, x).astype(x.dtype) if k in p else x for k, x in enumerate(tan_j)]
+    tols = _derivative_tols(outs_t, bd)
     return _verdict(
         [
-            (f"tangent of output {k}", g, w, RTOL, ATOL)
+            (f"tangent of output {k}", g, w, *tols)
             for k, (g, w) in enumerate(zip(tan_j, want))
             if w is not None and g.dtype != jax.dtypes.float0
         ]
