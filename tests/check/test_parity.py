@@ -104,7 +104,8 @@ def test_torch_spec_matches_torch(registries, name):
 
 def test_tables_name_compared_ops():
     """A stale declaration would hide nothing, but would mislead the reader."""
-    assert set(known_differences()) | set(_declaring("not_compared")) <= set(SEED_OPS)
+    assert set(known_differences()) <= set(SEED_OPS)
+    assert set(_declaring("not_compared")) <= ALL_OPS  # torch's file's backward ops (mkldnn_rnn_layer_backward) too
     assert set(_declaring("torch_equivalent")) | set(_declaring("parity_float32")) <= ALL_OPS
     assert set(_declaring("parity_samples")) <= ALL_OPS
     assert {n for n in _declaring("kinks") if implementation(n)} <= ALL_OPS
@@ -138,7 +139,7 @@ def test_float32_ops_need_it(registries, name):
     op = _op(registries, name)
     sample = P.samples_for(op, np.random.default_rng(0))[0]
     call = P._Call(op, sample.args, sample.kwargs, sample)
-    with pytest.raises(RuntimeError, match="[Ff]loat"):
+    with pytest.raises(RuntimeError, match="[Ff]loat|unsupported data type"):  # oneDNN: get_mkldnn_dtype
         leaves = [P._to_torch(x).requires_grad_() for x in call.xs()]
         outs = [y for y in call.torch(*leaves) if y.requires_grad]
         torch.autograd.grad(outs, leaves, [torch.ones_like(y) for y in outs], allow_unused=True)

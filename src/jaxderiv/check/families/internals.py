@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import Equivalent, known_failure, samples, torch_equivalent
+from ..opdb import known_failure, samples
 from ..samples import Sample
 
 known_failure(
@@ -20,13 +20,6 @@ known_failure(
     "torch 2.13's own gradient",
     "_test_autograd_multiple_dispatch.fullcoverage",
     modes=("vjp",),
-)
-torch_equivalent(
-    Equivalent(
-        lambda aten, a: [aten.zeros(a["size"], dtype=a.get("dtype"))],
-        "torch's _efficientzerotensor has no storage to compare: zeros of its size and dtype",
-    ),
-    "_efficientzerotensor",
 )
 
 

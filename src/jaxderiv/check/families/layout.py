@@ -42,7 +42,7 @@ def _mkldnn_reshape_samples(op, rng, dtype=np.float64):
 
 torch_equivalent(
     Equivalent(
-        lambda aten, a: [aten._mkldnn_reshape(a["self"].float().to_mkldnn(), a["shape"]).to_dense()],
+        lambda aten, a: [aten._mkldnn_reshape(a["self"].to_mkldnn(), a["shape"]).to_dense()],
         "ATen's _mkldnn_reshape takes an mkldnn tensor (float32): to_dense of the reshape of to_mkldnn(x)",
     ),
     "_mkldnn_reshape",
