@@ -249,12 +249,12 @@ def _flash_attention_forward(
     return swap_heads(out), lse, jnp.zeros((2,), jnp.uint64), jnp.zeros((), jnp.uint64), debug
 
 
-EFFICIENT_MASKS = {0: (False, False), 1: (True, False), 2: (True, True)}  # (causal, bottom-right)
+_EFFICIENT_MASKS = {0: (False, False), 1: (True, False), 2: (True, True)}  # (causal, bottom-right)
 
 
 def efficient_mask(custom_mask_type):
     try:
-        return EFFICIENT_MASKS[custom_mask_type]
+        return _EFFICIENT_MASKS[custom_mask_type]
     except KeyError:
         raise ValueError(
             f"custom_mask_type={custom_mask_type}: 0 (none), 1 (causal from top-left) or 2 (causal from bottom-right)"
