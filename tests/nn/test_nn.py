@@ -328,6 +328,52 @@ def test_native_dropout_backward(torch_registry):
     )
 
 
+@pytest.mark.parametrize(("p", "train"), [(0.0, True), (0.4, False), (1.0, True), (0.0, None), (1.0, None)])
+def test_native_dropout_where_aten_determines_the_mask(torch_registry, p, train):
+    x = RNG.normal(size=(3, 4))
+    x[0, 0] = np.inf  # p = 1: inf * 0 is NaN in ATen's input * mask * 0 too
+    out, mask = torch_registry.op("native_dropout")(x, p, train)
+    t_out, t_mask = aten.native_dropout(torch.from_numpy(x), p, train)
+    assert_same(out, t_out)
+    assert_same(mask, t_mask)
+    x[0, 0] = 1.0
+    assert_vjp_matches(
+        RNG, torch_registry.op("native_dropout"), lambda x, p, t: aten.native_dropout(x, p, t)[0], (x, p, train), (0,)
+    )
+
+
+def test_native_dropout_zero_size_and_refusals(torch_registry):
+    op = torch_registry.op("native_dropout")
+    out, mask = op(np.zeros((0, 3), np.float32), 0.5, True)
+    t_out, t_mask = aten.native_dropout(torch.zeros(0, 3), 0.5, True)
+    assert out.shape == tuple(t_out.shape) and mask.dtype == jnp.float32 and t_mask.dtype == torch.float32
+    with pytest.raises(ValueError, match=r"native_dropout\(p=0.3, train=True\) draws a random mask"):
+        op(RNG.normal(size=(3,)), 0.3, True)
+
+
+@pytest.mark.parametrize("train", [True, None])
+def test_native_dropout_with_a_drawn_mask_has_torchs_scales(torch_registry, train):
+    """Training at 0 < p < 1 through jaxderiv.torch's variant (the mask from a key). Its formula
+    scales the gradient by 1 / (1 - p) when train is True but by 1 when train is None, while
+    the forward scales by 1 / (1 - p) in both: torch 2.13 does the same."""
+    from jaxderiv.torch._variants import VARIANTS
+
+    p, x, ct = 0.3, RNG.normal(size=(400,)) + 3, RNG.normal(size=(400,))
+    variant = VARIANTS["native_dropout"]
+    out, vjp = jax.vjp(lambda x: variant.run(torch_registry, x, p, train, key=jax.random.key(5))[0], jnp.asarray(x))
+    (g,) = vjp(jnp.asarray(ct))
+    mask = np.asarray(out) != 0
+    assert 200 < mask.sum() < 360
+    tx = torch.from_numpy(x).requires_grad_()
+    t_out, t_mask = aten.native_dropout(tx, p, train)
+    (tg,) = torch.autograd.grad(t_out, tx, torch.from_numpy(ct))
+    grad_scale = 1 / (1 - p) if train else 1.0
+    np.testing.assert_allclose(np.asarray(out), np.where(mask, x / (1 - p), 0), rtol=1e-14)
+    np.testing.assert_allclose(t_out.detach().numpy(), np.where(t_mask.numpy(), x / (1 - p), 0), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(g), np.where(mask, ct * grad_scale, 0), rtol=1e-14)
+    np.testing.assert_allclose(tg.numpy(), np.where(t_mask.numpy(), ct * grad_scale, 0), rtol=1e-14)
+
+
 @pytest.mark.parametrize("dim", [1, -1, 0])
 def test_safe_softmax_blank_rows_give_zeros(torch_registry, dim):
     x = RNG.normal(size=(3, 4))

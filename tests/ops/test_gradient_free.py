@@ -111,6 +111,17 @@ GRADIENT_FREE = [
     "_histogramdd_bin_edges",
     "_histogramdd_from_bin_cts",
     "_histogramdd_from_bin_tensors",
+    "signbit",
+    "searchsorted.Tensor",
+    "searchsorted.Scalar",
+    "repeat_interleave.Tensor",
+    "nonzero_static",
+    "scatter.reduce",
+    "scatter.value_reduce",
+    "new_empty_strided",
+    "_embedding_bag_forward_only",
+    "resize_",
+    "resize_as_",
 ]
 
 
@@ -604,6 +615,10 @@ def test_the_numpy_style_forwards_would_be_caught():
         ("floor_divide", lambda x: (x, 2.0)),
         ("_chunk_cat", lambda x: ([x], 0, 2)),
         ("histogram.bin_ct", lambda x: (x, 3)),
+        ("scatter.reduce", lambda x: (x, 0, jnp.asarray([0, 0]), x[:2], "add")),
+        ("scatter.value_reduce", lambda x: (x, 0, jnp.asarray([1, 1]), 2.0, "multiply")),
+        ("resize_", lambda x: (x, [2, 3])),
+        ("resize_as_", lambda x: (x, jnp.zeros(2))),
     ],
 )
 def test_ops_without_an_aten_derivative_raise_when_differentiated(name, args):
@@ -621,3 +636,283 @@ def test_ops_without_an_aten_derivative_raise_when_differentiated(name, args):
     with pytest.raises(NotImplementedDerivative, match=f"aten::{name} is not implemented"):
         jax.grad(lambda x: jnp.sum(jax.tree.leaves(run(*args(x)))[0]))(x)
     assert first is not None
+
+
+# -- signbit, searchsorted, repeat_interleave.Tensor, nonzero_static -------------------------------
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int8, torch.uint8, torch.bool], ids=str
+)
+def test_signbit(dtype):
+    """The sign bit: -0.0 and a NaN with its sign bit set count, +NaN does not; integers are
+    `< 0`; 0-d and 0-size inputs; complex refused."""
+    values = torch.tensor([-0.0, 0.0, nan, -nan, -inf, inf, -2.5, 3.0, -1.0, 200.0])
+    x = values.to(dtype) if dtype.is_floating_point else values.nan_to_num(0.0, 0.0, 0.0).to(dtype)
+    for v in (x, x.reshape(2, 5), x[3], x[:0]):
+        _agree("signbit", torch.signbit, v)
+    _agree("signbit", torch.signbit, torch.tensor([1j]))
+
+
+def test_signbit_catches_a_comparison():
+    """x < 0 would miss -0.0 and -nan."""
+    x = torch.tensor([-0.0, -nan])
+    assert implementation("signbit")(_jax(x)).tolist() == [True, True]
+    assert _differs(_jax(x) < 0, torch.signbit(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8], ids=str)
+def test_searchsorted(dtype):
+    """1-d and batched sequences, left/right by `right` or `side`, a sorter (each row's order),
+    int32 results, 0-size and 0-d values, NaN values (past everything) as ATen bisects."""
+    gen = torch.Generator().manual_seed(0)
+    for lead, m, k in itertools.product(((), (2,), (2, 3)), (0, 1, 4, 7), (0, 1, 5)):
+        seq = _pool(dtype, (*lead, m), gen)
+        if dtype.is_floating_point:
+            seq = seq.nan_to_num(3.0)
+        shuffled = seq
+        seq, _ = torch.sort(seq, dim=-1)
+        sorter = torch.argsort(shuffled, dim=-1, stable=True)
+        values = _pool(dtype, (*lead, k), gen)
+        for right, side, out_int32 in itertools.product((False, True), (None, "left", "right"), (False, True)):
+            kw = {"right": right, "side": side, "out_int32": out_int32}
+            _agree("searchsorted.Tensor", torch.searchsorted, seq, values, **kw)
+            _agree("searchsorted.Tensor", torch.searchsorted, shuffled, values, sorter=sorter, **kw)
+            if not lead:
+                _agree("searchsorted.Tensor", torch.searchsorted, seq, values.reshape(1, k, 1)[0, :, 0], **kw)
+                if k:
+                    _agree("searchsorted.Tensor", torch.searchsorted, seq, values[0].reshape(()), **kw)
+                for scalar in (1, -2.5, 300):
+                    _agree("searchsorted.Scalar", torch.searchsorted, seq, scalar, **kw)
+
+
+def test_searchsorted_edge_inputs():
+    """NaN boundaries and values; promotion across dtypes; ATen's refusals (0-d sequence, a
+    scalar with a batched one, leading dims that differ, opposite side and right, a bad side,
+    a sorter of the wrong dtype, shape or range; bool)."""
+    seq = torch.tensor([1.0, 2.0, nan, 4.0])
+    values = torch.tensor([nan, 1.0, 2.0, 4.0, -inf, inf])
+    for right in (False, True):
+        _agree("searchsorted.Tensor", torch.searchsorted, seq, values, right=right)
+        _agree("searchsorted.Tensor", torch.searchsorted, seq.to(torch.float64), values.to(torch.float32), right=right)
+        _agree(
+            "searchsorted.Tensor", torch.searchsorted, torch.tensor([1, 2, 3]), torch.tensor([1.5, 2.0]), right=right
+        )
+        _agree("searchsorted.Scalar", torch.searchsorted, torch.tensor([1, 2, 3]), 2.5, right=right)
+    batched = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    refused = [
+        (torch.tensor(1.0), torch.tensor([1.0]), {}),
+        (batched, torch.tensor([1.0]), {}),
+        (batched, torch.zeros(3, 1), {}),
+        (batched, 2.5, {}),
+        (seq, values, {"side": "left", "right": True}),
+        (seq, values, {"side": "middle"}),
+        (seq, values, {"sorter": torch.tensor([0, 1, 2, 3], dtype=torch.int32)}),
+        (seq, values, {"sorter": torch.tensor([0, 1, 2])}),
+        (seq, values, {"sorter": torch.tensor([0, 1, 2, 4])}),
+        (seq, values, {"sorter": torch.tensor([0, -1, 2, 3])}),
+        (torch.tensor([False, True]), torch.tensor([True]), {}),
+    ]
+    for a, b, kw in refused:
+        name = "searchsorted.Scalar" if isinstance(b, float) else "searchsorted.Tensor"
+        with pytest.raises(RuntimeError):
+            torch.searchsorted(a, b, **kw)
+        with pytest.raises(Exception):  # noqa: B017, PT011
+            implementation(name)(_jax(a), _jax(b), **{k: _jax(v) for k, v in kw.items()})
+    _agree("searchsorted.Tensor", torch.searchsorted, torch.zeros(0, 3), torch.zeros(0, 5))
+    run = jax.jit(lambda s, v, o: implementation("searchsorted.Tensor")(s, v, sorter=o))
+    got = run(_jax(batched.flip(-1)), _jax(torch.tensor([[2.5], [3.5]])), jnp.asarray([[1, 0], [1, 0]]))
+    assert got.tolist() == torch.searchsorted(batched, torch.tensor([[2.5], [3.5]])).tolist()
+
+
+def test_repeat_interleave_tensor():
+    """arange(len(repeats)) repeated, in repeats' dtype (int32, int64); zeros and an empty
+    repeats; output_size as the sum (jit then works) or not (refused, as ATen refuses it);
+    repeats not 1-d, negative or of another dtype refused; under jit without output_size a
+    clear error."""
+    name, fn = "repeat_interleave.Tensor", aten.repeat_interleave.Tensor
+    for dtype in (torch.int64, torch.int32, torch.uint8, torch.float32):
+        for r in ([1, 2, 0, 3], [0, 0], [], [5]):
+            _agree(name, fn, torch.tensor(r, dtype=dtype))
+    r = torch.tensor([3, 0, 2])
+    _agree(name, fn, r, output_size=5)
+    _agree(name, fn, r, output_size=4)
+    _agree(name, fn, r, output_size=6)
+    for bad in (torch.tensor(2), torch.tensor([[1, 2]]), torch.tensor([1, -1])):
+        _agree(name, fn, bad)
+    run = implementation(name)
+    np.testing.assert_array_equal(jax.jit(lambda r: run(r, output_size=5))(_jax(r)), fn(r).numpy())
+    with pytest.raises(jax.errors.ConcretizationTypeError, match="output_size"):
+        jax.jit(run)(_jax(r))
+
+
+def test_nonzero_static():
+    """(size, ndim) int64 coordinates in row-major order, padded with fill_value or cut at size;
+    0-d (size, 0) and 0-size inputs; bool, int, complex and NaN (nonzero) elements; a negative
+    size refused; under jit."""
+    gen = torch.Generator().manual_seed(0)
+    inputs = [
+        torch.tensor([1.0, 0.0, nan, -0.0, 2.0]),
+        torch.tensor([[True, False], [True, True]]),
+        torch.randint(-1, 2, (3, 4, 2), generator=gen),
+        torch.tensor([0j, 1j]),
+        torch.tensor(3.0),
+        torch.tensor(0),
+        torch.zeros(0, 3),
+    ]
+    for x, size, fill in itertools.product(inputs, (0, 1, 3, 30), (-1, 7)):
+        _agree("nonzero_static", torch.nonzero_static, x, size=size, fill_value=fill)
+    _agree("nonzero_static", torch.nonzero_static, inputs[0], size=-1)
+    x = inputs[2]
+    got = jax.jit(lambda v: implementation("nonzero_static")(v, size=10))(_jax(x))
+    np.testing.assert_array_equal(got, torch.nonzero_static(x, size=10).numpy())
+
+
+# -- scatter.reduce, scatter.value_reduce ------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.int64, torch.int32, torch.bool], ids=str)
+def test_scatter_reduce_add_and_multiply(dtype):
+    """Repeated indices accumulate (self's element included), negative dims, an index smaller
+    than self and src, 0-d self, an empty index; a Scalar value converted to self's dtype;
+    ATen's refusals (another reduce, src of another dtype, out-of-range or int32 indices)."""
+    gen = torch.Generator().manual_seed(0)
+    make = lambda *s: _pool(dtype, s, gen).nan_to_num(1.5) if dtype.is_floating_point else _pool(dtype, s, gen)  # noqa: E731
+    self_, src = make(3, 4), make(4, 5)
+    index = torch.tensor([[0, 1, 0, 2], [2, 2, 0, 1]])
+    for reduce, dim in itertools.product(("add", "multiply"), (0, 1, -1, -2)):
+        idx = index if dim in (0, -2) else index.clamp(max=3)
+        _agree("scatter.reduce", torch.scatter, self_, dim, idx, src, reduce=reduce)
+        for value in (2, -1.5, True):
+            _agree("scatter.value_reduce", torch.scatter, self_, dim, idx, value, reduce=reduce)
+        _agree("scatter.reduce", torch.scatter, self_, dim, idx[:, :0], src, reduce=reduce)
+        _agree("scatter.reduce", torch.scatter, make(), 0, torch.tensor([0, 0]), make(2), reduce=reduce)
+        _agree("scatter.value_reduce", torch.scatter, make(), 0, torch.tensor(0), 3, reduce=reduce)
+    _agree("scatter.reduce", torch.scatter, self_, 0, index, src, reduce="sum")
+    _agree("scatter.reduce", torch.scatter, self_, 0, index, src.to(torch.complex64), reduce="add")
+    _agree("scatter.reduce", torch.scatter, self_, 0, index + 2, src, reduce="add")
+    _agree("scatter.value_reduce", torch.scatter, self_, 0, index - 1, 2, reduce="add")
+    _agree("scatter.value_reduce", torch.scatter, self_, 0, index.int(), 2, reduce="add")
+
+
+def test_scatter_reduce_is_not_overwriting():
+    """Repeated indices: add sums them all and multiply multiplies them all into self."""
+    x, idx, src = torch.ones(3), torch.tensor([0, 0, 2]), torch.tensor([2.0, 3.0, 4.0])
+    assert implementation("scatter.reduce")(_jax(x), 0, _jax(idx), _jax(src), reduce="multiply").tolist() == [6, 1, 4]
+    assert implementation("scatter.reduce")(_jax(x), 0, _jax(idx), _jax(src), reduce="add").tolist() == [6, 1, 5]
+
+
+# -- new_empty_strided, resize_, resize_as_ ------------------------------------------------------
+
+
+def test_new_empty_strided_has_the_shape_and_dtype():
+    """Values uninitialised in ATen (compared by shape and dtype): self's dtype unless given;
+    a stride of another length or a negative size refused."""
+    for self_, size, dtype in itertools.product(
+        (torch.zeros(2, dtype=torch.int8), torch.ones(3, 3)), ((), (0,), (2, 3), (1, 0, 4)), (None, torch.float64)
+    ):
+        stride = tuple(range(len(size)))
+        want = torch.ops.aten.new_empty_strided(self_, size, stride, **({} if dtype is None else {"dtype": dtype}))
+        got = implementation("new_empty_strided")(_jax(self_), list(size), list(stride), dtype=_jax(dtype))
+        assert (got.shape, got.dtype) == (tuple(want.shape), to_numpy(want).dtype)
+    _agree("new_empty_strided", torch.ops.aten.new_empty_strided, torch.ones(2), (2, 3), (1,))
+    _agree("new_empty_strided", torch.ops.aten.new_empty_strided, torch.ones(2), (2, -3), (3, 1))
+
+
+def test_resize_keeps_the_leading_elements():
+    """The first min(numel) elements in row-major order are self's, in self's dtype (0-d, 0-size,
+    int and bool too); the grown tail is uninitialised in ATen (zeros here: compared up to it)."""
+    gen = torch.Generator().manual_seed(0)
+    for x in (
+        torch.randn(2, 3, generator=gen),
+        torch.arange(5, dtype=torch.int32),
+        torch.tensor(True),
+        torch.zeros(0, 2),
+    ):
+        for size in ((), (0,), (3, 2), (6,), (1, 2), (4, 5), (2, 0, 3)):
+            for name, call in (
+                ("resize_", lambda t: torch.ops.aten.resize_(t, list(size))),
+                ("resize_as_", lambda t: torch.ops.aten.resize_as_(t, torch.empty(size))),
+            ):
+                want = call(x.clone())
+                arg = list(size) if name == "resize_" else jnp.zeros(size)
+                got = np.asarray(implementation(name)(_jax(x), arg))
+                assert (got.shape, got.dtype) == (tuple(want.shape), to_numpy(want).dtype)
+                kept = min(x.numel(), want.numel())
+                np.testing.assert_array_equal(got.reshape(-1)[:kept], to_numpy(want).reshape(-1)[:kept])
+                assert not got.reshape(-1)[kept:].any()
+    with pytest.raises(Exception):  # noqa: B017, PT011
+        implementation("resize_")(jnp.ones(3), [2, -1])
+
+
+# -- _embedding_bag's padding_idx, _embedding_bag_forward_only -----------------------------------
+
+
+def _bags(trial, rng):
+    """Random bags (empty ones too; a last offset at the end when include_last_offset)."""
+    nw, dim, n = rng.integers(1, 6), rng.integers(1, 4), rng.integers(0, 9)
+    dtype = (torch.float32, torch.float64)[trial % 2]
+    w = torch.tensor(rng.normal(size=(nw, dim)) if trial % 3 else rng.integers(-2, 3, size=(nw, dim))).to(dtype)
+    idx = torch.tensor(rng.integers(0, nw, size=n))
+    n_bags = rng.integers(1, 5)
+    offsets = torch.tensor(np.sort(np.concatenate([[0], rng.integers(0, n + 1, size=n_bags - 1)])))
+    last = bool(trial % 4 == 1)
+    if last:
+        offsets = torch.cat([offsets, torch.tensor([n])])
+    mode, padding_idx = int(rng.integers(0, 3)), int(rng.integers(-1, nw))
+    psw = torch.tensor(rng.uniform(0.5, 2, size=n)).to(dtype) if mode == 0 and trial % 5 < 2 else None
+    return w, idx, offsets, mode, psw, last, padding_idx
+
+
+@pytest.mark.parametrize("name", ["_embedding_bag", "_embedding_bag_forward_only"])
+def test_embedding_bag_padding_idx(name):
+    """Entries naming padding_idx are left out of their bags in every mode (sum with and without
+    per_sample_weights, mean's divisor, max and its indices); bags of padding only, empty bags
+    (max_indices 0 there), ties in max (the first wins); sum mode's bag_size and max_indices are
+    zeros and mean's max_indices is bag_size, as ATen's CPU kernel leaves them. Left out:
+    offset2bag for float32 sum (ATen's fbgemm path leaves it empty)."""
+    rng = np.random.default_rng(0)
+    fn = getattr(aten, name)
+    for trial in range(120):
+        w, idx, offsets, mode, psw, last, pad = _bags(trial, rng)
+        args = (w, idx, offsets, False, mode, False, psw, last, pad)
+        want = fn(*args)
+        got = implementation(name)(*map(_jax, args))
+        compared = [0, 2, 3] + ([] if mode == 0 and w.dtype == torch.float32 else [1])
+        why = _differs(
+            [got[k] for k in compared], [want[k] for k in compared], 1e-6 if w.dtype == torch.float32 else 1e-12
+        )
+        assert not why, f"{name} trial {trial} mode {mode} padding_idx {pad}: {why}"
+    weight = torch.arange(15.0).reshape(5, 3)
+    got = implementation(name)(
+        _jax(weight), jnp.asarray([2, 2, 1]), jnp.asarray([0, 2]), False, 1, False, None, False, 2
+    )
+    assert got[0].tolist() == [[0.0, 0.0, 0.0], [3.0, 4.0, 5.0]] and got[2].tolist() == [0, 1]
+
+
+def test_embedding_bag_padding_idx_gradient():
+    """The weight gradient through _embedding_bag with padding_idx (jaxderiv.torch's registry
+    runs its derivatives.yaml formula on the forward's bag_size) is torch's; the padding row
+    gets none. _embedding_bag_forward_only has no derivative: differentiating raises."""
+    from jaxderiv.errors import NotImplementedDerivative
+    from jaxderiv.torch._resolve import resolve, torch_registry
+
+    rng = np.random.default_rng(1)
+    w = torch.tensor(rng.normal(size=(5, 3)))
+    idx, offsets = torch.tensor([0, 2, 4, 2, 1, 2, 3]), torch.tensor([0, 2, 2, 5, 6])
+    op = resolve("_embedding_bag", torch_registry()).fn
+    for mode, pad in itertools.product((0, 1, 2), (-1, 2, 4)):
+        psw = torch.tensor(rng.uniform(0.5, 1.5, size=7)) if mode == 0 else None
+        ct = torch.tensor(rng.normal(size=(5, 3)))
+        tw = w.clone().requires_grad_()
+        (want,) = torch.autograd.grad(
+            aten._embedding_bag(tw, idx, offsets, False, mode, False, psw, False, pad)[0], tw, ct
+        )
+        fwd = lambda a: op(a, _jax(idx), _jax(offsets), False, mode, False, _jax(psw), False, pad)[0]  # noqa: B023, E731
+        (got,) = jax.vjp(fwd, _jax(w))[1](_jax(ct))
+        np.testing.assert_allclose(np.asarray(got), want.numpy(), rtol=1e-12, atol=1e-12)
+        if pad >= 0:
+            assert not np.asarray(got)[pad].any()
+    only = resolve("_embedding_bag_forward_only", torch_registry()).fn
+    with pytest.raises(NotImplementedDerivative):
+        jax.grad(lambda a: jnp.sum(only(a, _jax(idx), _jax(offsets), False, 0, False, None, False, 2)[0]))(_jax(w))

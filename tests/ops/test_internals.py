@@ -72,6 +72,19 @@ def test_warn_backwards_warns_and_passes_the_gradient():
     assert any("Warn from backward" in str(w.message) for w in caught)
 
 
+def test_the_checker_records_the_warning_on_the_rows_instead_of_printing_it():
+    from jaxderiv.check import check_all
+    from jaxderiv.registry import default_registry
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = check_all(ops=["_test_warn_in_autograd", "abs"], modes=("vjp", "jvp"), registry=default_registry())
+    assert not any("Warn from backward" in str(w.message) for w in caught)
+    warned = {r.op: r.warned for r in report}
+    assert warned == {"_test_warn_in_autograd": "UserWarning: Warn from backward", "abs": ""}
+    assert all(r.status == "passed" for r in report)
+
+
 def test_formulas_for_nested_tensors_only_are_refused_for_dense_arrays():
     """`_test_autograd_multiple_dispatch.ntonly` has an AutogradNestedTensor block and no
     Default: its formula must not be taken for a dense array's derivative."""

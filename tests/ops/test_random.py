@@ -251,3 +251,77 @@ def test_normal_and_uniform_fill_complex_tensors_as_torch(dtype):
         for part in (np.real, np.imag):
             assert lo <= part(ours).min() and part(ours).max() < hi
             assert abs(part(ours).mean() - part(theirs).mean()) < 0.03
+
+
+# -- random constructors (no derivatives.yaml entry) -----------------------------------------------
+
+
+def _forward(name):
+    from jaxderiv.forward import implementation
+
+    return implementation(name)
+
+
+CONSTRUCTORS = [
+    # (overload, args, kwargs, torch call, mean, variance)
+    ("randn", ((N,),), {}, lambda: torch.randn(N), 0.0, 1.0),
+    ("rand", ((N,),), {"dtype": jnp.float64}, lambda: torch.rand(N, dtype=torch.float64), 0.5, 1 / 12),
+    ("randn_like", (np.zeros(N),), {}, lambda: torch.randn_like(torch.zeros(N, dtype=torch.float64)), 0.0, 1.0),
+    ("rand_like", (np.zeros(N, np.float32),), {}, lambda: torch.rand_like(torch.zeros(N)), 0.5, 1 / 12),
+    ("randint", (10, (N,)), {}, lambda: torch.randint(10, (N,)), 4.5, 99 / 12),
+    (
+        "randint.low",
+        (-3, 4, (N,)),
+        {"dtype": jnp.float32},
+        lambda: torch.randint(-3, 4, (N,), dtype=torch.float32),
+        0.0,
+        4.0,
+    ),
+    (
+        "randint_like",
+        (np.zeros(N, np.int32), 6),
+        {},
+        lambda: torch.randint_like(torch.zeros(N, dtype=torch.int32), 6),
+        2.5,
+        35 / 12,
+    ),
+    (
+        "randint_like.low_dtype",
+        (np.zeros(N), 2, 5),
+        {},
+        lambda: torch.randint_like(torch.zeros(N, dtype=torch.float64), 2, 5),
+        3.0,
+        8 / 12,
+    ),
+    ("normal.float_float", (1.5, 2.0, (N,)), {}, lambda: torch.normal(1.5, 2.0, (N,)), 1.5, 4.0),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,theirs,mean,var", CONSTRUCTORS, ids=[c[0] for c in CONSTRUCTORS])
+def test_random_constructors_follow_atens_distribution_and_dtype(name, args, kwargs, theirs, mean, var):
+    jax.config.update("jax_enable_x64", True)
+    ours = np.asarray(_forward(name)(*args, generator=jax.random.key(7), **kwargs))
+    want = theirs().numpy()
+    assert ours.shape == want.shape and ours.dtype == want.dtype
+    for x in (ours, want):
+        assert abs(x.mean() - mean) < 5 * (var / N) ** 0.5
+        assert abs(x.var() - var) < 0.05 * var
+    if "randint" in name:
+        assert set(np.unique(ours)) == set(np.unique(want))  # the same support, bounds included
+
+
+def test_random_constructors_complex_and_refusals():
+    jax.config.update("jax_enable_x64", True)
+    z = np.asarray(_forward("randn")((N,), generator=jax.random.key(1), dtype=jnp.complex128))
+    t = torch.randn(N, dtype=torch.complex128).numpy()
+    for x in (z, t):  # each part N(0, 1/2): E|z|^2 = 1
+        assert abs(np.real(x).var() - 0.5) < 0.03 and abs(np.imag(x).var() - 0.5) < 0.03
+    with pytest.raises(TypeError, match="not implemented for 'Long'"):
+        _forward("randn")((3,), generator=jax.random.key(1), dtype=jnp.int64)
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        torch.randn(3, dtype=torch.int64)
+    with pytest.raises(ValueError, match="explicit jax.random key"):
+        _forward("rand")((3,))
+    with pytest.raises(ValueError, match="from=5 >= to=5"):
+        _forward("randint.low")(5, 5, (3,), generator=jax.random.key(1))
+    assert _forward("randn")((0, 2), generator=jax.random.key(1)).shape == (0, 2)

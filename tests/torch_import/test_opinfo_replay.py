@@ -399,12 +399,14 @@ def test_a_replay_in_two_processes_counts_what_one_process_counts():
 
 
 def test_random_overloads_are_compared_in_distribution():
-    """normal, uniform, bernoulli and multinomial draws: shapes, dtypes and a Kolmogorov-Smirnov
+    """normal, uniform, bernoulli, multinomial, randn and randint_like draws: shapes, dtypes and a Kolmogorov-Smirnov
     test of about 4000 values of each side agree; draws scaled by 1.5 are a forward mismatch."""
     jax.config.update("jax_enable_x64", True)
-    r = opinfo.replay("torch", ["normal", "uniform", "bernoulli", "multinomial"], samples=2)
+    r = opinfo.replay("torch", ["normal", "uniform", "bernoulli", "multinomial", "randn", "randint_like"], samples=2)
     random_rows = {n: row for n, row in r.rows.items() if row.via == "random"}
-    assert {"normal.Tensor_Tensor", "uniform_", "bernoulli", "multinomial"} <= set(random_rows)
+    # samplers with an entry, and constructors with none (their forwards take the key as generator)
+    assert {"normal.Tensor_Tensor", "uniform_", "bernoulli", "multinomial", "randn", "randint_like"} <= set(random_rows)
+    assert not r.missing
     for row in random_rows.values():
         assert row.calls > 0 and row.forward_agree == row.calls, (row.op, row.messages)
     rec = opinfo.Recorder()

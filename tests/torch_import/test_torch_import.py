@@ -152,6 +152,69 @@ def test_dropout_draws_from_the_key_and_uses_the_spec_formula():
     np.testing.assert_array_equal(g, np.where(kept, 2.0, 0.0))  # native_dropout_backward(grad, mask, 2)
 
 
+class Noisy(nn.Module):
+    def forward(self, x):
+        return x * 2 + torch.randn_like(x)  # a VAE's reparameterisation: x * 2 + noise
+
+
+def test_random_constructor_draws_from_the_key_and_carries_no_gradient():
+    x = torch.zeros(4000, dtype=torch.float64)
+    model = jt.from_module(Noisy(), x)
+    assert [s.kind for s in model.program.steps if "randn" in s.op] == ["random"]
+    xj = jnp.zeros(4000)
+    with pytest.raises(ValueError, match="randn_like draws random values: pass key="):
+        model.apply({}, {}, xj)
+    y = np.asarray(model.apply({}, {}, xj, key=jax.random.key(2))[0])
+    assert y.dtype == np.float64 and abs(y.mean()) < 0.1 and abs(y.std() - 1) < 0.05
+    np.testing.assert_array_equal(model.apply({}, {}, xj, key=jax.random.key(2))[0], y)
+    assert not np.array_equal(model.apply({}, {}, xj, key=jax.random.key(3))[0], y)
+    g = jax.grad(lambda x: jnp.sum(model.apply({}, {}, x, key=jax.random.key(2))[0]))(xj)
+    np.testing.assert_array_equal(g, np.full(4000, 2.0))
+
+
+@pytest.mark.parametrize(
+    ("self_dtype", "src_dtype", "src_shape"),
+    [
+        (torch.float64, torch.float64, (4,)),
+        (torch.float32, torch.float64, (3, 1)),
+        (torch.complex128, torch.float64, ()),
+    ],
+)
+def test_copy_runs_expand_then_to_copy_with_torchs_gradients(self_dtype, src_dtype, src_shape):
+    """`copy_` (VariableTypeManual's derivative): src broadcast and cast; its gradient summed
+    to src's shape, the real part for a real src; none for self."""
+    from jaxderiv.torch._resolve import resolve, torch_registry
+
+    rng = np.random.default_rng(3)
+    target, src = torch.randn(3, 4, dtype=self_dtype), torch.randn(src_shape, dtype=src_dtype)
+    resolved = resolve("copy_", torch_registry())
+    assert resolved.kind == "variant" and "_to_copy" in resolved.detail
+    out, vjp = jax.vjp(resolved.fn, jnp.asarray(target.numpy()), jnp.asarray(src.numpy()))
+    ct = rng.normal(size=(3, 4)) + (1j * rng.normal(size=(3, 4)) if self_dtype.is_complex else 0)
+    g_self, g_src = vjp(jnp.asarray(ct, out.dtype))
+    t_self, t_src = target.clone().requires_grad_(), src.clone().requires_grad_()
+    t_out = t_self.clone().copy_(t_src)
+    want_self, want_src = torch.autograd.grad(t_out, (t_self, t_src), torch.from_numpy(ct).to(self_dtype))
+    assert out.dtype == jnp.dtype(str(self_dtype).removeprefix("torch."))
+    np.testing.assert_allclose(np.asarray(out), t_out.detach().numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(g_self), want_self.numpy())
+    assert g_src.dtype == jnp.dtype(str(src_dtype).removeprefix("torch."))
+    np.testing.assert_allclose(np.asarray(g_src), want_src.numpy(), rtol=1e-6)
+
+
+def test_copy_gradient_follows_to_copys_formula(tmp_path):
+    registry = edited_torch_spec(
+        tmp_path,
+        "  self: _to_copy_backward(grad, self.options())\n",
+        "  self: _to_copy_backward(grad * 2, self.options())\n",
+    )
+    from jaxderiv.torch._resolve import resolve
+
+    fn = resolve("copy_", registry).fn
+    g = jax.grad(lambda s: jnp.sum(fn(jnp.zeros((2, 3)), s)))(jnp.ones(3))
+    np.testing.assert_array_equal(g, [4.0, 4.0, 4.0])  # summed over 2 rows, doubled by the edit
+
+
 @torch.library.custom_op("jaxderiv_test::twice", mutates_args=())
 def _twice(x: torch.Tensor) -> torch.Tensor:
     return 2 * x

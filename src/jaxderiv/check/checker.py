@@ -21,6 +21,7 @@ import copy
 import os
 import shlex
 import time
+import warnings
 from typing import Callable, Iterable, Sequence
 
 import jax
@@ -1087,10 +1088,16 @@ def _check_named(
         # Ops of families not implemented yet: their helpers may be missing too.
         rows = [Row(name, m, "no_forward", reason="no forward implementation yet") for m in modes]
     else:
-        try:
-            rows = _check_op(registry.op(name), modes, seed, complex_, repro=repro, **options)
-        except JaxderivError as e:
-            rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}", repro=repro(m, None)) for m in modes]
+        # A formula may warn on purpose (`warn_backwards`): recorded on the rows, not printed.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            try:
+                rows = _check_op(registry.op(name), modes, seed, complex_, repro=repro, **options)
+            except JaxderivError as e:
+                rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}", repro=repro(m, None)) for m in modes]
+        warned = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
+        for r in rows:
+            r.warned = warned[:300]
     proofs = _mode_proofs(entry)
     for r in rows:
         r.spec = source

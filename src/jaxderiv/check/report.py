@@ -28,12 +28,14 @@ class Row:
     proof: str = ""  # "symbolic" or "numerical" when sympy proved the mode's formulas (real inputs)
     repro: str = ""  # a failed or errored row: the command line that checks this op, mode and sample again
     complex_samples: int = 0  # how many of the compared samples had complex inputs
+    warned: str = ""  # warnings the op's formulas emitted while checked (as torch's backward does)
 
     def to_json(self) -> dict:
-        """The row as a JSON-ready dict; `repro` only where the row has one (failures)."""
+        """The row as a JSON-ready dict; `repro` and `warned` only where the row has them."""
         out = dataclasses.asdict(self)
-        if not self.repro:
-            del out["repro"]
+        for key in ("repro", "warned"):
+            if not out[key]:
+                del out[key]
         return out
 
 

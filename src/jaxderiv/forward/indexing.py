@@ -1,9 +1,10 @@
 """Forward implementations of ATen's indexing ops: gather/scatter, index_*, masked_*, take/put.
 
-Indices are int64 and must be in range, as ATen checks. Overwriting scatters declare their
-indices unique (JAX transposes only those): with duplicates, which write wins is unspecified,
-as in ATen. Ops whose output shape depends on
-values (masked_select, `index` with a bool mask) run eagerly and raise under jit.
+Indices are int64 and must be in range, as ATen checks. `scatter.reduce` and
+`scatter.value_reduce` (add or multiply) have no derivative in ATen (`without_derivative`).
+Overwriting scatters declare their indices unique (JAX transposes only those): with duplicates,
+which write wins is unspecified, as in ATen. Ops whose output shape depends on values
+(masked_select, `index` with a bool mask) run eagerly and raise under jit.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import impl
+from .nondifferentiable import without_derivative
 from .shapes import concrete, wrap_dim
 
 _MASK_REMEDY = "make the mask into indices outside jit (jnp.nonzero(mask)), or use jnp.where with a static shape"
@@ -28,13 +30,18 @@ def _leading(src, shape) -> jnp.ndarray:
     return src[tuple(slice(0, n) for n in shape)]
 
 
-def _scatter(self, dim, index, values, accumulate: bool):
+def _scatter(self, dim, index, values, accumulate):
+    """values written (accumulate False), added (True) or multiplied ("multiply") into self at
+    index along dim."""
     x = jnp.reshape(self, (1,)) if self.ndim == 0 else self
     idx = jnp.reshape(index, (1,)) if index.ndim == 0 else index
     if not isinstance(values, (int, float, complex)):
         values = _leading(jnp.reshape(values, (1,)) if values.ndim == 0 else values, idx.shape)
     at = x.at[_coords(idx, wrap_dim(dim, x.ndim))]
-    out = at.add(values) if accumulate else at.set(values, unique_indices=True)
+    if accumulate == "multiply":
+        out = at.multiply(values)
+    else:
+        out = at.add(values) if accumulate else at.set(values, unique_indices=True)
     return jnp.reshape(out, self.shape)
 
 
@@ -61,6 +68,73 @@ def scatter_value(self, dim, index, value):
 @impl("scatter_add_", "scatter_add")
 def scatter_add(self, dim, index, src):
     return _scatter(self, dim, index, src.astype(self.dtype), True)
+
+
+def _scatter_checks(self, dim, index, src=None) -> None:
+    """ATen's scatter checks: an int32 or int64 index of self's rank (0-d counting as 1-d), no larger than
+    src anywhere nor than self off `dim`, src of self's dtype; index values in range where
+    they are known."""
+    nd = lambda a: max(jnp.ndim(a), 1)  # noqa: E731
+    shape = lambda a: jnp.shape(a) or (1,)  # noqa: E731
+    if jnp.result_type(index) not in (jnp.int32, jnp.int64):
+        raise TypeError("scatter(): Expected dtype int32/int64 for index")
+    if src is not None and jnp.result_type(src) != jnp.result_type(self):
+        raise TypeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = wrap_dim(dim, nd(self))
+    if jnp.size(index) == 0:
+        return
+    if nd(index) != nd(self) or (src is not None and nd(src) != nd(self)):
+        raise ValueError("Index tensor must have the same number of dimensions as self tensor")
+    for k, n in enumerate(shape(index)):
+        if (k != d and n > shape(self)[k]) or (src is not None and n > shape(src)[k]):
+            raise ValueError(
+                f"Expected index {list(jnp.shape(index))} to be no larger than self {list(jnp.shape(self))} apart "
+                f"from dimension {d}"
+                + ("" if src is None else f" and to be no larger size than src {list(jnp.shape(src))}")
+            )
+    try:
+        known = np.asarray(index)
+    except Exception:  # noqa: BLE001 - a tracer: out-of-range indices are dropped
+        return
+    size = shape(self)[d]
+    bad = known[(known < 0) | (known >= size)]
+    if bad.size:
+        raise IndexError(f"index {bad[0]} is out of bounds for dimension {d} with size {size}")
+
+
+def _scatter_reduction(reduce: str) -> str | bool:
+    """_scatter's `accumulate` for reduce "add" or "multiply"."""
+    if reduce not in ("add", "multiply"):
+        raise ValueError("reduce argument must be either add or multiply.")
+    return True if reduce == "add" else "multiply"
+
+
+@without_derivative("scatter.reduce", "scatter_.reduce")
+def scatter_reduce_src(self, dim, index, src, reduce):
+    """src's elements added ("add") or multiplied ("multiply") into self at index along dim,
+    self's own element included. ATen implements no derivative for it: torch's backward raises."""
+    how = _scatter_reduction(reduce)
+    _scatter_checks(self, dim, index, src)
+    return _scatter_reduced(self, dim, index, src, how)
+
+
+@without_derivative("scatter.value_reduce", "scatter_.value_reduce")
+def scatter_value_reduce(self, dim, index, value, reduce):
+    """scatter.reduce of the Scalar value (converted to self's dtype as C++ converts) at every
+    index. ATen implements no derivative for it: torch's backward raises."""
+    how = _scatter_reduction(reduce)
+    _scatter_checks(self, dim, index)
+    v = jnp.asarray(value).astype(self.dtype)
+    return _scatter_reduced(self, dim, index, jnp.broadcast_to(v, jnp.shape(index)), how)
+
+
+def _scatter_reduced(self, dim, index, src, how):
+    """`_scatter` accumulating; bool adds as `or` and multiplies as `and` (in int32 here)."""
+    if jnp.size(index) == 0:
+        return self
+    if self.dtype != jnp.bool_:
+        return _scatter(self, dim, index, src, how)
+    return _scatter(self.astype(jnp.int32), dim, index, src.astype(jnp.int32), how) != 0
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")

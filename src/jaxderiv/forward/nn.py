@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import impl
+from .nondifferentiable import without_derivative
 
 
 def _axis(dim: int, ndim: int) -> int:
@@ -149,6 +150,35 @@ def _fused_dropout(self, p, generator=None):
     return self * mask.astype(self.dtype) * (1.0 / p), mask
 
 
+def dropout_with_mask(input, p, train, mask):
+    """ATen's native_dropout given its mask: (input * mask * scale, mask) in training, scale
+    1 / (1 - p) (0 when p == 1), and (input, all-True mask) when `train` is False; `train`
+    None counts as training. A 0-size input comes back with an empty mask of its own dtype."""
+    if jnp.size(input) == 0:
+        return input, jnp.empty(jnp.shape(input), jnp.result_type(input))
+    if train is False:
+        return input, jnp.ones(jnp.shape(input), jnp.bool_)
+    if not jnp.issubdtype(jnp.result_type(input), jnp.inexact):
+        raise TypeError(f"result type Float can't be cast to the desired output type {jnp.result_type(input)}")
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return input * mask.astype(input.dtype) * scale, mask
+
+
+@impl("native_dropout")
+def native_dropout(input, p, train):
+    """native_dropout where ATen's mask is determined: not training, p == 0 (every element
+    kept) or p == 1 (none). Other training calls draw a mask, and this schema has no Generator
+    to draw it from: they raise. `jaxderiv.torch` runs such nodes with apply's `key=`;
+    `_fused_dropout` takes a key of its own."""
+    if train is False or jnp.size(input) == 0 or p in (0, 1):
+        return dropout_with_mask(input, p, train, jnp.full(jnp.shape(input), p != 1))
+    raise ValueError(
+        f"native_dropout(p={p}, train={train}) draws a random mask and its schema has no Generator: "
+        "pass a jax.random key where the caller allows one (jaxderiv.torch's apply(key=...), or "
+        "_fused_dropout's generator)"
+    )
+
+
 # -- embedding ----------------------------------------------------------------------------------
 
 
@@ -209,11 +239,13 @@ def _embedding_bag(
     """(output, offset2bag, bag_size, max_indices): per bag, the sum / mean / max of its rows.
 
     Empty bags give zero rows; per_sample_weights (sum mode only) scale each row first. Later
-    schemas add padding_idx; only its default, -1 (no padding row), is implemented.
+    schemas add padding_idx (-1: none): as ATen's CPU kernel, the entries naming that row are left
+    out of their bags (not summed, not the max, not counted in bag_size, so not in mean's
+    divisor); offset2bag still places them.
     """
-    if padding_idx >= 0:
-        raise NotImplementedError("_embedding_bag: padding_idx is not implemented")
     offset2bag, n_bags = bag_of(indices, offsets, include_last_offset)
+    # where each entry goes: its bag, or n_bags (dropped) when it names the padding row
+    target = offset2bag if padding_idx < 0 else jnp.where(indices == padding_idx, n_bags, offset2bag)
     rows = jnp.take(weight, indices, axis=0)
     if per_sample_weights is not None:
         if mode != MODE_SUM:
@@ -221,25 +253,57 @@ def _embedding_bag(
                 "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum'"
             )
         rows = rows * per_sample_weights[:, None]
-    bag_size = jnp.zeros((n_bags,), jnp.int64).at[offset2bag].add(1, mode="drop")
+    bag_size = jnp.zeros((n_bags,), jnp.int64).at[target].add(1, mode="drop")
     dim = weight.shape[1]
     if mode == MODE_MAX:
-        out = jnp.full((n_bags, dim), -jnp.inf, weight.dtype).at[offset2bag].max(rows, mode="drop")
+        out = jnp.full((n_bags, dim), -jnp.inf, weight.dtype).at[target].max(rows, mode="drop")
         out = jnp.where(bag_size[:, None] > 0, out, 0)
-        hit = (rows == out[jnp.clip(offset2bag, 0, n_bags - 1)]) & (offset2bag < n_bags)[:, None]
+        hit = (rows == out[jnp.clip(target, 0, n_bags - 1)]) & (target < n_bags)[:, None]
         first = jnp.where(hit, jnp.arange(indices.shape[0])[:, None], indices.shape[0])
-        pos = jnp.full((n_bags, dim), indices.shape[0], jnp.int64).at[offset2bag].min(first, mode="drop")
-        max_indices = jnp.where(bag_size[:, None] > 0, jnp.take(indices, jnp.minimum(pos, indices.shape[0] - 1)), -1)
+        pos = jnp.full((n_bags, dim), indices.shape[0], jnp.int64).at[target].min(first, mode="drop")
+        # an empty bag's (or one of padding only): 0, as torch 2.13's CPU kernel leaves it
+        taken = jnp.take(indices, jnp.minimum(pos, indices.shape[0] - 1)) if indices.shape[0] else jnp.zeros_like(pos)
+        max_indices = jnp.where(bag_size[:, None] > 0, taken, 0)
         return out, offset2bag, bag_size, max_indices.astype(indices.dtype)
-    out = jnp.zeros((n_bags, dim), weight.dtype).at[offset2bag].add(rows, mode="drop")
+    out = jnp.zeros((n_bags, dim), weight.dtype).at[target].add(rows, mode="drop")
     if mode == MODE_MEAN:
         out = out / jnp.maximum(bag_size, 1)[:, None].astype(weight.dtype)
-    return (
-        out,
-        offset2bag,
-        bag_size,
-        jnp.zeros((n_bags,), indices.dtype) if mode == MODE_MEAN else jnp.zeros((0,), indices.dtype),
+        # ATen's max_indices output for mean is a copy of bag_size
+        return out, offset2bag, bag_size, bag_size.astype(indices.dtype)
+    # sum: ATen's CPU kernel computes neither bag_size nor max_indices (zeros, one per bag)
+    return out, offset2bag, jnp.zeros((n_bags,), jnp.int64), jnp.zeros((n_bags,), indices.dtype)
+
+
+@without_derivative("_embedding_bag_forward_only")
+def _embedding_bag_forward_only(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq=False,
+    mode=0,
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=-1,
+):
+    """_embedding_bag's forward (what F.embedding_bag calls under no_grad): the same outputs.
+    ATen has no derivative for it (torch refuses it on a weight that requires grad). In sum
+    mode its bag_size and max_indices are zeros of offsets' length (one more than the bags with
+    include_last_offset), as ATen sizes them when no gradient is wanted."""
+    out = _embedding_bag(
+        weight,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
     )
+    if mode != MODE_SUM:
+        return out
+    return out[0], out[1], jnp.zeros(offsets.shape, jnp.int64), jnp.zeros(offsets.shape, indices.dtype)
 
 
 @impl("_embedding_bag_dense_backward")

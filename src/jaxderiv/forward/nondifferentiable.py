@@ -1,7 +1,8 @@
 """ATen ops that derivatives.yaml does not list because they carry no gradient: constructors
 (`zeros`, `arange`, `*_like`, `new_*`, `empty_permuted`), metadata asserts, `detach`, queries and
-logic on integer or bool tensors (`argmax`, `logical_not`, `bitwise_and`), and ops whose backward
-ATen leaves unimplemented (`floor_divide`, `heaviside`, `_chunk_cat`). Exported graphs contain
+logic on integer or bool tensors (`argmax`, `logical_not`, `bitwise_and`, `nonzero_static`,
+`repeat_interleave.Tensor`), and ops whose backward ATen leaves unimplemented (`floor_divide`,
+`heaviside`, `_chunk_cat`, `resize_`). Exported graphs contain
 them; `jaxderiv.torch` runs them with their inputs held constant. Each follows ATen: default
 dtype float32 for floating constructors, `arange`'s dtype from its arguments, a `*_like`'s dtype
 and shape from its input. `ranges.py`, `queries.py` and `histograms.py` register more with `impl`."""
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import impl as _register
 from .binary import div_mode, result_type
+from .shapes import concrete
 
 __all__ = ["carries_no_gradient", "derivative_not_implemented", "without_derivative"]
 
@@ -146,6 +148,22 @@ def new_ones(self, size, dtype=None, layout=None, device=None, pin_memory=None):
 @impl("new_empty")
 def new_empty(self, size, dtype=None, layout=None, device=None, pin_memory=None):
     return _new(self, size, 0, dtype)
+
+
+def _check_size(size) -> tuple:
+    if any(n < 0 for n in size):
+        raise ValueError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    return tuple(size)
+
+
+@impl("new_empty_strided")
+def new_empty_strided(self, size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    """`empty_strided` with self's dtype unless given: zeros of `size` here (values are
+    uninitialised in ATen; JAX arrays have no strides, so `stride` only has to match size's
+    length, as ATen checks)."""
+    if len(size) != len(stride):
+        raise ValueError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
+    return _new(self, _check_size(size), 0, dtype)
 
 
 @impl("new_full")
@@ -414,3 +432,76 @@ def detach(self):
     """The same values, cut from autograd: VariableTypeManual's in torch (derivatives.yaml has no
     entry), a stop_gradient here."""
     return jax.lax.stop_gradient(jnp.asarray(self))
+
+
+# -- index queries with data-dependent or padded shapes ----------------------------------------
+
+
+@impl("repeat_interleave.Tensor")
+def repeat_interleave(repeats, output_size=None):
+    """`arange(len(repeats))` with element i repeated repeats[i] times, in repeats' dtype (int32
+    or int64, 1-d, none negative). Its length is the sum of repeats: known only eagerly, unless
+    `output_size` gives it (then jit works; ATen refuses a wrong one, checked where the values
+    are known)."""
+    r = jnp.asarray(repeats)
+    if r.ndim != 1:
+        raise ValueError("repeat_interleave only accept 1D vector as repeat")
+    if r.dtype not in (jnp.int32, jnp.int64):
+        raise TypeError(f'"repeat_interleave_cpu" not implemented for {np.dtype(r.dtype)}')
+    if output_size is None:
+        known = concrete(
+            r, "repeat_interleave", "pass output_size (the sum of repeats) to give the result a static shape"
+        )
+    else:
+        known = _known(r)
+    if known is not None:
+        if (known < 0).any():
+            raise ValueError("repeats can not be negative")
+        total = int(known.sum())
+        if output_size is not None and output_size != total:
+            raise ValueError("allocated size does not match required size")
+        output_size = total
+    return jnp.repeat(jnp.arange(r.shape[0], dtype=r.dtype), r, total_repeat_length=output_size)
+
+
+@impl("nonzero_static")
+def nonzero_static(self, size, fill_value=-1):
+    """`nonzero` with a static shape (size, ndim), int64: the first `size` nonzero elements'
+    coordinates in row-major order, rows past the last one filled with fill_value. A 0-d input
+    gives (size, 0)."""
+    x = jnp.asarray(self)
+    if size < 0:
+        raise ValueError("nonzero_static: 'size' must be an non-negative integer")
+    if x.ndim == 0:
+        return jnp.zeros((size, 0), jnp.int64)
+    if x.size == 0:  # jnp.nonzero pads an empty input with zeros
+        return jnp.full((size, x.ndim), fill_value, jnp.int64)
+    coords = jnp.nonzero(x != 0, size=size, fill_value=fill_value)
+    return jnp.stack(coords, axis=1).astype(jnp.int64)
+
+
+# -- resize_ ------------------------------------------------------------------------------------
+
+
+def _resized(self, size):
+    """ATen's resize_ keeps the storage: the first min(numel) elements of the result, in row-major
+    order, are self's (its logical order: a JAX array is contiguous); ATen leaves any further ones
+    uninitialised (whatever the grown storage holds), zeros here."""
+    x = jnp.asarray(self)
+    shape = _check_size(size)
+    n = math.prod(shape)
+    flat = x.reshape(-1)[:n]
+    return jnp.pad(flat, (0, n - flat.shape[0])).reshape(shape)
+
+
+@without_derivative("resize_")
+def resize_(self, size, memory_format=None):
+    """self resized to `size` in self's dtype (a new array: JAX cannot resize in place). torch
+    refuses to resize a tensor that requires grad; differentiating it raises here."""
+    return _resized(self, size)
+
+
+@without_derivative("resize_as_")
+def resize_as_(self, the_template, memory_format=None):
+    """resize_ to the_template's shape."""
+    return _resized(self, jnp.shape(the_template))

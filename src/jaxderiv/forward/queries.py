@@ -1,10 +1,11 @@
 """Queries on values whose results carry no gradient (bool or integer, or a Python bool): `isinf`,
-`isposinf`, `isneginf`, `isin`, `bucketize`, `allclose`. derivatives.yaml lists none of them.
+`isposinf`, `isneginf`, `signbit`, `isin`, `bucketize`, `searchsorted`, `allclose`.
+derivatives.yaml lists none of them.
 
 Each follows ATen's CPU kernel where it differs from NumPy's function: isin compares in ATen's
 promoted dtype and, with many test elements, by ATen's sort (whose result `assume_unique=True`
-changes when the elements repeat); bucketize bisects as ATen's searchsorted does, so NaN
-elements and boundaries land where ATen puts them; allclose measures integers in the default
+changes when the elements repeat); bucketize and searchsorted bisect as ATen's kernel does, so
+NaN elements and boundaries land where ATen puts them; allclose measures integers in the default
 float dtype.
 """
 
@@ -50,6 +51,22 @@ def isposinf(self):
 @impl("isneginf")
 def isneginf(self):
     return _signed_inf("isneginf", self, -np.inf)
+
+
+@impl("signbit")
+def signbit(self):
+    """The sign bit: True for -0.0 and for a NaN whose sign bit is set (std::signbit), `x < 0`
+    for integers (never for unsigned ones and bool); complex is refused, as ATen refuses it."""
+    x = jnp.asarray(self)
+    if jnp.iscomplexobj(x):
+        raise TypeError("signbit is not implemented for complex tensors.")
+    if x.dtype == jnp.bool_ or jnp.issubdtype(x.dtype, jnp.unsignedinteger):
+        return jnp.zeros(x.shape, jnp.bool_)
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return x < 0
+    # the bit itself: comparisons cannot tell -0.0 or -nan apart
+    bits = jax.lax.bitcast_convert_type(x, {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}[x.dtype.itemsize])
+    return bits < 0
 
 
 # -- isin -------------------------------------------------------------------------------------
@@ -116,32 +133,40 @@ def isin_tensor_scalar(elements, test_element, assume_unique=False, invert=False
     return ~same if invert else same
 
 
-# -- bucketize --------------------------------------------------------------------------------
+# -- bucketize, searchsorted -------------------------------------------------------------------
 
 
 def bisect(boundaries, values, right: bool, start=None, end=None):
-    """ATen's searchsorted bisection over the 1-d `boundaries` for each of `values` (between
-    `start` and `end` where given): the first index whose boundary is not below the value
-    (right: not at or below), tested as `!(b >= v)` / `!(b > v)`, so a NaN value goes past
-    every boundary and a NaN boundary sends the search right, as in ATen."""
-    n = boundaries.shape[0]
+    """ATen's searchsorted bisection over the last dim of `boundaries` for each of `values`
+    (between `start` and `end` where given): the first index whose boundary is not below the
+    value (right: not at or below), tested as `!(b >= v)` / `!(b > v)`, so a NaN value goes past
+    every boundary and a NaN boundary sends the search right, as in ATen. 1-d boundaries serve
+    values of any shape; (..., M) boundaries serve (..., K) values row by row."""
+    n = boundaries.shape[-1]
     lo = jnp.zeros(jnp.shape(values), jnp.int64) if start is None else start
     hi = jnp.full(jnp.shape(values), n, jnp.int64) if end is None else end
     for _ in range(max(n, 1).bit_length()):
         active = lo < hi
         mid = lo + (hi - lo) // 2
-        b = boundaries[jnp.clip(mid, 0, max(n - 1, 0))] if n else jnp.zeros_like(values)
+        at = jnp.clip(mid, 0, max(n - 1, 0))
+        if not n:
+            b = jnp.zeros_like(values)
+        elif boundaries.ndim == 1:
+            b = boundaries[at]
+        else:
+            b = jnp.take_along_axis(boundaries, at, axis=-1)
         go_right = ~(b > values) if right else ~(b >= values)
         lo = jnp.where(active & go_right, mid + 1, lo)
         hi = jnp.where(active & ~go_right, mid, hi)
     return lo
 
 
-def _bucketize(self, boundaries, out_int32, right):
+def _search(boundaries, self, out_int32, right, sorter=None):
+    """ATen's searchsorted_out_cpu once its arguments are checked: boundaries and values in
+    their promoted dtype (a Python number is a wrapped scalar), boundaries read through
+    `sorter` where given."""
     b = jnp.asarray(boundaries)
-    if b.ndim != 1:
-        raise ValueError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
-    dt = result_type(self, b)  # a Python number is a wrapped scalar
+    dt = result_type(self, b)
     if dt == jnp.bool_ or jnp.issubdtype(dt, jnp.complexfloating):
         raise TypeError(f'"searchsorted_out_cpu" not implemented for {np.dtype(dt)}')
     # a Python number converts as C++ does (an int wraps into a narrower integer type)
@@ -150,7 +175,17 @@ def _bucketize(self, boundaries, out_int32, right):
             x = jnp.asarray(np.asarray(self).astype(dt))
     else:
         x = jnp.asarray(self).astype(dt)
-    return bisect(b.astype(dt), x, right).astype(jnp.int32 if out_int32 else jnp.int64)
+    b = b.astype(dt)
+    if sorter is not None:
+        b = jnp.take_along_axis(b, jnp.asarray(sorter), axis=-1)
+    return bisect(b, x, right).astype(jnp.int32 if out_int32 else jnp.int64)
+
+
+def _bucketize(self, boundaries, out_int32, right):
+    b = jnp.asarray(boundaries)
+    if b.ndim != 1:
+        raise ValueError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
+    return _search(b, self, out_int32, right)
 
 
 @impl("bucketize.Tensor")
@@ -161,6 +196,75 @@ def bucketize(self, boundaries, out_int32=False, right=False):
 @impl("bucketize.Scalar")
 def bucketize_scalar(self, boundaries, out_int32=False, right=False):
     return _bucketize(self, boundaries, out_int32, right)
+
+
+def _searchsorted(sorted_sequence, self, out_int32, right, side, sorter):
+    """ATen's searchsorted_pre_check, then the search. `side` ("left" / "right") overrides
+    `right` but may not contradict a True one; sorter (int64, the shape of sorted_sequence, its
+    entries in range, checked where the values are known) orders each row of the sequence;
+    (..., M) sequences need values of shape (..., K) with the same leading dims."""
+    seq = jnp.asarray(sorted_sequence)
+    scalar = is_number(self)
+    shape = () if scalar else jnp.shape(self)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if side == "left" and right:
+            raise ValueError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of left while right was True"
+            )
+        right = side == "right"
+    if sorter is not None:
+        sorter = jnp.asarray(sorter)
+        if sorter.dtype != jnp.int64:
+            raise TypeError(
+                f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype {np.dtype(sorter.dtype)}"
+            )
+        if sorter.shape != seq.shape:
+            raise ValueError(
+                "torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
+                f"{list(seq.shape)}and got sorter tensor {list(sorter.shape)}"
+            )
+    if seq.ndim == 0:
+        raise ValueError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension")
+    if scalar and seq.ndim != 1:
+        raise ValueError(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is 1, but we "
+            f"got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)"
+        )
+    if seq.ndim != 1 and (len(shape) != seq.ndim or tuple(shape[:-1]) != seq.shape[:-1]):
+        raise ValueError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+            "boundaries tensor and input value tensor must match, but we got boundaries tensor "
+            f"{list(seq.shape)} and input value tensor {list(shape)}"
+        )
+    if sorter is not None:
+        known = _known(sorter)
+        if known is not None and known.size and (known.min() < 0 or known.max() >= seq.shape[-1]):
+            raise IndexError("torch.searchsorted(): sorter index out of range")
+    return _search(seq, self, out_int32, right, sorter)
+
+
+def _known(x):
+    """`x` as a NumPy array where its values are known, None under tracing."""
+    try:
+        return np.asarray(x)
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
+        return None
+
+
+@impl("searchsorted.Tensor")
+def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    """For each value, the index at which inserting it keeps its row of sorted_sequence sorted:
+    the first boundary not below it (right: not at or below it). Ties and NaN as ATen's
+    bisection (`bisect`); an int32 result with out_int32."""
+    return _searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+
+
+@impl("searchsorted.Scalar")
+def searchsorted_scalar(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    """searchsorted.Tensor of a wrapped number (a 0-d result); the sequence must be 1-d."""
+    return _searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
 
 
 # -- allclose ---------------------------------------------------------------------------------

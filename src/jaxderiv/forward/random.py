@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from . import impl
+from .nondifferentiable import impl as constant
 
 
 def _key(generator, name):
@@ -254,3 +255,137 @@ def _standard_gamma_grad(self, output):
     alpha, x = jnp.broadcast_arrays(jnp.asarray(self), jnp.asarray(output))
     log_pdf = (alpha - 1) * jnp.log(x) - x - jax.lax.lgamma(alpha)
     return -jax.lax.igamma_grad_a(alpha, x) * jnp.exp(-log_pdf)
+
+
+# -- random constructors (no derivatives.yaml entry: their values carry no gradient) -------------
+
+
+def drawing(*names):
+    """Register a sampler that derivatives.yaml does not list (`randn`, `randint_like`...): its
+    outputs carry no gradient, and its values come from `generator`, a jax.random key (an
+    exported graph's node gets one from apply's `key=`)."""
+
+    def deco(fn):
+        fn.draws = True
+        return constant(*names)(fn)
+
+    return deco
+
+
+def draws(fn) -> bool:
+    """True for a forward registered with `drawing`."""
+    return getattr(fn, "draws", False)
+
+
+def _constructed(size, dtype, name):
+    """(shape, dtype) of a random constructor: ATen's default float unless `dtype` is given."""
+    shape = tuple(size)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+    return shape, jnp.dtype(dtype) if dtype is not None else jnp.dtype(jnp.float32)
+
+
+def _standard(kind, key, shape, dtype, name):
+    """N(0, 1) or U[0, 1) draws in `dtype`; complex: ATen draws view_as_real(result), each part
+    with variance 1/2 for normal (E|z|^2 = 1) and uniform on [0, 1) for uniform."""
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        real = jnp.real(jnp.zeros((), dtype)).dtype
+        if kind == "normal":
+            return _from_pairs(jax.random.normal(key, shape + (2,), real) / 2**0.5, dtype)
+        return _from_pairs(jax.random.uniform(key, shape + (2,), real), dtype)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        op = "normal" if kind == "normal" else "uniform"
+        raise TypeError(f"\"{op}_kernel_cpu\" not implemented for '{_torch_name(dtype)}'")
+    draw = jax.random.normal if kind == "normal" else jax.random.uniform
+    return draw(key, shape, dtype)
+
+
+def _torch_name(dtype) -> str:
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}.get(
+        jnp.dtype(dtype).name, jnp.dtype(dtype).name
+    )
+
+
+@drawing("randn", "randn.generator")
+def randn(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """N(0, 1) draws of shape `size` (complex: E|z|^2 = 1), float32 unless `dtype` is given."""
+    shape, dtype = _constructed(size, dtype, "randn")
+    return _standard("normal", _key(generator, "randn"), shape, dtype, "randn")
+
+
+@drawing("rand", "rand.generator")
+def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """U[0, 1) draws of shape `size` (complex: each part so), float32 unless `dtype` is given."""
+    shape, dtype = _constructed(size, dtype, "rand")
+    return _standard("uniform", _key(generator, "rand"), shape, dtype, "rand")
+
+
+@drawing("randn_like", "randn_like.generator")
+def randn_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    x = jnp.asarray(self)
+    return _standard("normal", _key(generator, "randn_like"), x.shape, jnp.dtype(dtype or x.dtype), "randn_like")
+
+
+@drawing("rand_like", "rand_like.generator")
+def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    x = jnp.asarray(self)
+    return _standard("uniform", _key(generator, "rand_like"), x.shape, jnp.dtype(dtype or x.dtype), "rand_like")
+
+
+def _randint(key, low, high, shape, dtype, name):
+    """Integers in [low, high) in `dtype` (ATen allows floating dtypes: integer-valued draws)."""
+    if high <= low:
+        raise ValueError(f"{name} expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    wide = high - low > 2**31 - 1 or low < -(2**31) or high > 2**31
+    idtype = jnp.int64 if wide and jax.config.jax_enable_x64 else jnp.int32
+    return jax.random.randint(key, shape, low, high, idtype).astype(dtype)
+
+
+def _int64():
+    return jnp.dtype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
+
+
+@drawing("randint", "randint.generator")
+def randint(high, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """Integers in [0, high), int64 unless `dtype` is given."""
+    shape, _ = _constructed(size, None, "randint")
+    return _randint(_key(generator, "randint"), 0, high, shape, jnp.dtype(dtype or _int64()), "randint")
+
+
+@drawing("randint.low", "randint.low_generator")
+def randint_low(low, high, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """Integers in [low, high), int64 unless `dtype` is given."""
+    shape, _ = _constructed(size, None, "randint")
+    return _randint(_key(generator, "randint"), low, high, shape, jnp.dtype(dtype or _int64()), "randint")
+
+
+def _high(high):
+    """randint_like's bound: an int, or (`.Tensor` overloads) a 0-d tensor holding one."""
+    return int(high) if not isinstance(high, int) else high
+
+
+@drawing("randint_like", "randint_like.Tensor", "randint_like.generator")
+def randint_like(self, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    """Integers in [0, high) in self's shape and dtype (or `dtype`)."""
+    x = jnp.asarray(self)
+    return _randint(
+        _key(generator, "randint_like"), 0, _high(high), x.shape, jnp.dtype(dtype or x.dtype), "randint_like"
+    )
+
+
+@drawing("randint_like.low_dtype", "randint_like.low_generator_dtype")
+def randint_like_low(
+    self, low, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None
+):
+    """Integers in [low, high) in self's shape and dtype (or `dtype`)."""
+    x = jnp.asarray(self)
+    return _randint(_key(generator, "randint_like"), low, high, x.shape, jnp.dtype(dtype or x.dtype), "randint_like")
+
+
+@drawing("normal.float_float")
+def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """mean + std * N(0, 1) of shape `size`, float32 unless `dtype` is given."""
+    shape, dtype = _constructed(size, dtype, "normal")
+    if std < 0:
+        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+    return mean + std * _standard("normal", _key(generator, "normal"), shape, dtype, "normal")

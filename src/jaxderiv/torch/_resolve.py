@@ -1,9 +1,11 @@
 """Which JAX callable runs one ATen overload of an exported graph.
 
-In order: the registry's op of that exact overload (its derivatives are its entry's formulas);
-an in-place or `_copy` variant through its functional entry, as torch's codegen derives them;
-a training-IR functional variant through the entry it is a variant of (`_variants.py`); a
-forward that carries no gradient (constructors, asserts, queries), its inputs held constant.
+In order: a training-IR variant through the entry it is a variant of (`_variants.py`: running
+statistics, a dropout mask drawn from apply's key); the registry's op of that exact overload
+(its derivatives are its entry's formulas); an in-place or `_copy` variant through its
+functional entry, as torch's codegen derives them; a forward that carries no gradient
+(constructors, asserts, queries), its inputs held constant, a sampler (`randn`) drawing from
+the node's key.
 Anything else is unsupported, with the reason.
 """
 
@@ -19,6 +21,7 @@ import jax.numpy as jnp
 from .. import forward as _forward
 from ..errors import NotImplementedDerivative
 from ..forward.nondifferentiable import carries_no_gradient, derivative_not_implemented
+from ..forward.random import draws
 from ..registry import Registry
 from . import _variants
 
@@ -68,17 +71,17 @@ def _functional_name(name: str) -> str | None:
 def runs_as(name: str, registry: Registry) -> tuple[str, str | None]:
     """(kind, what runs) for the overload `name`, without building anything: kind is "entry"
     (what: the entry's name), "variant", "random", "constant" or "unsupported" (what: None)."""
+    variant = _variants.VARIANTS.get(name)
+    if variant is not None:  # before the entry's own op: a variant adds what the schema lacks (a key)
+        return ("random" if variant.random else "variant"), name
     if _has_entry_op(registry, name):
         return "entry", name
     functional = _functional_name(name)
     if functional is not None and name not in registry.spec and _has_entry_op(registry, functional):
         return "entry", functional
-    variant = _variants.VARIANTS.get(name)
-    if variant is not None:
-        return ("random" if variant.random else "variant"), name
     impl = _forward.implementation(name)
     if impl is not None and carries_no_gradient(impl):
-        return "constant", name
+        return ("random" if draws(impl) else "constant"), name
     return "unsupported", None
 
 
@@ -90,9 +93,13 @@ def resolve(name: str, registry: Registry) -> Resolved:
         op = registry.op(target)
         via = "" if target == name else f" (functional form of {name})"
         return Resolved(op, kind, f"{op.entry.location}{via}")
-    if kind in ("variant", "random"):
+    if kind in ("variant", "random") and name in _variants.VARIANTS:
         variant = _variants.VARIANTS[name]
         return Resolved(functools.partial(variant.run, registry), kind, variant.describe(registry))
+    if kind == "random":  # a sampler with no entry (`randn`): drawn from the node's key
+        impl = _forward.implementation(name)
+        assert impl is not None  # runs_as found it
+        return Resolved(_drawn_from_key(impl, name), kind, "no gradient; drawn from apply's key")
     if kind == "constant":
         impl = _forward.implementation(name)
         assert impl is not None  # runs_as found it
@@ -113,6 +120,19 @@ def _held_constant(impl: Callable) -> Callable:
     def run(*args, **kwargs):
         args, kwargs = jax.tree.map(_constant, (args, kwargs), is_leaf=lambda x: x is None)
         return impl(*args, **kwargs)
+
+    return run
+
+
+def _drawn_from_key(impl: Callable, name: str) -> Callable:
+    """A sampler run with the node's key as its generator (`apply(..., key=)`)."""
+
+    @functools.wraps(impl)
+    def run(*args, key=None, **kwargs):
+        if key is None:
+            raise ValueError(f"{name} draws random values: pass key=jax.random.key(...) to apply()")
+        args, kwargs = jax.tree.map(_constant, (args, kwargs), is_leaf=lambda x: x is None)
+        return impl(*args, **{**kwargs, "generator": key})
 
     return run
 

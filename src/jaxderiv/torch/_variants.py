@@ -1,6 +1,7 @@
-"""Training-IR ops that derivatives.yaml does not list but that are variants of an entry it
-does: each runs that entry's op, so its derivatives are that entry's formulas, and computes
-what the variant adds (updated running statistics) with no gradient, as ATen's buffers have."""
+"""Ops that derivatives.yaml does not list but that are variants of entries it does: each runs
+those entries' ops, so its derivatives are their formulas, and computes what the variant adds
+(updated running statistics, a dropout mask drawn from a key) with no gradient, as ATen's
+buffers have. `copy_`, whose derivative is VariableTypeManual's, is `expand` then `_to_copy`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
+from ..forward.nn import dropout_with_mask
 from ..op import Op
 from ..registry import Registry
 
@@ -25,6 +27,10 @@ class Variant:
     gradient: str  # what the docs table says of its gradient
 
     random: bool = False  # takes `key=`: a jax.random key of its own for each node
+    inputs: tuple[str, ...] | None = None  # the arguments it differentiates; None: the entry's
+
+    def differentiable_inputs(self, registry: Registry) -> tuple[str, ...]:
+        return self.inputs if self.inputs is not None else tuple(registry.op(self.entry).differentiable_inputs)
 
     def run(self, registry: Registry, *args, **kwargs):
         return self.run_with(registry, registry.op(self.entry), *args, **kwargs)
@@ -63,15 +69,22 @@ def _native_dropout(registry, op, input, p, train, *, key=None):
         mask = jax.random.bernoulli(key, 1.0 - p, x.shape)
 
     def forward(input, p, train):
-        if train is False:
-            return input, mask
-        scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-        return input * mask.astype(input.dtype) * scale, mask
+        return dropout_with_mask(input, p, train, mask)
 
     return Op(op.entry, forward, calls=registry._entry_call)(input, p, train)
 
 
+def _copy(registry, op, self, src, non_blocking=False):
+    """`copy_`: `self` overwritten by `src` broadcast to its shape and cast to its dtype. torch
+    differentiates it by hand (VariableTypeManual's CopyBackwards: src's gradient summed to
+    its shape and cast back to its dtype, the real part for a real src; none for self), which
+    is what the formulas of `expand` and `_to_copy`, run here, state."""
+    target = jnp.asarray(self)
+    return op(registry.op("expand")(src, list(target.shape)), dtype=target.dtype)
+
+
 VARIANTS: dict[str, Variant] = {
+    "copy_": Variant("_to_copy", _copy, "expand's before them; none for self", inputs=("self", "src")),
     "native_dropout": Variant(
         "native_dropout", _native_dropout, "the entry's formulas, the mask drawn from apply's key", random=True
     ),

@@ -53,6 +53,7 @@ from ..registry import Registry, default_registry
 from ..check.opdb import Gauge, record
 from ..check.parity import judged_by_content, known_difference
 from ._gauge import align, align_value, factors, torch_cotangents
+from . import _variants
 from ._resolve import aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
 
@@ -899,7 +900,8 @@ def _implemented(registry: Registry, name: str):
     """(op, the entry it runs) for an overload: its own entry with a forward, or for an in-place
     or `_copy` overload derivatives.yaml does not list, its functional entry (`add_.Tensor` runs
     as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`, as `jaxderiv.torch` runs
-    them); (None, None) otherwise. An entry without a forward is not built: its formulas need
+    them), or a variant composing entries' ops (`copy_`: `_variants.py`); (None, None)
+    otherwise. An entry without a forward is not built: its formulas need
     not translate (`_to_sparse`'s `.sym_blocksize()`), and building it would abort the OpInfo."""
     if name in registry.spec:
         if _forward.implementation(name) is None:
@@ -909,6 +911,11 @@ def _implemented(registry: Registry, name: str):
     if kind == "entry" and target != name:
         assert target is not None  # runs_as names the entry
         return registry.op(target), target
+    if kind == "variant":  # `copy_`: entries' ops composed (`_variants.py`)
+        variant = _variants.VARIANTS[name]
+        run = functools.partial(variant.run, registry)
+        run.differentiable_inputs = variant.differentiable_inputs(registry)  # type: ignore[attr-defined]  # read as Op's
+        return run, name
     return None, None
 
 
@@ -1095,16 +1102,18 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         result.calls_recorded += 1
         name = call.name
         op, target = _implemented(registry, name)
-        constant = op is None and runs_as(name, registry)[0] == "constant"
-        if op is None and not constant:
+        kind = runs_as(name, registry)[0] if op is None else "entry"
+        constant = kind == "constant"
+        sampler = kind == "random"  # a gradient-free sampler with no entry (`randn`): its distribution
+        if op is None and not (constant or sampler):
             result.missing[name].add(opinfo)
             continue
-        routed = not constant and target != name
+        routed = op is not None and target != name
         if op is not None and call.func._schema.is_mutable:
             # in place: torch mutates a clone, jaxderiv's result is cast to the written argument's dtype
             op = _in_place(op, call)
         random = torch.Tag.nondeterministic_seeded in call.func.tags
-        if random and (constant or "generator" not in {a.name for a in call.func._schema.arguments}):
+        if random and not sampler and (constant or "generator" not in {a.name for a in call.func._schema.arguments}):
             result.skipped["random (nondeterministic_seeded) with no generator argument"] += 1
             continue
         if any(t.layout != torch.strided or t.is_quantized or t.is_nested for t in _tensors((call.args, call.kwargs))):
@@ -1112,9 +1121,9 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
             continue
         result.calls_replayed += 1
         result.calls_routed += routed
-        result.calls_constant += constant
+        result.calls_constant += constant or sampler
         key = call.key()
-        via = "no gradient" if constant else target if routed else "random" if random else ""
+        via = "no gradient" if constant else target if routed else "random" if random or sampler else ""
         if key in cache:
             if name in result.rows:
                 result.rows[name].opinfos.add(opinfo)
@@ -1122,6 +1131,10 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         try:
             if constant:  # a gradient-free overload with no entry: its forward only
                 outcome = _compare_constant(resolve(name, registry).fn, call)
+            elif sampler:  # its forward's draws (the generator argument: a key) against torch's
+                outcome = _compare_random(
+                    _forward.implementation(name), call, seed=seed + zlib.crc32(repr(key).encode())
+                )
             elif random:  # the values' distribution (the two generators' draws differ)
                 outcome = _compare_random(op, call, seed=seed + zlib.crc32(repr(key).encode()))
             else:

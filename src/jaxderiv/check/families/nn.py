@@ -114,6 +114,19 @@ samples("_fused_dropout")(
     _make(lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")])
 )
 
+# Only the draws ATen's native_dropout determines (its schema has no Generator): not training,
+# p = 0 and p = 1; training at other p is jaxderiv.torch's, with a key (tests/nn/test_nn.py).
+samples("native_dropout")(
+    _make(
+        lambda rng: [
+            ((rng.normal(size=(3, 4)), 0.0, True), "3x4 p=0 train"),
+            ((rng.normal(size=(3, 4)), 0.4, False), "3x4 p=0.4 eval"),
+            ((rng.normal(size=(2, 3)), 1.0, True), "2x3 p=1 train"),
+            ((rng.normal(size=(2, 3)), 0.0, None), "2x3 p=0 train=None"),
+        ]
+    )
+)
+
 
 def _embedding(rng):
     idx = np.array([[0, 2], [4, 2]])
