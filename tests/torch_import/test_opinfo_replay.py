@@ -15,6 +15,7 @@ pytest.importorskip("expecttest")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
+from jaxderiv.check.opdb import record  # noqa: E402
 from jaxderiv.forward import implementation  # noqa: E402
 from torch_models import edited_torch_spec  # noqa: E402
 
@@ -229,6 +230,10 @@ def test_an_entry_without_a_forward_is_missing_not_an_aborted_opinfo():
     r = opinfo.replay("torch", ["to_sparse"], dtypes=(torch.float64,), samples=2)
     assert "to_sparse" not in r.sample_errors, r.sample_errors
     assert "_to_sparse" in r.missing
+    # listed with its record's reason, and counted as declared in the summary
+    (row,) = [line for line in r.markdown().splitlines() if line.startswith("| `_to_sparse` |")]
+    assert row.endswith(f"| {record('_to_sparse').not_applicable} |") and "sparse COO tensor" in row
+    assert "of them declared with no JAX meaning" in r.summary()
 
 
 def test_torchs_storage_less_zero_tangent_is_compared():

@@ -823,7 +823,8 @@ class Replay:
             f"  declared differences (op records' parity_differs): forward {t['forward_declared']}, vjp {t['vjp_declared']},"
             f" jvp {t['jvp_declared']} distinct calls",
             f"  crashes (exceptions inside jaxderiv): {t['crashes']}",
-            f"  overloads called but not implemented by the registry: {len(self.missing)}",
+            f"  overloads called but not implemented by the registry: {len(self.missing)}"
+            f" ({sum(bool(record(n).not_applicable) for n in self.missing)} of them declared with no JAX meaning)",
             f"  OpInfos whose samples failed in torch itself: {len(self.sample_errors)}",
             f"  time: {self.seconds:.1f} s",
         ]
@@ -858,13 +859,14 @@ class Replay:
             "",
             "## Overloads OpInfo samples call that the registry lacks",
             "",
-            "ranked by how many OpInfos call them",
+            "ranked by how many OpInfos call them; why: the op record's declaration, where it has one",
             "",
-            "| overload | OpInfos | examples |",
-            "|---|---|---|",
+            "| overload | OpInfos | examples | why |",
+            "|---|---|---|---|",
         ]
         for name, infos in sorted(self.missing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            out.append(f"| `{name}` | {len(infos)} | {', '.join(sorted(infos)[:5])} |")
+            why = record(name).not_applicable or "not implemented"
+            out.append(f"| `{name}` | {len(infos)} | {', '.join(sorted(infos)[:5])} | {why} |")
         if self.declared:
             out += [
                 "",
