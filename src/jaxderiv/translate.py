@@ -217,7 +217,11 @@ class _Translator:
             try:
                 fn = resolve(func.name, n_args, self.version)
             except TypeError as e:  # a helper none of whose variants takes n_args arguments
-                raise self.error(func, f"helper {func.name!r} {e}, but the formula passes {n_args}") from None
+                # an older signature registered as a helper (helpers/older_releases.py) leaves
+                # the other counts to the op or forward of that name, as before it was registered
+                fn = self._entry_op(func.name) or _forward_named(func.name)
+                if fn is None or n_args is None or _arity_error(fn, n_args):
+                    raise self.error(func, f"helper {func.name!r} {e}, but the formula passes {n_args}") from None
             if fn is None:  # `at::sin(x)`: the ATen op, as the spec's op or its forward implementation
                 fn = self._entry_op(func.name) or _forward_named(func.name)
             if fn is None:
@@ -315,7 +319,9 @@ def unresolved_names(tree: E.Node, version: tuple[int, ...] | None = None) -> se
             try:
                 found = resolve(f.name, len(node.args), version)
             except TypeError:
-                missing.add(f"{f.name}/{len(node.args)}")
+                fallback = _forward_named(f.name)
+                if fallback is None or _arity_error(fallback, len(node.args)):
+                    missing.add(f"{f.name}/{len(node.args)}")
                 continue
             if found is None and _forward_named(f.name) is None:
                 missing.add(f.name)
