@@ -270,7 +270,8 @@ def _embedding_bag(
         out = out / jnp.maximum(bag_size, 1)[:, None].astype(weight.dtype)
         # ATen's max_indices output for mean is a copy of bag_size
         return out, offset2bag, bag_size, bag_size.astype(indices.dtype)
-    # sum: ATen's CPU kernel computes neither bag_size nor max_indices (zeros, one per bag)
+    # sum: ATen's CPU kernel computes neither bag_size nor max_indices (zeros, one per bag) unless
+    # weight requires grad (make_bag_size): JAX has no such flag, and no formula reads them in sum mode
     return out, offset2bag, jnp.zeros((n_bags,), jnp.int64), jnp.zeros((n_bags,), indices.dtype)
 
 

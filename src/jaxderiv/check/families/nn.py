@@ -344,13 +344,6 @@ parity_differs(
 )
 parity_differs(
     ("forward",),
-    "bag_size (output 2) in mode sum: torch computes it only when weight requires grad "
-    "(make_bag_size), else returns zeros; jaxderiv always computes it",
-    "_embedding_bag",
-    torch_spec=True,
-)
-parity_differs(
-    ("forward",),
     "with scale_grad_by_freq, torch 2.13's CPU kernel (_embedding_bag_dense_backward_cpu_sum_mean) divides "
     "the rows of the k-th smallest distinct index by the count of the k-th sorted index (repeats included), "
     "not by that index's own count; jaxderiv divides by the index's own count (row 3 of the "
