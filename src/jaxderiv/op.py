@@ -167,6 +167,11 @@ class Op:
                     if v is not None:
                         slots.append(Slot(a.name, i))
                         xs.append(v)
+            elif a.type.base == "Generator" and isinstance(value, jax.Array):
+                # A key is an operand like a tensor, never a value the rules close over: JAX may
+                # run them after the trace that made the key has ended (`grad` of a jitted step).
+                slots.append(Slot(a.name, None))
+                xs.append(value)
         return Application(self, bound, tuple(slots), xs), xs
 
     def output_differentiable(self, /, *args, **kwargs) -> tuple[bool, ...]:

@@ -55,6 +55,12 @@ def carries_no_gradient(fn) -> bool:
     return getattr(fn, "carries_no_gradient", False)
 
 
+# Constructors whose values in ATen are whatever memory held (here zeros): comparisons with
+# torch look at their shapes and dtypes only.
+UNINITIALIZED = frozenset(
+    {"empty.memory_format", "empty_strided", "empty_permuted", "empty_like", "new_empty", "new_empty_strided"}
+)
+
 _DEFAULT_FLOAT = jnp.float32  # torch.get_default_dtype() unless a model changes it
 
 
@@ -261,8 +267,10 @@ def _linalg_check_errors(info, api_name, is_matrix):
 def _assert_tensor_metadata(a, size=None, stride=None, dtype=None, device=None, layout=None):
     if size is not None and tuple(jnp.shape(a)) != tuple(size):
         raise ValueError(f"tensor metadata assert: shape {tuple(jnp.shape(a))}, expected {tuple(size)}")
-    if dtype is not None and jnp.dtype(jnp.result_type(a)) != jnp.dtype(dtype):
-        raise ValueError(f"tensor metadata assert: dtype {jnp.result_type(a)}, expected {jnp.dtype(dtype)}")
+    # the dtype as JAX's mode has it: torch's int64 is int32 with jax_enable_x64 off
+    expected = jax.dtypes.canonicalize_dtype(dtype) if dtype is not None else None
+    if expected is not None and jnp.dtype(jnp.result_type(a)) != expected:
+        raise ValueError(f"tensor metadata assert: dtype {jnp.result_type(a)}, expected {expected}")
     return None
 
 

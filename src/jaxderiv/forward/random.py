@@ -389,3 +389,11 @@ def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None,
     if std < 0:
         raise ValueError(f"normal expects std >= 0.0, but found std {std}")
     return mean + std * _standard("normal", _key(generator, "normal"), shape, dtype, "normal")
+
+
+@drawing("randperm", "randperm.generator")
+def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """A random permutation of 0..n-1, int64 unless `dtype` is given."""
+    if n < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
+    return jax.random.permutation(_key(generator, "randperm"), n).astype(jnp.dtype(dtype or _int64()))

@@ -116,12 +116,18 @@ def select_int(self, dim, index):
     return jnp.take(self, index % n, axis=d)
 
 
+def _open_end(end):
+    """ATen's "to the end" (INT64_MAX, what `x[:, 2:]` exports as) as Python's None: the same
+    slice, and one that a symbolic dimension (`jax.export`) or 32-bit mode can take."""
+    return None if isinstance(end, int) and end >= 2**62 else end
+
+
 @impl("slice.Tensor")
 def slice_tensor(self, dim=0, start=0, end=9223372036854775807, step=1):
     if step <= 0:
         raise ValueError("slice step must be positive")
     d = wrap_dim(dim, self.ndim)
-    return self[(slice(None),) * d + (slice(start, end, step),)]
+    return self[(slice(None),) * d + (slice(start, _open_end(end), step),)]
 
 
 # -- the scatters of views: self with one view of it replaced by src ----------------------------
@@ -140,7 +146,7 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     """Zeros of input_sizes with grad_output written on the slice start:end:step of `dim`."""
     d = wrap_dim(dim, len(input_sizes))
     z = jnp.zeros(tuple(input_sizes), grad_output.dtype)
-    return z.at[(slice(None),) * d + (slice(start, end, step),)].set(grad_output, unique_indices=True)
+    return z.at[(slice(None),) * d + (slice(start, _open_end(end), step),)].set(grad_output, unique_indices=True)
 
 
 @impl("slice_scatter")

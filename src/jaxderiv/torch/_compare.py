@@ -3,7 +3,12 @@
 Each node's value is compared, and so is its gradient: the cotangent that reaches the node
 when a seeded cotangent is pulled back from the outputs, read on both sides as the gradient
 of a zero added to the node's output. The first node where either diverges is where a port
-starts to disagree."""
+starts to disagree.
+
+Random nodes (dropout, stochastic depth, samplers) draw from `key` on the JAX side, and torch's
+node is handed the same draws: dropout's node multiplies by JAX's mask as ATen's kernel does
+(its gradient is then torch's own product), a sampler's node returns JAX's values. Both sides
+then compute the same function, so the comparison says whether the rules agree, not the dice."""
 
 from __future__ import annotations
 
@@ -14,9 +19,12 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
+from ..forward.nondifferentiable import UNINITIALIZED
 from ..registry import Registry
 from ._model import ImportedModel, from_module
+from ._resolve import runs_as, torch_registry
 from ._values import jax_dtype, to_numpy
+from ._variants import VARIANTS
 
 __all__ = ["Comparison", "NodeDifference", "compare"]
 
@@ -77,6 +85,32 @@ def _rel(a, b) -> float:
     return float(np.max(diff) / max(float(np.max(np.abs(np.where(np.isnan(b), 0, b)))), 1e-30))
 
 
+def _is_entry(op: str, registry: Registry) -> bool:
+    target = runs_as(op.removeprefix("aten::"), registry)[1]
+    return target is not None and target in registry.spec
+
+
+def _to_torch(value):
+    return jax.tree.map(lambda v: torch.from_numpy(np.array(v)) if hasattr(v, "shape") else v, value)
+
+
+def _with_draws(node: torch.fx.Node, drawn, args, kwargs):
+    """torch's value of a random node computed from JAX's draws `drawn`: dropout as ATen's
+    kernel computes it from its mask (input * mask * scale, so torch differentiates it), a
+    randomized leaky ReLU from its slopes, any other sampler as the drawn values."""
+    name = node.target.name() if isinstance(node.target, torch._ops.OpOverload) else ""
+    drawn = _to_torch(drawn)
+    if name == "aten::native_dropout":
+        input, p = args[0], args[1]
+        mask = drawn[1]
+        scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+        return input * mask.to(input.dtype) * scale, mask
+    if name == "aten::rrelu_with_noise_functional":
+        input, noise = args[0], drawn[1]
+        return input * noise.to(input.dtype), noise
+    return drawn
+
+
 def compare(
     module: torch.nn.Module,
     /,
@@ -85,10 +119,17 @@ def compare(
     seed: int = 0,
     model: ImportedModel | None = None,
     registry: Registry | None = None,
+    key: jax.Array | None = None,
     **kwinputs,
 ) -> Comparison:
     """Run `module` in torch and its import in JAX on `inputs` (torch tensors, also as keywords);
-    compare every node's value and gradient. Buffers are read, not updated, on either side."""
+    compare every node's value and gradient. Buffers are read, not updated, on either side.
+    A graph with random nodes (dropout in training mode) draws them from `key` (default
+    `jax.random.key(seed)`), and torch's nodes use the same draws (see the module docstring).
+
+    >>> jt.compare(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5)).train(), x).ok
+    True
+    """
     model = model or from_module(module, *inputs, registry=registry, **kwinputs)
     program, ep = model.program, model.exported
     values = model._placeholder_values(
@@ -97,21 +138,41 @@ def compare(
         [jnp.asarray(to_numpy(x)) for x in inputs],
         {k: jnp.asarray(to_numpy(v)) for k, v in kwinputs.items()},
     )
+    random_steps = {s.name for s in program.steps if s.kind == "random"}
+    # random nodes that run a derivatives.yaml entry (dropout, `normal`): their gradient is compared
+    registry = registry or torch_registry()
+    random_entries = {
+        s.name
+        for s in program.steps
+        if s.kind == "random" and (s.op.removeprefix("aten::") in VARIANTS or _is_entry(s.op, registry))
+    }
+    if random_steps and key is None:
+        key = jax.random.key(seed)
+    draws = {}
+    if random_steps:
+        env = program.run(values, key=key, on_step=lambda s, y: y)
+        draws = {name: env[name] for name in random_steps}
 
-    # torch: the same decomposed graph, each node's output plus a zero that requires grad.
+    # torch: the same decomposed graph, each node's output plus a zero that requires grad;
+    # not where ATen gives the value no gradient (constructors, samplers), as eager torch.
     torch_vals, probes = {}, {}
+    unprobed = {s.name for s in program.steps if s.kind in ("constant", "random") and s.name not in random_entries}
 
     class Probed(torch.fx.Interpreter):
         def run_node(self, n):
-            out = super().run_node(n)
+            if n.name in draws:
+                out = _with_draws(n, draws[n.name], *self.fetch_args_kwargs_from_env(n))
+            else:
+                out = super().run_node(n)
             if (
                 n.op == "call_function"
                 and isinstance(out, torch.Tensor)
                 and (out.is_floating_point() or out.is_complex())
             ):
-                p = torch.zeros_like(out, requires_grad=True)
-                probes[n.name] = p
-                out = out + p
+                if n.name not in unprobed:
+                    p = torch.zeros_like(out, requires_grad=True)
+                    probes[n.name] = p
+                    out = out + p
                 torch_vals[n.name] = out.detach().clone()
             return out
 
@@ -130,22 +191,22 @@ def compare(
     torch_grads = {k: g for k, g in zip(names, grads_t)}
 
     # JAX: the program with a zero added at the same nodes; gradients w.r.t. those zeros.
-    zeros = {k: jnp.zeros(tuple(v.shape), jax_dtype(v.dtype)) for k, v in torch_vals.items()}
+    zeros = {k: jnp.zeros(tuple(v.shape), jax_dtype(v.dtype)) for k, v in torch_vals.items() if k in probes}
 
     def run(z):
-        env = program.run(values, on_step=lambda s, y: y + z[s.name] if s.name in z else y)
+        env = program.run(values, key=key, on_step=lambda s, y: y + z[s.name] if s.name in z else y)
         ys = [env[r.name] for r, role, _ in program.outputs if role == "user"]
         total = sum(
             jnp.sum(y * jnp.asarray(c, y.dtype)) for y, c in zip(ys, cts) if jnp.issubdtype(y.dtype, jnp.inexact)
         )
-        return total, {k: env[k] for k in z}
+        return total, {k: env[k] for k in torch_vals if k in env}
 
     jax_grads, jax_vals = jax.grad(run, has_aux=True)(zeros)
     rows = []
     for step in program.steps:
-        if step.name not in jax_vals or step.name not in torch_vals:
+        if step.name not in jax_vals or step.name not in torch_vals or step.op.removeprefix("aten::") in UNINITIALIZED:
             continue
-        tg = torch_grads.get(step.name)
+        tg = torch_grads.get(step.name) if step.name in jax_grads else None
         grad_err = None if tg is None else _rel(jax_grads[step.name], to_numpy(tg))
         rows.append(
             NodeDifference(

@@ -15,6 +15,7 @@ from ..registry import Registry
 from ._loops import find_loops
 from ._program import Program, UnsupportedGraphError, UnsupportedNode, build_program, decompose
 from ._resolve import torch_registry
+from ._shapes import InputShapes, export_with_shapes
 from ._values import to_jax_array
 
 __all__ = ["ImportedModel", "export", "from_exported", "from_module", "unsupported"]
@@ -36,6 +37,7 @@ class ImportedModel:
       constants: non-persistent buffers and lifted constants; not trained, not returned.
       aliases: tied state_dict names -> the name they share a tensor with.
       program: the resolved graph (`program.steps`: node, op, how it runs, user's line).
+      shapes: the input shapes the graph runs (`shapes.describe()`); others are refused.
     """
 
     params: dict[str, jax.Array]
@@ -46,6 +48,7 @@ class ImportedModel:
     exported: Any  # the decomposed torch.export.ExportedProgram
     _in_spec: Any
     _out_spec: Any
+    shapes: InputShapes | None = None
 
     def apply(self, params, buffers, /, *inputs, key=None, **kwinputs):
         """Run the graph: `(outputs, new_buffers)`; outputs keep the module's structure
@@ -71,6 +74,9 @@ class ImportedModel:
 
     def _placeholder_values(self, params, buffers, inputs, kwinputs) -> dict[str, Any]:
         leaves = _user_leaves(self._in_spec, inputs, kwinputs)
+        if self.shapes is not None:
+            arrays = [x for x in leaves if hasattr(x, "shape")]
+            self.shapes.check([(name, tuple(x.shape)) for (name, _), x in zip(self.shapes.inputs, arrays)])
         values, user = {}, iter(leaves)
         for node, role, target in self.program.inputs:
             state = cast(str, target)  # the state_dict name: None only for the roles that do not read it (user, token)
@@ -200,15 +206,26 @@ def from_exported(
     _require_x64(list(ep.state_dict.values()) + [t for t in ep.constants.values() if isinstance(t, torch.Tensor)])
     aliases = _tie_groups(ep)
     sig = ep.graph_signature
-    params = {t: to_jax_array(ep.state_dict[t]) for t in sig.parameters if t not in aliases}
-    buffers = {t: to_jax_array(ep.state_dict[t]) for t in sig.buffers if t in ep.state_dict}
-    constants = {k: to_jax_array(v) for k, v in ep.constants.items() if isinstance(v, torch.Tensor)}
-    return ImportedModel(params, buffers, constants, aliases, program, ep, ep.call_spec.in_spec, ep.call_spec.out_spec)
+    params = {t: to_jax_array(ep.state_dict[t], t) for t in sig.parameters if t not in aliases}
+    buffers = {t: to_jax_array(ep.state_dict[t], t) for t in sig.buffers if t in ep.state_dict}
+    constants = {k: to_jax_array(v, k) for k, v in ep.constants.items() if isinstance(v, torch.Tensor)}
+    return ImportedModel(
+        params,
+        buffers,
+        constants,
+        aliases,
+        program,
+        ep,
+        ep.call_spec.in_spec,
+        ep.call_spec.out_spec,
+        InputShapes.of(ep),
+    )
 
 
-def export(module: torch.nn.Module, *args, **kwargs) -> torch.export.ExportedProgram:
-    """torch.export's training IR (BatchNorm in training mode, dropout, buffer updates kept)."""
-    return torch.export.export(module, tuple(args), kwargs or None)
+def export(module: torch.nn.Module, *args, dynamic_shapes=None, **kwargs) -> torch.export.ExportedProgram:
+    """torch.export's training IR (BatchNorm in training mode, dropout, buffer updates kept);
+    `dynamic_shapes` as in `from_module`."""
+    return export_with_shapes(module, tuple(args), kwargs, dynamic_shapes)
 
 
 def from_module(
@@ -217,10 +234,25 @@ def from_module(
     *example_args,
     registry: Registry | None = None,
     roll_loops: bool = True,
+    dynamic_shapes: Any = "auto",
     **example_kwargs,
 ) -> ImportedModel:
-    """Export `module` on the example inputs (torch tensors) and import it: see `from_exported`."""
-    return from_exported(export(module, *example_args, **example_kwargs), registry=registry, roll_loops=roll_loops)
+    """Export `module` on the example inputs (torch tensors) and import it: see `from_exported`.
+
+    dynamic_shapes: which input sizes the import runs besides the example's. "auto" (the
+    default): the first two dimensions of every tensor input (batch, a sequence's length) are
+    dynamic wherever the model allows it (torch.export's `Dim.AUTO`; it keeps static what the
+    model fixes, and a dimension whose example size is 0 or 1); None: the example's shapes
+    only; or torch.export's own spec, e.g. `({0: Dim("batch", max=64), 1: Dim.AUTO},)`.
+    One import then serves every allowed shape (one compiled program per shape under jit);
+    `model.shapes.describe()` says which, and any other shape is refused before it runs.
+
+    >>> model = from_module(torch.nn.Linear(3, 2), torch.randn(4, 3))
+    >>> model(jnp.ones((7, 3))).shape  # a batch of 7 from an import on a batch of 4
+    (7, 2)
+    """
+    ep = export(module, *example_args, dynamic_shapes=dynamic_shapes, **example_kwargs)
+    return from_exported(ep, registry=registry, roll_loops=roll_loops)
 
 
 def unsupported(

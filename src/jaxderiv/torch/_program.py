@@ -21,6 +21,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 
 from ..errors import JaxderivError
 from ..registry import Registry
+from ._composites import eager_composite
 from ._resolve import aten_name, resolve, runs_as
 from ._values import convert_constant
 
@@ -207,6 +208,12 @@ def decompose(ep: torch.export.ExportedProgram, registry: Registry) -> torch.exp
             continue
         if not _is_composite_implicit(op) and runs_as(aten_name(op), registry)[0] != "unsupported":
             table.pop(op)
+    # An `upsample_*.vec` overload runs as eager autograd sees it: its composite kernel calls
+    # the entry whose formulas torch differentiates (`_composites.py`).
+    for node in ep.graph.nodes:
+        kernel = eager_composite(node.target) if isinstance(node.target, torch._ops.OpOverload) else None
+        if kernel is not None and runs_as(aten_name(node.target.overloadpacket.default), registry)[0] != "unsupported":
+            table[node.target] = kernel
     return ep.run_decompositions(table)
 
 

@@ -68,17 +68,35 @@ def _functional_name(name: str) -> str | None:
     return None
 
 
+def _inplace_name(name: str) -> str:
+    """`uniform` -> `uniform_`; `normal.Tensor_float` -> `normal_.Tensor_float`."""
+    base, dot, overload = name.partition(".")
+    return base + "_" + dot + overload
+
+
+def _takes_generator(registry: Registry, name: str) -> bool:
+    return any(a.type.base == "Generator" for a in registry.spec[name].schema.arguments)
+
+
+def _entry_kind(registry: Registry, name: str) -> str:
+    return "random" if _takes_generator(registry, name) else "entry"
+
+
 def runs_as(name: str, registry: Registry) -> tuple[str, str | None]:
     """(kind, what runs) for the overload `name`, without building anything: kind is "entry"
-    (what: the entry's name), "variant", "random", "constant" or "unsupported" (what: None)."""
+    (what: the entry's name), "variant", "random" (an entry or variant drawing from the node's
+    key; what: the entry's name for an entry), "constant" or "unsupported" (what: None)."""
     variant = _variants.VARIANTS.get(name)
     if variant is not None:  # before the entry's own op: a variant adds what the schema lacks (a key)
         return ("random" if variant.random else "variant"), name
     if _has_entry_op(registry, name):
-        return "entry", name
+        return _entry_kind(registry, name), name
     functional = _functional_name(name)
     if functional is not None and name not in registry.spec and _has_entry_op(registry, functional):
-        return "entry", functional
+        return _entry_kind(registry, functional), functional
+    inplace = _inplace_name(name)
+    if name not in registry.spec and _has_entry_op(registry, inplace) and _takes_generator(registry, inplace):
+        return "random", inplace  # a functional sampler (`uniform`) is its in-place entry on a copy
     impl = _forward.implementation(name)
     if impl is not None and carries_no_gradient(impl):
         return ("random" if draws(impl) else "constant"), name
@@ -88,10 +106,16 @@ def runs_as(name: str, registry: Registry) -> tuple[str, str | None]:
 def resolve(name: str, registry: Registry) -> Resolved:
     """How the overload `name` runs under `registry` (see the module docstring)."""
     kind, target = runs_as(name, registry)
-    if kind == "entry":
-        assert target is not None  # runs_as names the entry
+    if (
+        kind in ("entry", "random")
+        and target is not None
+        and target in registry.spec
+        and name not in _variants.VARIANTS
+    ):
         op = registry.op(target)
-        via = "" if target == name else f" (functional form of {name})"
+        via = "" if target == name else f" (the entry of {target} for {name})"
+        if kind == "random":
+            return Resolved(_entry_drawn_from_key(op), kind, f"{op.entry.location}{via}; drawn from apply's key")
         return Resolved(op, kind, f"{op.entry.location}{via}")
     if kind in ("variant", "random") and name in _variants.VARIANTS:
         variant = _variants.VARIANTS[name]
@@ -133,6 +157,20 @@ def _drawn_from_key(impl: Callable, name: str) -> Callable:
             raise ValueError(f"{name} draws random values: pass key=jax.random.key(...) to apply()")
         args, kwargs = jax.tree.map(_constant, (args, kwargs), is_leaf=lambda x: x is None)
         return impl(*args, **{**kwargs, "generator": key})
+
+    return run
+
+
+def _entry_drawn_from_key(op: Callable) -> Callable:
+    """An entry's op whose `generator` is the node's key: its derivatives stay its formulas."""
+
+    @functools.wraps(op)
+    def run(*args, key=None, **kwargs):
+        if kwargs.get("generator") is None:
+            if key is None:
+                raise ValueError(f"aten::{op.name} draws random values: pass key=jax.random.key(...) to apply()")
+            kwargs = {**kwargs, "generator": key}
+        return op(*args, **kwargs)
 
     return run
 

@@ -1,7 +1,15 @@
-"""Graph constants and tensors, torch -> JAX: dtypes, devices, layouts, symbolic sizes."""
+"""Graph constants and tensors, torch -> JAX: dtypes, devices, layouts, symbolic sizes.
+
+JAX's default 32-bit mode (`jax_enable_x64` off) has no 64-bit types: a graph's int64 values
+(ids, positions, `arange`, `cumsum` of masks, size arithmetic) run as int32, JAX's default
+integer, and its dtype arguments follow (`jax.dtypes.canonicalize_dtype`). ATen's semantics are
+kept where width shows: a tensor whose values do not fit 32 bits is refused by name instead of
+wrapping around; overflow of int32 arithmetic inside the model is the user's choice of mode.
+"""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
@@ -28,9 +36,10 @@ _DTYPES = {
 
 
 def jax_dtype(dtype: torch.dtype):
-    """The NumPy/JAX dtype of a torch dtype (the form jaxderiv's ops take for ScalarType)."""
+    """The NumPy/JAX dtype of a torch dtype (the form jaxderiv's ops take for ScalarType), as
+    JAX's mode has it: int64 is int32 with `jax_enable_x64` off (see the module docstring)."""
     try:
-        return jnp.dtype(_DTYPES[dtype])
+        return jax.dtypes.canonicalize_dtype(_DTYPES[dtype])
     except KeyError:
         raise TypeError(f"torch dtype {dtype} has no JAX counterpart") from None
 
@@ -45,8 +54,19 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.resolve_conj().resolve_neg().numpy(force=True).copy()
 
 
-def to_jax_array(t: torch.Tensor):
-    return jnp.asarray(to_numpy(t), dtype=jax_dtype(t.dtype))
+def to_jax_array(t: torch.Tensor, name: str = "a tensor"):
+    """`t` as a JAX array in JAX's mode; an integer tensor whose values do not fit the narrower
+    integer of 32-bit mode is refused (ValueError naming `name`) rather than wrapped around."""
+    values, dtype = to_numpy(t), jax_dtype(t.dtype)
+    if values.dtype.kind in "iu" and dtype.itemsize < values.dtype.itemsize and values.size:
+        info = np.iinfo(dtype)
+        low, high = values.min(), values.max()
+        if low < info.min or high > info.max:
+            raise ValueError(
+                f"{name} ({t.dtype}) holds values in [{low}, {high}], outside {dtype}'s range: JAX runs in "
+                "32 bits; call jax.config.update('jax_enable_x64', True) before importing the model"
+            )
+    return jnp.asarray(values, dtype=dtype)
 
 
 def convert_constant(value):

@@ -6,6 +6,7 @@ buffers have. `copy_`, whose derivative is VariableTypeManual's, is `expand` the
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import jax
@@ -14,6 +15,7 @@ import jax.numpy as jnp
 from ..forward.nn import dropout_with_mask
 from ..op import Op
 from ..registry import Registry
+from ..schema import Argument, Type
 
 __all__ = ["VARIANTS", "Variant"]
 
@@ -67,11 +69,43 @@ def _native_dropout(registry, op, input, p, train, *, key=None):
         raise ValueError("native_dropout in training mode needs randomness: pass key=jax.random.key(...) to apply()")
     else:
         mask = jax.random.bernoulli(key, 1.0 - p, x.shape)
+    return _with_mask_argument(registry, op.entry.name)(input, p, train, mask=mask)
 
-    def forward(input, p, train):
-        return dropout_with_mask(input, p, train, mask)
 
-    return Op(op.entry, forward, calls=registry._entry_call)(input, p, train)
+@functools.lru_cache(maxsize=None)
+def _with_mask_argument(registry: Registry, name: str) -> Op:
+    """The entry's op with the drawn mask as one more (keyword, never differentiated) Tensor
+    argument. The mask must be an argument, not a value the forward closes over: JAX may run
+    an op's derivative rule after the trace that drew the mask has ended (`grad` of a jitted
+    step), and a closed-over traced mask would then be stale."""
+    entry = registry.spec[name]
+    mask = Argument("mask", Type.parse("Tensor"), kwarg_only=True)
+    schema = dataclasses.replace(entry.schema, arguments=entry.schema.arguments + (mask,))
+    return Op(dataclasses.replace(entry, schema=schema), dropout_with_mask, calls=registry._entry_call)
+
+
+def _rrelu_with_noise_functional(
+    registry, op, self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *, key=None
+):
+    """`rrelu_with_noise_functional` in training: ATen draws each slope into `noise` (U(lower,
+    upper) where self <= 0, 1 elsewhere) and its formula reads `noise` for the gradient. The
+    functional graph hands it an empty tensor, so the slopes are drawn from the node's key and
+    passed as `noise`: the output is self * noise and the gradient the entry's formula of it."""
+    x = jnp.asarray(self)
+    if training and upper - lower > 1e-6:
+        if key is None and generator is None:
+            raise ValueError("rrelu in training mode draws its slopes: pass key=jax.random.key(...) to apply()")
+        slopes = jax.random.uniform(key if generator is None else generator, x.shape, x.dtype, lower, upper)
+        noise = jnp.where(x > 0, jnp.ones((), x.dtype), slopes)
+    return op(self, noise, lower, upper, training)
+
+
+def _bernoulli_p(registry, op, self, p=0.5, *, generator=None, key=None):
+    """`bernoulli.p`: ATen's kernel fills a tensor like `self` in place (`bernoulli_.float`),
+    whose entry states the gradient (none for `self`); the draws come from the node's key."""
+    if generator is None and key is None:
+        raise ValueError("bernoulli draws random values: pass key=jax.random.key(...) to apply()")
+    return op(self, p, generator=key if generator is None else generator)
 
 
 def _copy(registry, op, self, src, non_blocking=False):
@@ -88,6 +122,13 @@ VARIANTS: dict[str, Variant] = {
     "native_dropout": Variant(
         "native_dropout", _native_dropout, "the entry's formulas, the mask drawn from apply's key", random=True
     ),
+    "rrelu_with_noise_functional": Variant(
+        "rrelu_with_noise_functional",
+        _rrelu_with_noise_functional,
+        "the entry's formulas, the slopes drawn from apply's key",
+        random=True,
+    ),
+    "bernoulli.p": Variant("bernoulli_.float", _bernoulli_p, "the entry's formulas: none", random=True),
     "_native_batch_norm_legit_functional": Variant(
         "_native_batch_norm_legit",
         _batch_norm_functional,

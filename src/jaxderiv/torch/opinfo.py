@@ -56,6 +56,7 @@ from ._gauge import align, align_value, factors, torch_cotangents
 from . import _variants
 from ._resolve import aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
+from ..forward.nondifferentiable import UNINITIALIZED
 
 __all__ = ["Recorder", "Call", "OpRow", "Replay", "replay", "record_sample", "main"]
 
@@ -294,12 +295,6 @@ def _as_accurate_as_torch(call: Call, pairs, verdict) -> tuple[str, float, str]:
             return verdict
         worst = max(worst, _err(g, w))
     return "agree", worst, ""
-
-
-# Constructors whose values are whatever memory held: only shapes and dtypes are compared.
-UNINITIALIZED = frozenset(
-    {"empty.memory_format", "empty_strided", "empty_permuted", "empty_like", "new_empty", "new_empty_strided"}
-)
 
 
 def _compare_constant(fn, call: Call) -> Outcome:
