@@ -74,3 +74,27 @@ def test_torch_model_in_jax_quick(tmp_path):
     assert result["torch"][0] != result["torch"][-1]  # it trained
     assert result["weight_diff"] < 1e-5
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_finetune_pretrained_quick(tmp_path):
+    """Fine-tuned in JAX, saved to safetensors, reloaded by from_pretrained: the same accuracy in torch."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("safetensors")
+    result = _example("finetune_pretrained").main(["--quick", "--dir", str(tmp_path)])
+    assert np.mean(result["losses"][-5:]) < 0.5 * result["losses"][0]
+    assert result["jax_accuracy"] >= 0.9  # two classes: chance is 0.5
+    assert result["jax_accuracy"] == result["torch_accuracy"]
+    assert result["logits_diff"] < 1e-4
+    assert (tmp_path / "model.safetensors").exists() and (tmp_path / "config.json").exists()
+
+
+def test_train_sharded_quick(monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("XLA_FLAGS", "")  # the example sets its 8 devices' flag: undone after the test
+    result = _example("train_sharded").main(["--quick"])
+    # as many devices as JAX started with here (8 where the example started it): the same losses as one device
+    assert result["max_rel_difference"] < 1e-5
+    assert result["losses"][-1] < result["losses"][0]  # it learns its two batches
+    assert result["param_bytes_per_device"] <= 1.1 * result["param_bytes"] / result["devices"]

@@ -154,21 +154,36 @@ def test_compare_with_dropout_sees_an_edited_dropout_formula(tmp_path):
     assert comparison.first_grad_divergence is not None and comparison.first_value_divergence is None
 
 
-def test_data_dependent_branch_names_the_line_and_the_ways_through():
-    class LayerDrop(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc = nn.Linear(3, 3)
+class LayerDrop(nn.Module):
+    """A residual block skipped at random in training, as transformers' OPT, BART and Whisper
+    decoders do: a Python branch on a tensor's value."""
 
-        def forward(self, x):
-            if self.training and torch.rand([]) < 0.1:  # the branch torch.export cannot follow
-                return x
-            return self.fc(x)
+    def __init__(self, p):
+        super().__init__()
+        self.p, self.fc = p, nn.Linear(3, 3)
 
-    m = LayerDrop().train()
+    def forward(self, x):
+        if self.training and torch.rand([]) < self.p:  # the branch torch.export cannot follow
+            return x
+        return x + self.fc(x)
+
+
+def test_a_data_dependent_branch_is_refused_naming_the_line_and_the_ways_through():
+    m = LayerDrop(0.0).train()
     with pytest.raises(jt.DataDependentBranchError, match=r"(?s)test_training_conditions.py:\d+ in forward.*eval mode"):
-        jt.from_module(m, torch.randn(2, 3))
-    assert jt.from_module(m.eval(), torch.randn(2, 3)).shapes is not None
+        jt.from_module(m, torch.randn(2, 3), branches="error")
+
+
+def test_a_data_dependent_branch_takes_the_examples_path_with_a_warning():
+    m = _seeded(LayerDrop(0.0)).train()
+    x = torch.randn(4, 3, dtype=torch.float64)
+    state = {k: v.clone() for k, v in m.state_dict().items()}
+    rng = torch.random.get_rng_state()
+    with pytest.warns(UserWarning, match=r"test_training_conditions.py:\d+ in forward.*example's path \(False\)"):
+        model = jt.from_module(m, x)
+    assert torch.equal(torch.random.get_rng_state(), rng)  # the eager run's draws are not the user's
+    assert all(torch.equal(v, state[k]) for k, v in m.state_dict().items())
+    assert rel(model(jnp.asarray(x.numpy())), m(x).detach().numpy()) < 1e-12  # p = 0: the block always runs
 
 
 # -- one import, many shapes ---------------------------------------------------------------------

@@ -7,11 +7,41 @@ returns. cudnn_* and miopen_* are the same math as native batch norm, in ATen's 
 
 from __future__ import annotations
 
+import functools
 import math
 
+import jax
 import jax.numpy as jnp
 
 from . import impl
+
+_REDUCED = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def in_opmath(fn):
+    """ATen's CPU normalization kernels compute bfloat16 and float16 inputs in float32 (their
+    `opmath_t`) and round once: the statistics of a bfloat16 batch summed in bfloat16 would be
+    off by far more than one rounding. The first output takes the first argument's dtype; the
+    others (statistics, parameter gradients) the reduced dtype, or float32 where float32
+    parameters are mixed with a reduced input (ATen's `param_scalar_type`)."""
+
+    @functools.wraps(fn)
+    def run(*args):
+        arrays = [a for a in jax.tree.leaves(args) if isinstance(a, jax.Array)]
+        low = next((a.dtype for a in arrays if a.dtype in _REDUCED), None)
+        if low is None:
+            return fn(*args)
+        mixed = any(a.dtype == jnp.float32 for a in arrays)
+
+        def up(a):
+            return a.astype(jnp.float32) if isinstance(a, jax.Array) and a.dtype in _REDUCED else a
+
+        out = fn(*jax.tree.map(up, args, is_leaf=lambda x: x is None))
+        first = jnp.result_type(args[0])
+        rest = jnp.dtype(jnp.float32) if mixed else low
+        return tuple(y.astype(first if i == 0 else rest) for i, y in enumerate(out))
+
+    return run
 
 
 def channel_shape(x):
@@ -44,6 +74,7 @@ def _affine(xhat, weight, bias, x):
 
 
 @impl("native_batch_norm")
+@in_opmath
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """(output, save_mean, save_invstd); in eval mode the saved statistics are empty, as on ATen's CPU."""
     mean, invstd = batch_stats(input, running_mean, running_var, training, eps)
@@ -55,6 +86,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 
 @impl("native_batch_norm_backward")
+@in_opmath
 def native_batch_norm_backward(
     grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask
 ):
@@ -121,6 +153,7 @@ def _stats(x, eps):
 
 
 @impl("native_layer_norm")
+@in_opmath
 def native_layer_norm(input, *args):
     """(output, mean, rstd), normalized over the trailing dims.
 
@@ -152,6 +185,7 @@ def _layer_norm(input, weight, bias, M, N, eps):
 
 
 @impl("native_layer_norm_backward")
+@in_opmath
 def native_layer_norm_backward(grad_out, input, *args):
     """(grad_input, grad_weight, grad_bias) of layer norm from its saved mean and rstd, all three
     computed whatever output_mask asks (JAX has no undefined tensor; ATen's kernel leaves the
@@ -183,6 +217,7 @@ def native_layer_norm_backward(grad_out, input, *args):
 
 
 @impl("native_group_norm")
+@in_opmath
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(output, mean, rstd): input seen as (N, C, HxW), channels split into `group` groups; mean and rstd are (N, group)."""
     x = jnp.reshape(input, (N, group, C // group * HxW))  # explicit: -1 is ambiguous for N = 0

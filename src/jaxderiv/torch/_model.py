@@ -15,7 +15,8 @@ from ..registry import Registry
 from ._loops import find_loops
 from ._program import Program, UnsupportedGraphError, UnsupportedNode, build_program, decompose
 from ._resolve import torch_registry
-from ._shapes import InputShapes, export_with_shapes
+from ._export import export_module
+from ._shapes import InputShapes
 from ._values import to_jax_array
 
 __all__ = ["ImportedModel", "export", "from_exported", "from_module", "unsupported"]
@@ -222,10 +223,12 @@ def from_exported(
     )
 
 
-def export(module: torch.nn.Module, *args, dynamic_shapes=None, **kwargs) -> torch.export.ExportedProgram:
+def export(
+    module: torch.nn.Module, *args, dynamic_shapes=None, branches: str = "example", **kwargs
+) -> torch.export.ExportedProgram:
     """torch.export's training IR (BatchNorm in training mode, dropout, buffer updates kept);
-    `dynamic_shapes` as in `from_module`."""
-    return export_with_shapes(module, tuple(args), kwargs, dynamic_shapes)
+    `dynamic_shapes` and `branches` as in `from_module`."""
+    return export_module(module, tuple(args), kwargs, dynamic_shapes, branches)
 
 
 def from_module(
@@ -235,6 +238,7 @@ def from_module(
     registry: Registry | None = None,
     roll_loops: bool = True,
     dynamic_shapes: Any = "auto",
+    branches: str = "example",
     **example_kwargs,
 ) -> ImportedModel:
     """Export `module` on the example inputs (torch tensors) and import it: see `from_exported`.
@@ -247,11 +251,16 @@ def from_module(
     One import then serves every allowed shape (one compiled program per shape under jit);
     `model.shapes.describe()` says which, and any other shape is refused before it runs.
 
+    branches: where the model branches in Python on a tensor's value (LayerDrop's
+    `if torch.rand([]) < p`), which torch.export cannot record: "example" (the default) fixes
+    each such branch to the path the example inputs take, with a warning naming its line;
+    "error" raises DataDependentBranchError instead.
+
     >>> model = from_module(torch.nn.Linear(3, 2), torch.randn(4, 3))
     >>> model(jnp.ones((7, 3))).shape  # a batch of 7 from an import on a batch of 4
     (7, 2)
     """
-    ep = export(module, *example_args, dynamic_shapes=dynamic_shapes, **example_kwargs)
+    ep = export(module, *example_args, dynamic_shapes=dynamic_shapes, branches=branches, **example_kwargs)
     return from_exported(ep, registry=registry, roll_loops=roll_loops)
 
 

@@ -11,48 +11,17 @@ dimension, the value and what is allowed.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import re
-import warnings
 from typing import Any
 
 import sympy
 import torch
-import torch.utils._pytree as torch_pytree
-from torch.export import Dim
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.utils._sympy.numbers import int_oo
 
-from ..errors import JaxderivError
-
-__all__ = ["DataDependentBranchError", "InputShapes", "ShapeError", "default_dynamic_shapes", "export_with_shapes"]
+__all__ = ["InputShapes", "ShapeError"]
 
 
 class ShapeError(ValueError):
     """An input whose shape the imported graph does not allow."""
-
-
-class DataDependentBranchError(JaxderivError):
-    """The model branches in Python on a tensor's value, which torch.export cannot capture."""
-
-
-_CALL = re.compile(r'The following call raised this error:\n\s*File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
-
-
-def _data_dependent(e: Exception) -> DataDependentBranchError:
-    """torch.export's GuardOnDataDependentSymNode as an error that names the model's line and
-    the ways through (LayerDrop in transformers' OPT, BART and Whisper decoders is the usual one)."""
-    found = _CALL.search(str(e))
-    where = f"{found[1]}:{found[2]} in {found[3]}: {found[4].strip()}" if found else "(line not reported by torch)"
-    return DataDependentBranchError(
-        f"the model branches in Python on a tensor's value at\n    {where}\n"
-        "torch.export records one graph for every input, so it cannot follow a branch taken on a value "
-        "(a random draw, an `if tensor.item() ...`). Ways through:\n"
-        "  - a branch taken only in training (LayerDrop: `if torch.rand([]) < self.layerdrop`): import the "
-        "model in eval mode (`module.eval()`; dropout is then off too), or replace the branch;\n"
-        "  - write the branch with torch.cond or torch.where, which torch.export captures;\n"
-        "  - export yourself (torch.export.export) with the branch removed and pass the program to from_exported."
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,58 +136,3 @@ class InputShapes:
                 + f"\n  allowed: {self.describe()}"
                 + ("" if self.dynamic else "\n  import with from_module(..., dynamic_shapes='auto') to run other sizes")
             )
-
-
-def default_dynamic_shapes(module: torch.nn.Module, args: tuple, kwargs: dict) -> dict:
-    """torch.export's `dynamic_shapes` for jaxderiv's default: the first two dimensions of every
-    tensor input (batch, and a sequence's length) are `Dim.AUTO`, so torch.export makes them
-    dynamic wherever the model allows it and keeps static the ones it fixes (channels, a ViT's
-    patch grid, a size-1 dimension)."""
-    bound = inspect.signature(module.forward).bind(*args, **kwargs)
-
-    def spec(x):
-        if isinstance(x, torch.Tensor):
-            return {axis: Dim.AUTO for axis in range(min(x.ndim, 2))} or None
-        return None
-
-    out: dict[str, Any] = {}
-    for name, value in bound.arguments.items():
-        kind = inspect.signature(module.forward).parameters[name].kind
-        if kind is inspect.Parameter.VAR_POSITIONAL:
-            out[name] = tuple(torch_pytree.tree_map(spec, v) for v in value)
-        elif kind is inspect.Parameter.VAR_KEYWORD:
-            out[name] = {k: torch_pytree.tree_map(spec, v) for k, v in value.items()}
-        else:
-            out[name] = torch_pytree.tree_map(spec, value)
-    return out
-
-
-def export_with_shapes(
-    module: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes
-) -> torch.export.ExportedProgram:
-    """`torch.export.export` in training IR with `dynamic_shapes`: None for static shapes,
-    "auto" for `default_dynamic_shapes`, or torch.export's own spec (`Dim`, `Dim.AUTO`, per
-    input). Where "auto" cannot export, the static export is used, with a warning saying why."""
-    if isinstance(dynamic_shapes, str):
-        if dynamic_shapes != "auto":
-            raise ValueError(f"dynamic_shapes={dynamic_shapes!r}: give 'auto', None, or torch.export's own spec")
-        try:
-            spec = default_dynamic_shapes(module, args, kwargs)
-        except TypeError:  # a forward whose signature does not bind the inputs (a wrapped callable)
-            spec = None
-        if spec is not None:
-            try:
-                return torch.export.export(module, args, kwargs or None, dynamic_shapes=spec)
-            except GuardOnDataDependentSymNode as e:
-                raise _data_dependent(e) from e
-            except Exception as e:  # noqa: BLE001 - any failure of the dynamic export falls back to static
-                warnings.warn(
-                    f"exporting with dynamic batch and sequence dimensions failed ({type(e).__name__}: "
-                    f"{str(e).splitlines()[0] if str(e) else ''}); the model is imported with static shapes",
-                    stacklevel=3,
-                )
-        dynamic_shapes = None
-    try:
-        return torch.export.export(module, args, kwargs or None, dynamic_shapes=dynamic_shapes)
-    except GuardOnDataDependentSymNode as e:
-        raise _data_dependent(e) from e
