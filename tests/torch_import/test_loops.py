@@ -140,3 +140,23 @@ def test_copies_whose_inputs_differ_in_shape_run_unrolled():
     values = {"x": jnp.asarray(1.0), **{f"z{i}": jnp.ones(i + 1) for i in range(n)}}
     rolled = Program((), steps, program.outputs, loops).run(values)
     assert float(rolled[f"v{n - 1}"]) == 1.0 + sum(range(1, n + 1))
+
+
+# -- activation checkpointing over the rolled loops ------------------------------------------------
+
+
+def _temp_bytes_and_grads(model, x):
+    f = jax.jit(jax.grad(lambda p: jnp.sum(jnp.sin(model.apply(p, model.buffers, x)[0]))))
+    return f.lower(model.params).compile().memory_analysis().temp_size_in_bytes, f(model.params)
+
+
+def test_remat_recomputes_the_loop_copies_with_the_same_gradients_and_less_memory():
+    x = torch.randn(4, 64, 3, dtype=torch.float64)
+    model = jt.from_module(_deep("LSTM"), x)
+    xj = jnp.asarray(x.numpy())
+    kept, grads = _temp_bytes_and_grads(model, xj)
+    recomputed, remat_grads = _temp_bytes_and_grads(model.with_remat(), xj)
+    assert recomputed < 0.9 * kept, (recomputed, kept)  # 0.80 measured: the per-step gate activations
+    for a, b in zip(jax.tree.leaves(remat_grads), jax.tree.leaves(grads)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert model.with_remat(None).program.remat is None and model.program.remat is None

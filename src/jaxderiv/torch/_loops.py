@@ -167,9 +167,11 @@ def _as_loop(steps, start, period, count, index, read_at) -> Loop | None:
     return Loop(start, period, count, tuple(slots), tuple(exported))
 
 
-def run_loop(loop: Loop, steps: Sequence[Step], env: dict) -> None:
+def run_loop(loop: Loop, steps: Sequence[Step], env: dict, remat: Any = None) -> None:
     """Run `loop`'s steps as one scan, adding every value read after it to `env` under its step's
-    name. Raises where the values do not fit a scan (the caller runs the steps unrolled)."""
+    name. Raises where the values do not fit a scan (the caller runs the steps unrolled).
+    remat: None, or activation checkpointing of each copy (`jax.checkpoint`): True saves nothing
+    but the carry, a `jax.checkpoint_policies` member chooses what else is saved."""
     body = steps[loop.start : loop.start + loop.period]
     trees = [_leaves(s) for s in body]
     xs = {
@@ -207,6 +209,8 @@ def run_loop(loop: Loop, steps: Sequence[Step], env: dict) -> None:
         handed_on = {(j, r): local[loop.slots[j][r].j] for j, r in carry}
         return handed_on, {j: local[j] for j in loop.exported}
 
+    if remat is not None and remat is not False:
+        copy = jax.checkpoint(copy, policy=None if remat is True else remat, prevent_cse=False)
     _, ys = jax.lax.scan(copy, init, xs, length=loop.count)
     for k in range(loop.count):
         for j in loop.exported:

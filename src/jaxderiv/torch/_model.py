@@ -73,6 +73,18 @@ class ImportedModel:
         """The outputs with the imported weights (the buffers' updates are dropped)."""
         return self.apply(self.params, self.buffers, *inputs, key=key, **kwinputs)[0]
 
+    def with_remat(self, policy: Any = True) -> ImportedModel:
+        """The same model with activation checkpointing of its rolled loops (`program.loops`: a
+        decoder's layers, an RNN's time steps): the backward pass recomputes each copy's
+        activations from its carry instead of keeping them, so the temporary memory of a train
+        step stays flat in depth. policy: True (save only the carry between copies), a
+        `jax.checkpoint_policies` member (`dots_with_no_batch_dims_saveable` keeps the matmuls),
+        or None to turn it off. Gradients are the same formulas, evaluated again.
+
+        >>> deep = jt.from_module(llama, ids).with_remat()
+        """
+        return dataclasses.replace(self, program=dataclasses.replace(self.program, remat=policy))
+
     def _placeholder_values(self, params, buffers, inputs, kwinputs) -> dict[str, Any]:
         leaves = _user_leaves(self._in_spec, inputs, kwinputs)
         if self.shapes is not None:

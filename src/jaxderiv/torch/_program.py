@@ -83,6 +83,7 @@ class Program:
         tuple[Any, str, str | None], ...
     ]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
     loops: tuple = ()  # the unrolled loops among the steps that run as scans (`_loops.Loop`)
+    remat: Any = None  # activation checkpointing of each loop copy: None, True, or a jax.checkpoint policy
 
     def run(self, values: dict[str, Any], *, key=None, on_step: Callable | None = None) -> dict[str, Any]:
         """Evaluate every step on `values` (placeholder name -> array); returns the environment.
@@ -99,7 +100,7 @@ class Program:
                 from ._loops import run_loop
 
                 try:
-                    run_loop(loops[i], self.steps, env)
+                    run_loop(loops[i], self.steps, env, remat=self.remat)
                     skip_to = loops[i].stop
                     continue
                 except Exception:  # noqa: BLE001 - values that do not fit a scan: the steps run unrolled
