@@ -1,7 +1,8 @@
 """Ops that derivatives.yaml does not list but that are variants of entries it does: each runs
 those entries' ops, so its derivatives are their formulas, and computes what the variant adds
 (updated running statistics, a dropout mask drawn from a key) with no gradient, as ATen's
-buffers have. `copy_`, whose derivative is VariableTypeManual's, is `expand` then `_to_copy`."""
+buffers have. `copy_` (and its functional form `copy`), whose derivative is VariableTypeManual's,
+is `expand` then `_to_copy`."""
 
 from __future__ import annotations
 
@@ -119,6 +120,7 @@ def _copy(registry, op, self, src, non_blocking=False):
 
 VARIANTS: dict[str, Variant] = {
     "copy_": Variant("_to_copy", _copy, "expand's before them; none for self", inputs=("self", "src")),
+    "copy": Variant("_to_copy", _copy, "expand's before them; none for self", inputs=("self", "src")),
     "native_dropout": Variant(
         "native_dropout", _native_dropout, "the entry's formulas, the mask drawn from apply's key", random=True
     ),
