@@ -11,10 +11,34 @@ Layering (tests/test_layering.py checks it):
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-__all__ = ["gru_gate_grads", "lstm_gate_grads", "mH", "mT", "solve_triangular_right", "wrap_dim"]
+__all__ = [
+    "gru_gate_grads",
+    "long_dtype",
+    "lstm_gate_grads",
+    "mH",
+    "mT",
+    "opmath",
+    "solve_triangular_right",
+    "wrap_dim",
+]
+
+_REDUCED_FLOATS = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+
+
+def opmath(x):
+    """x as ATen's CPU kernels compute it (`opmath_t`): bfloat16 and float16 in float32, so that
+    a reduction (softmax's sum) rounds once, at the end, instead of at every step."""
+    return x.astype(jnp.float32) if jnp.result_type(x) in _REDUCED_FLOATS else x
+
+
+def long_dtype():
+    """ATen's Long (int64) as JAX's mode has it: int32 with `jax_enable_x64` off, JAX's default
+    integer, asked for by that name so that 32-bit mode warns of nothing it truncates."""
+    return jax.dtypes.canonicalize_dtype(jnp.int64)
 
 
 def wrap_dim(d: int, ndim: int) -> int:

@@ -155,17 +155,23 @@ def test_compare_with_dropout_sees_an_edited_dropout_formula(tmp_path):
 
 
 class LayerDrop(nn.Module):
-    """A residual block skipped at random in training, as transformers' OPT, BART and Whisper
-    decoders do: a Python branch on a tensor's value."""
+    """Residual blocks skipped at random in training, as transformers' OPT, BART and Whisper
+    decoders do: a Python branch on a tensor's value, at two places (an encoder's and a
+    decoder's loop), and a check of a value that only eager mode makes (as transformers skips
+    its mask checks while exporting)."""
 
     def __init__(self, p):
         super().__init__()
-        self.p, self.fc = p, nn.Linear(3, 3)
+        self.p, self.fc, self.fc2 = p, nn.Linear(3, 3), nn.Linear(3, 3)
 
     def forward(self, x):
-        if self.training and torch.rand([]) < self.p:  # the branch torch.export cannot follow
-            return x
-        return x + self.fc(x)
+        if not torch.compiler.is_exporting() and bool((x == 0).all()):
+            raise ValueError("an all-zero input")
+        if not (self.training and torch.rand([]) < self.p):  # the branch torch.export cannot follow
+            x = x + self.fc(x)
+        if not (self.training and torch.rand([]) < self.p):
+            x = x + self.fc2(x)
+        return x
 
 
 def test_a_data_dependent_branch_is_refused_naming_the_line_and_the_ways_through():
@@ -181,6 +187,7 @@ def test_a_data_dependent_branch_takes_the_examples_path_with_a_warning():
     rng = torch.random.get_rng_state()
     with pytest.warns(UserWarning, match=r"test_training_conditions.py:\d+ in forward.*example's path \(False\)"):
         model = jt.from_module(m, x)
+    assert len({s.source for s in model.program.steps if s.op == "aten::addmm"}) == 2  # both blocks kept
     assert torch.equal(torch.random.get_rng_state(), rng)  # the eager run's draws are not the user's
     assert all(torch.equal(v, state[k]) for k, v in m.state_dict().items())
     assert rel(model(jnp.asarray(x.numpy())), m(x).detach().numpy()) < 1e-12  # p = 0: the block always runs
@@ -213,6 +220,19 @@ def test_one_import_runs_other_batch_sizes_and_refuses_what_the_graph_does_not_a
     static = jt.from_module(m, x, y, dynamic_shapes=None)
     with pytest.raises(jt.ShapeError, match=r"dimension 0 is 5; the import fixes it to 2 \(exported with static"):
         static(jnp.ones((5, 3)), jnp.ones((5, 4)))
+
+
+def test_a_sequence_length_the_model_fixes_is_reported_at_import():
+    class PythonLoop(nn.Module):
+        def forward(self, ids):
+            out = ids[:, 0]
+            for i in range(1, ids.shape[1]):  # torch.export unrolls it: the length is fixed
+                out = out + ids[:, i]
+            return out
+
+    with pytest.warns(UserWarning, match=r"kept input 'ids' dimension 1 \(= 4\) at the example's size"):
+        model = jt.from_module(PythonLoop(), torch.randint(0, 5, (3, 4)))
+    assert model.shapes.describe().endswith(", 4]")
 
 
 def test_dynamic_shapes_in_torch_exports_own_spelling():
@@ -303,3 +323,13 @@ def test_a_bfloat16_model_trains_with_torchs_bfloat16_gradients():
     m(x).float().sum().backward()
     for name, p in m.named_parameters():
         assert rel(np.asarray(grads[name], np.float32), p.grad.float().numpy()) < 2e-2, name
+
+
+def test_a_parameter_torch_does_not_train_is_state_not_a_parameter():
+    m = _seeded(nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 2)))
+    m[0].weight.requires_grad_(False)  # Whisper's sinusoidal positions, a frozen backbone
+    ids = torch.randint(0, 5, (2, 4))
+    model = jt.from_module(m, ids)
+    assert set(model.params) == {"1.weight", "1.bias"} and "0.weight" in model.buffers
+    assert set(model.state_dict()) == set(m.state_dict())
+    assert rel(model(jnp.asarray(ids.numpy())), m(ids).detach().numpy()) < 1e-12

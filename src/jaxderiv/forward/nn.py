@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..tensor_utils import long_dtype, opmath
 from . import impl
 from .nondifferentiable import without_derivative
 
@@ -33,18 +34,20 @@ def _float(x):
 
 @impl("_softmax")
 def _softmax(self, dim, half_to_float):
+    """In float32 for bfloat16 and float16 inputs, rounded once (ATen's CPU kernel)."""
     x = _float(self)
     if x.ndim == 0:
         return jnp.ones_like(x)
-    return jax.nn.softmax(x, axis=_axis(dim, x.ndim))
+    return jax.nn.softmax(opmath(x), axis=_axis(dim, x.ndim)).astype(x.dtype)
 
 
 @impl("_log_softmax")
 def _log_softmax(self, dim, half_to_float):
+    """In float32 for bfloat16 and float16 inputs, rounded once (ATen's CPU kernel)."""
     x = _float(self)
     if x.ndim == 0:
         return jnp.zeros_like(x)
-    return jax.nn.log_softmax(x, axis=_axis(dim, x.ndim))
+    return jax.nn.log_softmax(opmath(x), axis=_axis(dim, x.ndim)).astype(x.dtype)
 
 
 def _input_dtype(self_or_dtype):
@@ -67,9 +70,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     if jnp.ndim(output) == 0:
         return jnp.zeros_like(grad_output * output).astype(_grad_input_dtype(grad_output, input_dtype))
     d = _axis(dim, jnp.ndim(output))
-    return (output * (grad_output - jnp.sum(grad_output * output, axis=d, keepdims=True))).astype(
-        _grad_input_dtype(grad_output, input_dtype)
-    )
+    g, y = opmath(grad_output), opmath(output)
+    return (y * (g - jnp.sum(g * y, axis=d, keepdims=True))).astype(_grad_input_dtype(grad_output, input_dtype))
 
 
 @impl("_log_softmax_backward_data")
@@ -78,9 +80,8 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
     if jnp.ndim(output) == 0:
         return jnp.zeros_like(grad_output * output).astype(_grad_input_dtype(grad_output, input_dtype))
     d = _axis(dim, jnp.ndim(output))
-    return (grad_output - jnp.exp(output) * jnp.sum(grad_output, axis=d, keepdims=True)).astype(
-        _grad_input_dtype(grad_output, input_dtype)
-    )
+    g, y = opmath(grad_output), opmath(output)
+    return (g - jnp.exp(y) * jnp.sum(g, axis=d, keepdims=True)).astype(_grad_input_dtype(grad_output, input_dtype))
 
 
 @impl("_safe_softmax")
@@ -253,14 +254,14 @@ def _embedding_bag(
                 "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum'"
             )
         rows = rows * per_sample_weights[:, None]
-    bag_size = jnp.zeros((n_bags,), jnp.int64).at[target].add(1, mode="drop")
+    bag_size = jnp.zeros((n_bags,), long_dtype()).at[target].add(1, mode="drop")
     dim = weight.shape[1]
     if mode == MODE_MAX:
         out = jnp.full((n_bags, dim), -jnp.inf, weight.dtype).at[target].max(rows, mode="drop")
         out = jnp.where(bag_size[:, None] > 0, out, 0)
         hit = (rows == out[jnp.clip(target, 0, n_bags - 1)]) & (target < n_bags)[:, None]
         first = jnp.where(hit, jnp.arange(indices.shape[0])[:, None], indices.shape[0])
-        pos = jnp.full((n_bags, dim), indices.shape[0], jnp.int64).at[target].min(first, mode="drop")
+        pos = jnp.full((n_bags, dim), indices.shape[0], long_dtype()).at[target].min(first, mode="drop")
         # an empty bag's (or one of padding only): 0, as torch 2.13's CPU kernel leaves it
         taken = jnp.take(indices, jnp.minimum(pos, indices.shape[0] - 1)) if indices.shape[0] else jnp.zeros_like(pos)
         max_indices = jnp.where(bag_size[:, None] > 0, taken, 0)
@@ -272,7 +273,7 @@ def _embedding_bag(
         return out, offset2bag, bag_size, bag_size.astype(indices.dtype)
     # sum: ATen's CPU kernel computes neither bag_size nor max_indices (zeros, one per bag) unless
     # weight requires grad (make_bag_size): JAX has no such flag, and no formula reads them in sum mode
-    return out, offset2bag, jnp.zeros((n_bags,), jnp.int64), jnp.zeros((n_bags,), indices.dtype)
+    return out, offset2bag, jnp.zeros((n_bags,), long_dtype()), jnp.zeros((n_bags,), indices.dtype)
 
 
 @without_derivative("_embedding_bag_forward_only")
@@ -304,7 +305,7 @@ def _embedding_bag_forward_only(
     )
     if mode != MODE_SUM:
         return out
-    return out[0], out[1], jnp.zeros(offsets.shape, jnp.int64), jnp.zeros(offsets.shape, indices.dtype)
+    return out[0], out[1], jnp.zeros(offsets.shape, long_dtype()), jnp.zeros(offsets.shape, indices.dtype)
 
 
 @impl("_embedding_bag_dense_backward")

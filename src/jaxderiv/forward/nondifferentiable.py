@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..tensor_utils import long_dtype
 from . import impl as _register
 from .binary import div_mode, result_type
 from .shapes import concrete
@@ -71,7 +72,7 @@ def _scalar_dtype(value, dtype):
     if isinstance(value, bool):
         return jnp.bool_
     if isinstance(value, int):
-        return jnp.int64
+        return long_dtype()
     if isinstance(value, complex):
         return jnp.complex64
     return _DEFAULT_FLOAT
@@ -182,7 +183,7 @@ def _arange_dtype(values, dtype):
     if dtype is not None:
         return dtype
     return (
-        jnp.int64
+        long_dtype()
         if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
         else _DEFAULT_FLOAT
     )
@@ -196,7 +197,7 @@ def arange_start_step(start, end, step=1, dtype=None, layout=None, device=None, 
     n = max(0, math.ceil((end - start) / step))
     # start + i * step, as ATen computes each element (not a running sum).
     if jnp.issubdtype(dt, jnp.integer):
-        return (start + step * jnp.arange(n, dtype=jnp.int64)).astype(dt)
+        return (start + step * jnp.arange(n, dtype=long_dtype())).astype(dt)
     return (start + step * jnp.arange(n, dtype=jnp.float64 if jnp.dtype(dt).itemsize >= 8 else jnp.float32)).astype(dt)
 
 
@@ -294,11 +295,11 @@ def _arg_reduce(fn, self, dim, keepdim):
     x = jnp.asarray(self)
     if dim is None:
         out = fn(x.reshape(-1)) if x.ndim else jnp.asarray(0)
-        return out.reshape((1,) * x.ndim).astype(jnp.int64) if keepdim else out.astype(jnp.int64)
+        return out.reshape((1,) * x.ndim).astype(long_dtype()) if keepdim else out.astype(long_dtype())
     if x.ndim == 0:
-        return jnp.asarray(0, jnp.int64)
+        return jnp.asarray(0, long_dtype())
     # ATen treats NaN as the extreme value: the first NaN's index wins, as jnp's does.
-    return fn(x, axis=dim, keepdims=keepdim).astype(jnp.int64)
+    return fn(x, axis=dim, keepdims=keepdim).astype(long_dtype())
 
 
 @impl("argmax")
@@ -481,11 +482,11 @@ def nonzero_static(self, size, fill_value=-1):
     if size < 0:
         raise ValueError("nonzero_static: 'size' must be an non-negative integer")
     if x.ndim == 0:
-        return jnp.zeros((size, 0), jnp.int64)
+        return jnp.zeros((size, 0), long_dtype())
     if x.size == 0:  # jnp.nonzero pads an empty input with zeros
-        return jnp.full((size, x.ndim), fill_value, jnp.int64)
+        return jnp.full((size, x.ndim), fill_value, long_dtype())
     coords = jnp.nonzero(x != 0, size=size, fill_value=fill_value)
-    return jnp.stack(coords, axis=1).astype(jnp.int64)
+    return jnp.stack(coords, axis=1).astype(long_dtype())
 
 
 # -- resize_ ------------------------------------------------------------------------------------

@@ -13,10 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..tensor_utils import wrap_dim
+from ..tensor_utils import long_dtype, wrap_dim
 from . import impl
-
-I64 = jnp.int64
 
 
 def reduced_dims(dim, ndim: int) -> tuple[int, ...]:
@@ -41,7 +39,7 @@ def _accumulating(x, dtype):
     """Sum-like ops: an explicit dtype converts first; integers and bools accumulate in int64."""
     if dtype is not None:
         return jnp.asarray(x).astype(dtype)
-    return x if _kind(x) != "integral" else jnp.asarray(x).astype(I64)
+    return x if _kind(x) != "integral" else jnp.asarray(x).astype(long_dtype())
 
 
 def _require_inexact(name: str, x):
@@ -271,11 +269,11 @@ def _arg_extreme(x, dim, largest: bool):
     key = (
         jnp.where(jnp.isnan(x), jnp.inf, x if largest else -x)
         if _kind(x) == "floating"
-        else (x if largest else -x.astype(I64))
+        else (x if largest else -x.astype(long_dtype()))
     )
     if jnp.issubdtype(x.dtype, jnp.bool_):
         key = x if largest else ~x
-    return jnp.argmax(key, axis=dim).astype(I64)
+    return jnp.argmax(key, axis=dim).astype(long_dtype())
 
 
 def _values_indices(self, dim, keepdim, index_fn):
@@ -346,13 +344,13 @@ def _argsort(x, d: int, descending: bool = False):
         keys = (major, -key if descending else key)
     else:
         keys = (
-            (-x.astype(I64) if descending else x,)
+            (-x.astype(long_dtype()) if descending else x,)
             if not jnp.issubdtype(x.dtype, jnp.bool_)
             else ((~x if descending else x),)
         )
     pos = jnp.broadcast_to(jnp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - d - 1)), x.shape)
     *_, order = jax.lax.sort((*keys, pos), dimension=d, num_keys=len(keys), is_stable=True)
-    return order.astype(I64)
+    return order.astype(long_dtype())
 
 
 @impl("sort")
@@ -410,7 +408,7 @@ def _median_position(ignore_nan: bool):
         nans = (
             jnp.sum(jnp.isnan(s), axis=d, keepdims=True)
             if _kind(s) == "floating"
-            else jnp.zeros(s.shape[:d] + (1,) + s.shape[d + 1 :], I64)
+            else jnp.zeros(s.shape[:d] + (1,) + s.shape[d + 1 :], long_dtype())
         )
         if ignore_nan:
             return jnp.maximum((n - nans - 1) // 2, 0)
@@ -494,7 +492,7 @@ def _cum_extreme(self, dim, largest: bool):
     """Running max/min with ATen's index: the latest on ties; a NaN stays until the next NaN."""
     x = jnp.atleast_1d(self)
     d = wrap_dim(dim, self.ndim)
-    pos = jnp.broadcast_to(jnp.arange(x.shape[d], dtype=I64).reshape((-1,) + (1,) * (x.ndim - d - 1)), x.shape)
+    pos = jnp.broadcast_to(jnp.arange(x.shape[d], dtype=long_dtype()).reshape((-1,) + (1,) * (x.ndim - d - 1)), x.shape)
 
     def combine(a, b):
         (va, ia), (vb, ib) = a, b
@@ -545,12 +543,12 @@ def logcumsumexp(self, dim):
 
 @impl("count_nonzero")
 def count_nonzero(self, dim=None):
-    return jnp.sum(self != 0, axis=reduced_dims(dim, self.ndim), dtype=I64)
+    return jnp.sum(self != 0, axis=reduced_dims(dim, self.ndim), dtype=long_dtype())
 
 
 @impl("count_nonzero.dim_IntList")
 def count_nonzero_dim(self, dim):
-    return jnp.sum(self != 0, axis=reduced_dims(dim, self.ndim), dtype=I64)
+    return jnp.sum(self != 0, axis=reduced_dims(dim, self.ndim), dtype=long_dtype())
 
 
 @impl("any")
@@ -626,7 +624,7 @@ def histc(self, bins=100, min=0, max=0):
     same = lo == hi
     lo, hi = jnp.where(same, lo - 1, lo), jnp.where(same, hi + 1, hi)
     inside = (x >= lo) & (x <= hi)
-    b = jnp.clip(jnp.floor((x - lo) * bins / (hi - lo)).astype(I64), 0, bins - 1)
+    b = jnp.clip(jnp.floor((x - lo) * bins / (hi - lo)).astype(long_dtype()), 0, bins - 1)
     return jnp.zeros(bins, self.dtype).at[jnp.where(inside, b, bins)].add(1, mode="drop")
 
 
@@ -646,7 +644,7 @@ def hash_tensor(self, dim=(), keepdim=False, mode=0):
             "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument."
         )
-    wide = x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(I64)
+    wide = x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(long_dtype())
     bits = jax.lax.bitcast_convert_type(wide, jnp.uint64)
     dims = reduced_dims(dim, x.ndim)
     for given in (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim or ()):
@@ -660,7 +658,7 @@ def hash_tensor(self, dim=(), keepdim=False, mode=0):
 def _unique(self, sorted=True, return_inverse=False):
     """Sorted unique values; the inverse indices only when asked (else an empty int64 tensor)."""
     values, inverse = jnp.unique(jnp.ravel(self), return_inverse=True)
-    inverse = jnp.reshape(inverse, self.shape).astype(I64) if return_inverse else jnp.zeros((0,), I64)
+    inverse = jnp.reshape(inverse, self.shape).astype(long_dtype()) if return_inverse else jnp.zeros((0,), long_dtype())
     return values, inverse
 
 
@@ -736,7 +734,7 @@ def _runs(rows):
 
 
 def _empty_unless(flag, a):
-    return jnp.asarray(a, I64) if flag else jnp.zeros((0,), I64)
+    return jnp.asarray(a, long_dtype()) if flag else jnp.zeros((0,), long_dtype())
 
 
 @impl("_unique2")
@@ -763,7 +761,7 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
     starts, run, counts = _runs(rows[order])
     inverse = np.empty_like(run)
     inverse[order] = run
-    return back(rows[order][starts]), jnp.asarray(inverse, I64), jnp.asarray(counts, I64)
+    return back(rows[order][starts]), jnp.asarray(inverse, long_dtype()), jnp.asarray(counts, long_dtype())
 
 
 @impl("unique_dim_consecutive")
@@ -771,7 +769,7 @@ def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False)
     """Each run of equal consecutive slices along `dim` kept once; inverse and counts always returned."""
     rows, back = _unique_rows("unique_dim_consecutive", self, dim)
     starts, inverse, counts = _runs(rows)
-    return back(rows[starts]), jnp.asarray(inverse, I64), jnp.asarray(counts, I64)
+    return back(rows[starts]), jnp.asarray(inverse, long_dtype()), jnp.asarray(counts, long_dtype())
 
 
 @impl("unique_consecutive")

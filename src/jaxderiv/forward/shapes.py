@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..tensor_utils import wrap_dim
+from ..tensor_utils import long_dtype, wrap_dim
 from . import impl
 
 
@@ -450,12 +450,12 @@ def one_hot(self, num_classes=-1):
     if num_classes == -1:
         values = concrete(self, "one_hot", "pass num_classes")
         num_classes = int(values.max()) + 1 if values.size else 0
-    return (self[..., None] == jnp.arange(num_classes)).astype(jnp.int64)
+    return (self[..., None] == jnp.arange(num_classes)).astype(long_dtype())
 
 
 @impl("nonzero")
 def nonzero(self):
     values = concrete(self, "nonzero", "call it outside jit, or use jnp.nonzero with a static size")
     if np.ndim(values) == 0:  # ATen: one index row of no coordinates if the scalar is nonzero
-        return jnp.zeros((int(np.asarray(values) != 0), 0), jnp.int64)
-    return jnp.asarray(np.stack(np.nonzero(values), -1).reshape(-1, values.ndim), jnp.int64)
+        return jnp.zeros((int(np.asarray(values) != 0), 0), long_dtype())
+    return jnp.asarray(np.stack(np.nonzero(values), -1).reshape(-1, values.ndim), long_dtype())

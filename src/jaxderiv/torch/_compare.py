@@ -22,6 +22,7 @@ import torch
 from ..forward.nondifferentiable import UNINITIALIZED
 from ..registry import Registry
 from ._model import ImportedModel, from_module
+from ._program import differentiable_nodes
 from ._resolve import runs_as, torch_registry
 from ._values import jax_dtype, to_numpy
 from ._variants import VARIANTS
@@ -156,7 +157,14 @@ def compare(
     # torch: the same decomposed graph, each node's output plus a zero that requires grad;
     # not where ATen gives the value no gradient (constructors, samplers), as eager torch.
     torch_vals, probes = {}, {}
-    unprobed = {s.name for s in program.steps if s.kind in ("constant", "random") and s.name not in random_entries}
+    # nor where the value does not depend on a parameter or a floating input (an attention mask
+    # built from ids): eager torch computes no gradient there, and its fused kernels refuse one.
+    live = differentiable_nodes(ep)
+    unprobed = {
+        s.name
+        for s in program.steps
+        if (s.kind in ("constant", "random") and s.name not in random_entries) or s.name not in live
+    }
 
     class Probed(torch.fx.Interpreter):
         def run_node(self, n):

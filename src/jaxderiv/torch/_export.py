@@ -12,6 +12,7 @@ with DataDependentBranchError, which names the line and the ways through.
 
 from __future__ import annotations
 
+import collections
 import copy
 import inspect
 import os
@@ -78,25 +79,29 @@ class _RecordBranches(TorchFunctionMode):
 
 
 class _ReplayBranches(TorchFunctionMode):
-    """Export: each truth value taken of a tensor is the eager run's answer at the same line."""
+    """Export: each truth value taken of a tensor is the eager run's next answer at the same line.
+    Answers are matched by line, in order: code that checks a value only in eager mode (a mask's
+    `.any()` skipped while exporting) takes answers the export never asks for."""
 
     def __init__(self, answers: list[tuple[bool, str]]):
         super().__init__()
-        self.answers = list(answers)
+        self.answers: dict[str, collections.deque] = collections.defaultdict(collections.deque)
+        for answer, line in answers:
+            self.answers[line].append(answer)
         self.used: list[tuple[bool, str]] = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if func is not torch.Tensor.__bool__:
             return func(*args, **(kwargs or {}))
         line = _user_line()
-        if not self.answers or self.answers[0][1] != line:
+        if not self.answers[line]:
             raise DataDependentBranchError(
-                f"the branch at {line} was not taken in the same order in the eager run of the example "
-                "inputs, so it cannot be fixed to the example's path"
+                f"the branch at {line} was not taken in the eager run of the example inputs as often as "
+                "while exporting, so it cannot be fixed to the example's path"
             )
-        answer = self.answers.pop(0)
-        self.used.append(answer)
-        return answer[0]
+        answer = self.answers[line].popleft()
+        self.used.append((answer, line))
+        return answer
 
 
 def _example_branches(module: torch.nn.Module, args: tuple, kwargs: dict) -> list[tuple[bool, str]]:
@@ -177,7 +182,7 @@ def export_module(
             spec = None
         if spec is not None:
             try:
-                return _export(module, args, kwargs, spec, branches)
+                ep = _export(module, args, kwargs, spec, branches)
             except DataDependentBranchError:
                 raise
             except Exception as e:  # noqa: BLE001 - any other failure of the dynamic export falls back to static
@@ -186,5 +191,32 @@ def export_module(
                     f"{str(e).splitlines()[0] if str(e) else ''}); the model is imported with static shapes",
                     stacklevel=3,
                 )
+            else:
+                _warn_fixed_dimensions(ep, args, kwargs)
+                return ep
         dynamic_shapes = None
     return _export(module, args, kwargs, dynamic_shapes, branches)
+
+
+def _warn_fixed_dimensions(ep: torch.export.ExportedProgram, args: tuple, kwargs: dict) -> None:
+    """Say where torch.export kept a batch dimension, or the length of a sequence of ids, at the
+    example's size (the model's code fixes it: a Python loop over the sequence, `arange(len(x))`):
+    other sizes there are refused later, and the user learns why now. A fixed dimension 1 of a
+    floating input is not reported: it is most often channels, which the weights fix."""
+    examples = [x for x in torch_pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+    user = set(ep.graph_signature.user_inputs)
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in user]
+    tensors = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor)]
+    fixed = []
+    for node, example in zip(tensors, examples):
+        axes = 2 if not (example.is_floating_point() or example.is_complex()) else 1
+        for axis, size in enumerate(node.meta["val"].shape[:axes]):
+            static = not isinstance(size, torch.SymInt) or size.node.expr.is_number
+            if static and example.shape[axis] >= 2:
+                fixed.append(f"input {node.name!r} dimension {axis} (= {int(size)})")
+    if fixed:
+        warnings.warn(
+            f"torch.export kept {', '.join(fixed)} at the example's size: the model's code fixes it "
+            "(a Python loop over it, a range of its length), so the import refuses other sizes there",
+            stacklevel=4,
+        )

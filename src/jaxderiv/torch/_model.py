@@ -34,7 +34,8 @@ class ImportedModel:
 
     Attributes:
       params: trainable tensors, name -> jax array.
-      buffers: running statistics and other persistent state, name -> jax array.
+      buffers: running statistics and other persistent state, name -> jax array; parameters
+        torch does not train (`requires_grad=False`) are here too, so no optimizer moves them.
       constants: non-persistent buffers and lifted constants; not trained, not returned.
       aliases: tied state_dict names -> the name they share a tensor with.
       program: the resolved graph (`program.steps`: node, op, how it runs, user's line).
@@ -94,7 +95,8 @@ class ImportedModel:
         for node, role, target in self.program.inputs:
             state = cast(str, target)  # the state_dict name: None only for the roles that do not read it (user, token)
             if role == "parameter":
-                values[node] = params[self.aliases.get(state, state)]
+                state = self.aliases.get(state, state)
+                values[node] = params[state] if state in params else buffers[state]  # frozen: a buffer
             elif role == "buffer":
                 values[node] = buffers[state] if state in buffers else self.constants[state]
             elif role == "constant":
@@ -219,8 +221,11 @@ def from_exported(
     _require_x64(list(ep.state_dict.values()) + [t for t in ep.constants.values() if isinstance(t, torch.Tensor)])
     aliases = _tie_groups(ep)
     sig = ep.graph_signature
-    params = {t: to_jax_array(ep.state_dict[t], t) for t in sig.parameters if t not in aliases}
-    buffers = {t: to_jax_array(ep.state_dict[t], t) for t in sig.buffers if t in ep.state_dict}
+    # A parameter torch does not train (`requires_grad=False`: Whisper's sinusoidal positions, a
+    # frozen backbone) is state, not a parameter: an optimizer over `params` leaves it as torch's does.
+    frozen = [t for t in sig.parameters if t not in aliases and not ep.state_dict[t].requires_grad]
+    params = {t: to_jax_array(ep.state_dict[t], t) for t in sig.parameters if t not in aliases and t not in frozen}
+    buffers = {t: to_jax_array(ep.state_dict[t], t) for t in [*frozen, *sig.buffers] if t in ep.state_dict}
     constants = {k: to_jax_array(v, k) for k, v in ep.constants.items() if isinstance(v, torch.Tensor)}
     return ImportedModel(
         params,

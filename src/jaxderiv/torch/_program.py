@@ -25,7 +25,16 @@ from ._composites import eager_composite
 from ._resolve import aten_name, resolve, runs_as
 from ._values import convert_constant
 
-__all__ = ["Program", "Step", "Ref", "UnsupportedGraphError", "UnsupportedNode", "build_program", "decompose"]
+__all__ = [
+    "Program",
+    "Step",
+    "Ref",
+    "UnsupportedGraphError",
+    "UnsupportedNode",
+    "build_program",
+    "decompose",
+    "differentiable_nodes",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +163,7 @@ def _is_composite_implicit(op) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
 
 
-def _differentiable_nodes(ep: torch.export.ExportedProgram) -> set[str]:
+def differentiable_nodes(ep: torch.export.ExportedProgram) -> set[str]:
     """Nodes whose value depends on a parameter or a floating user input: what requires grad in eager."""
     roots = {
         s.arg.name for s in ep.graph_signature.input_specs if s.kind in (InputKind.PARAMETER, InputKind.USER_INPUT)
@@ -177,7 +186,7 @@ def _attention_as_autograd_picks(ep: torch.export.ExportedProgram) -> torch.expo
     nodes = [n for n in ep.graph.nodes if n.target is sdpa]
     if not nodes:
         return ep
-    live = _differentiable_nodes(ep)
+    live = differentiable_nodes(ep)
     masked = [
         n.name
         for n in nodes
