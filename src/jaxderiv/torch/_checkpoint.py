@@ -195,7 +195,14 @@ def save_safetensors(
 
 
 def _abstract(tree):
-    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x)), tree)
+    """Shapes, dtypes and, for placed arrays, shardings: Orbax restores each array where its
+    template lies (a sharded template from `jt.shard` restores sharded)."""
+
+    def one(x):
+        sharding = x.sharding if isinstance(x, jax.Array) else None
+        return jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x), sharding=sharding)
+
+    return jax.tree.map(one, tree)
 
 
 def save_checkpoint(
@@ -221,13 +228,20 @@ def save_checkpoint(
 
 
 def restore_checkpoint(
-    path: str | os.PathLike, model: ImportedModel, opt_state: Any = None
+    path: str | os.PathLike,
+    model: ImportedModel,
+    opt_state: Any = None,
+    *,
+    params: Mapping[str, Any] | None = None,
+    buffers: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, jax.Array], dict[str, jax.Array], Any]:
     """`(params, buffers, opt_state)` from a `save_checkpoint` directory, checked against `model`.
 
     `opt_state` is a template of the optimizer state (`opt.init(model.params)`): its structure
     and shapes say what to restore (None: the checkpoint's optimizer state is not read). A
-    tensor whose name, shape or dtype differs from the model's raises, naming it.
+    tensor whose name, shape or dtype differs from the model's raises, naming it. Each array is
+    restored where its template lies: `params`/`buffers` (default: the model's own) and
+    `opt_state` placed by `jt.shard` restore sharded, each device reading its shards.
 
     >>> params, buffers, opt_state = jt.restore_checkpoint("ckpt/step_100", model, opt.init(model.params))
     """
@@ -237,7 +251,9 @@ def restore_checkpoint(
     with ocp.StandardCheckpointer() as checkpointer:
         meta = checkpointer.metadata(path)
         meta = getattr(meta, "item_metadata", meta)
-        for kind, own in (("params", model.params), ("buffers", model.buffers)):
+        params = model.params if params is None else params
+        buffers = model.buffers if buffers is None else buffers
+        for kind, own in (("params", params), ("buffers", buffers)):
             saved = meta[kind] if kind in meta.keys() else {}
             if set(saved) != set(own):
                 raise KeyError(
@@ -246,7 +262,7 @@ def restore_checkpoint(
                 )
             for name, m in saved.items():
                 _check(name, m.dtype, m.shape, own[name], f"checkpoint {path}", cast=False)
-        target = {"params": _abstract(model.params), "buffers": _abstract(model.buffers)}
+        target = {"params": _abstract(params), "buffers": _abstract(buffers)}
         if opt_state is not None:
             if "opt_state" not in meta.keys():
                 raise KeyError(f"checkpoint {path} holds no optimizer state")
