@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
 __all__ = [
+    "REDUCED_FLOATS",
     "gru_gate_grads",
     "long_dtype",
     "lstm_gate_grads",
@@ -26,13 +27,13 @@ __all__ = [
     "wrap_dim",
 ]
 
-_REDUCED_FLOATS = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+REDUCED_FLOATS = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))  # computed in float32 by ATen on CPU
 
 
 def opmath(x):
     """x as ATen's CPU kernels compute it (`opmath_t`): bfloat16 and float16 in float32, so that
     a reduction (softmax's sum) rounds once, at the end, instead of at every step."""
-    return x.astype(jnp.float32) if jnp.result_type(x) in _REDUCED_FLOATS else x
+    return x.astype(jnp.float32) if jnp.result_type(x) in REDUCED_FLOATS else x
 
 
 def long_dtype():

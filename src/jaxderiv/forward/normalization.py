@@ -13,9 +13,8 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ..tensor_utils import REDUCED_FLOATS, opmath
 from . import impl
-
-_REDUCED = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
 
 
 def in_opmath(fn):
@@ -28,13 +27,13 @@ def in_opmath(fn):
     @functools.wraps(fn)
     def run(*args):
         arrays = [a for a in jax.tree.leaves(args) if isinstance(a, jax.Array)]
-        low = next((a.dtype for a in arrays if a.dtype in _REDUCED), None)
+        low = next((a.dtype for a in arrays if a.dtype in REDUCED_FLOATS), None)
         if low is None:
             return fn(*args)
         mixed = any(a.dtype == jnp.float32 for a in arrays)
 
         def up(a):
-            return a.astype(jnp.float32) if isinstance(a, jax.Array) and a.dtype in _REDUCED else a
+            return opmath(a) if isinstance(a, jax.Array) else a
 
         out = fn(*jax.tree.map(up, args, is_leaf=lambda x: x is None))
         first = jnp.result_type(args[0])

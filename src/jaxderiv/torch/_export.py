@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import copy
 import inspect
-import os
 import re
 import traceback
 import warnings
@@ -28,10 +27,9 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torch.overrides import TorchFunctionMode
 
 from ..errors import JaxderivError
+from ._program import TORCH_DIR
 
 __all__ = ["DataDependentBranchError", "default_dynamic_shapes", "export_module"]
-
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 class DataDependentBranchError(JaxderivError):
@@ -59,7 +57,7 @@ def _data_dependent(e: Exception, why: str = "") -> DataDependentBranchError:
 def _user_line() -> str:
     """The innermost frame of the running Python stack outside torch and this module."""
     for frame in reversed(traceback.extract_stack()[:-2]):
-        if not frame.filename.startswith(_TORCH_DIR) and frame.filename != __file__:
+        if not frame.filename.startswith(TORCH_DIR) and frame.filename != __file__:
             return f"{frame.filename}:{frame.lineno} in {frame.name}: {(frame.line or '').strip()}"
     return "(unknown line)"
 

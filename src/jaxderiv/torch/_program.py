@@ -144,7 +144,7 @@ def _substitute(tree, env):
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
 
 
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 def source_line(node: torch.fx.Node) -> str:
@@ -154,7 +154,7 @@ def source_line(node: torch.fx.Node) -> str:
     frames = _FRAME.findall(trace)
     if not frames:
         return ""
-    outside = [f for f in frames if not f[0].startswith(_TORCH_DIR)]
+    outside = [f for f in frames if not f[0].startswith(TORCH_DIR)]
     file, line, fn, code = (outside or frames)[-1]
     return f"{file}:{line} in {fn}: {code.strip()}"
 
