@@ -207,6 +207,7 @@ LAYERS = (
     "grammar",
     "spec",
     "normalize",  # text to trees
+    "records",  # what verification knows of an op, declared with its forward
     "forward",
     "namespace",
     "translate",

@@ -9,7 +9,8 @@ import pytest
 
 import jaxderiv
 from jaxderiv.check import opdb
-from jaxderiv.check.samples import Sample, samples_for
+from jaxderiv.records import Sample
+from jaxderiv.check.samples import samples_for
 
 torch = pytest.importorskip("torch")
 from jaxderiv.check import parity as P  # noqa: E402

@@ -27,7 +27,7 @@ from jaxderiv import Registry, load_spec
 from jaxderiv.check import check_all
 from jaxderiv.check import parity as P
 from jaxderiv.check.parity import compare_op
-from jaxderiv.check.samples import Sample
+from jaxderiv.records import Sample
 from jaxderiv.errors import NotImplementedDerivative
 from jaxderiv.check.mutate import entry_yaml
 

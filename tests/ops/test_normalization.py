@@ -22,7 +22,7 @@ from jaxderiv import check_all, load_spec
 
 torch = pytest.importorskip("torch")
 from jaxderiv.check import parity as P  # noqa: E402
-from jaxderiv.check.samples import Sample  # noqa: E402
+from jaxderiv.records import Sample  # noqa: E402
 from torch_oracle import assert_same, assert_vjp_matches, to_torch  # noqa: E402
 
 # The seed files' ops (PyTorch 1.7's and 1.10's): these tests verify those formulas.

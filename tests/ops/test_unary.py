@@ -26,7 +26,8 @@ import pytest
 import jaxderiv
 from jaxderiv import NotImplementedDerivative
 from jaxderiv.check import opdb
-from jaxderiv.check.samples import domain_of, draw, samples_for
+from jaxderiv.records import domain_of, draw
+from jaxderiv.check.samples import samples_for
 from jaxderiv.op import RealOnlyDerivative
 
 torch = pytest.importorskip("torch")
@@ -277,7 +278,7 @@ def test_sinc_integer_and_bool_inputs_promote_as_torch(torch_registry, dtype):
 
 def test_to_copy_to_float32_matches_torch(torch_registry):
     """_to_copy_backward takes the gradient back to self's dtype: values, vjp and jvp as test_parity compares them."""
-    from jaxderiv.check.samples import Sample
+    from jaxderiv.records import Sample
 
     x = np.random.default_rng(3).normal(size=4)
     row = P.compare_op(torch_registry.op("_to_copy"), [Sample((x,), {"dtype": np.dtype(np.float32)})], [], [])

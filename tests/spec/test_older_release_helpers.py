@@ -15,7 +15,7 @@ import pytest
 
 import jaxderiv
 from jaxderiv.check import opdb
-from jaxderiv.check.samples import Sample
+from jaxderiv.records import Sample
 from jaxderiv.helpers import load as load_helpers
 from jaxderiv.namespace import resolve
 from jaxderiv.spec import load_spec

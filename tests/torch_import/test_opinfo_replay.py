@@ -15,7 +15,7 @@ pytest.importorskip("expecttest")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from jaxderiv.check.opdb import record  # noqa: E402
+from jaxderiv.records import record  # noqa: E402
 from jaxderiv.forward import implementation  # noqa: E402
 from torch_models import edited_torch_spec  # noqa: E402
 

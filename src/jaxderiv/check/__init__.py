@@ -2,6 +2,6 @@
 
 from .checker import MODES, Tolerance, check, check_all, plan
 from .report import Report, Row
-from .samples import Sample
+from ..records import Sample
 
 __all__ = ["MODES", "Tolerance", "check", "check_all", "plan", "Report", "Row", "Sample"]

@@ -54,7 +54,8 @@ from .refusals import check_refusals, refused_inputs, states_not_implemented
 from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .report import Report, Row
 from .opdb import record
-from .samples import Sample, samples_for
+from ..records import Sample
+from .samples import samples_for
 from . import undefined
 from .transforms import TRANSFORMS, batched_values, compare_batched, compare_stacked_inputs, unjitted
 

@@ -10,7 +10,8 @@ import os
 
 from ..forward import implementation
 from ..spec import Spec, load_spec, newest_spec_file, shipped_spec_files
-from .opdb import Difference, OpRecord, record
+from ..records import Difference, OpRecord
+from .opdb import record
 
 __all__ = ["describe"]
 
@@ -67,7 +68,7 @@ def describe(name: str, spec: Spec | None = None) -> str:
     declared.pop("definition", None)  # shown on a line of its own below, with without_meaning
     declared.pop("without_meaning", None)
     lines.append(
-        f"  record: check/families/{family}.py"
+        f"  record: forward/{family}.py"
         if family
         else "  record: none declared (schema-default samples on [-2, 2], real inputs, every mode)"
     )
@@ -79,5 +80,5 @@ def describe(name: str, spec: Spec | None = None) -> str:
 def _definition(r: OpRecord) -> str:
     """Whether the proofs have the op's meaning in sympy (its record's definition), or why not."""
     if r.definition is not None:
-        return f"of {', '.join(r.definition.args)} (check/families/{r.family}.py)"
+        return f"of {', '.join(r.definition.args)} (forward/{r.family}.py)"
     return f"none: {r.without_meaning}" if r.without_meaning else "none"

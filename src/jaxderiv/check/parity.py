@@ -30,8 +30,10 @@ from ..op import Op
 from ..registry import Registry
 from ..spec import Spec
 from .checker import _random_like
-from .opdb import Difference, Equivalent, database, record
-from .samples import Sample, samples_for
+from ..records import Difference, Equivalent
+from .opdb import database, record
+from ..records import Sample
+from .samples import samples_for
 
 __all__ = [
     "RTOL",

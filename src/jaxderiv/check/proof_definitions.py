@@ -15,7 +15,7 @@ from typing import Callable
 
 import sympy as sp
 
-from .symbolic_math import copysign, elu_backward, i0e, i1e, sigmoid
+from ..records.symbolic_math import copysign, elu_backward, i0e, i1e, sigmoid
 
 __all__ = [
     "METHODS",

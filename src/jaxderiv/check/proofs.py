@@ -27,7 +27,7 @@ from ..spec import Entry, Formula, load_spec
 from .opdb import record
 from ..namespace import lookup
 from .proof_definitions import CONSTANTS, FUNCTIONS, METHODS, OPAQUE, as_condition, as_number
-from .symbolic import Definition
+from ..records.symbolic import Definition
 
 __all__ = [
     "Proof",

@@ -1,101 +1,14 @@
-"""Sample inputs of the checker: the schema default, or the op record's own (opdb.py), in float64 or complex128."""
+"""The samples the checker runs an op on: its record's, else the schema default, in float64 or complex128."""
 
 from __future__ import annotations
-
-import dataclasses
-from typing import Any, Callable
 
 import numpy as np
 
 from ..op import Op
+from ..records import Sample, default_samples
 from .opdb import record
 
-__all__ = [
-    "Sample",
-    "samples_for",
-    "draw",
-    "default_samples",
-    "domain_of",
-    "DEFAULT_SHAPES",
-]
-
-
-@dataclasses.dataclass
-class Sample:
-    """One call of an op: positional and keyword arguments, with a short description."""
-
-    args: tuple
-    kwargs: dict = dataclasses.field(default_factory=dict)
-    label: str = ""
-    # Gauge freedom (svd, eig, symeig...): derivatives exist only for some functions of the
-    # outputs, or only along some input directions. `outputs` maps the list of differentiable
-    # outputs to the list of arrays the checker compares (a gauge-invariant function of them);
-    # `tangents` projects a list of input directions onto the admissible ones (Hermitian
-    # perturbations for an op that reads one triangle); gradients are compared after it.
-    outputs: Callable[[list], list] | None = None
-    tangents: Callable[[list], list] | None = None
-    # Where the spec defines a gradient that is not the forward's derivative by design (a
-    # straight-through estimator), the function it is the derivative of: called like the
-    # forward implementation, it replaces the forward as the reference (JAX autodiff and
-    # finite differences) of the first-order checks.
-    reference: Callable | None = None
-
-
-# Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.
-DEFAULT_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)), ((), ()))
-
-
-def domain_of(name: str) -> tuple[float, float]:
-    """The interval entry `name`'s default samples draw from: its own, its base op's, else [-2, 2]."""
-    own = record(name).domain
-    return own or record(name.split(".")[0].rstrip("_")).domain or (-2.0, 2.0)
-
-
-def draw(rng: np.random.Generator, shape, lo: float, hi: float, dtype=np.float64) -> np.ndarray:
-    """Values in [lo, hi], kept at least 0.1 from 0 when the interval straddles it (kinks)."""
-    x = rng.uniform(lo, hi, size=shape)
-    if lo < 0 < hi:
-        x = np.where(np.abs(x) < 0.1, np.copysign(0.1, x) + 0.05 * np.sign(x + 1e-300), x)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * draw(rng, shape, lo, hi)
-    return x.astype(dtype)
-
-
-def _scalar_value(arg):
-    base = arg.type.base
-    if base == "bool":
-        return False
-    if base in ("int", "SymInt"):
-        # `dim`: the last one, which every shape has (a 0-d tensor accepts -1 and 0 only)
-        return -1 if arg.name == "dim" else 1
-    return 0.5
-
-
-def default_samples(op: Op, rng: np.random.Generator, dtype=np.float64) -> list[Sample]:
-    """Elementwise-style samples: every Tensor input in each of DEFAULT_SHAPES."""
-    lo, hi = domain_of(op.name)
-    out = []
-    for shapes in DEFAULT_SHAPES:
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        k = 0
-        for a in op.schema.arguments:
-            value: Any
-            if a.is_tensor:
-                shape = shapes[min(k, len(shapes) - 1)]
-                k += 1
-                value = draw(rng, shape, lo, hi, dtype) if a.default is None else None
-            elif a.default is not None:
-                continue
-            elif a.is_tensor_list:
-                value = [draw(rng, shapes[0], lo, hi, dtype) for _ in range(2)]
-            else:
-                value = _scalar_value(a)
-            (kwargs.__setitem__(a.name, value) if a.kwarg_only else args.append(value))
-        out.append(
-            Sample(tuple(args), kwargs, "x".join(map(str, shapes[0])) + (" bcast" if shapes[0] != shapes[1] else ""))
-        )
-    return out
+__all__ = ["samples_for"]
 
 
 def samples_for(op: Op, rng: np.random.Generator, complex_: bool = False) -> list[Sample]:

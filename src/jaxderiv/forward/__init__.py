@@ -1,4 +1,9 @@
-"""Forward implementations of ATen ops on JAX, one module per family.
+"""ATen ops on JAX, one module per family: each op's forward and its record, declared together.
+
+A family module registers a forward with `impl` and, beside it, the op's record (samples,
+domain, complex support, kinks, the torch call to compare with, declared differences: see
+`jaxderiv.records`), either as `impl`'s keyword arguments or with the declaration functions
+next to the forward. `kind` says how the op's outputs relate to gradients (`OpKind`).
 
 Each implementation takes the schema's arguments positionally, in schema order: Tensors as
 JAX arrays (None for an absent optional), Tensor lists as lists, other arguments as Python
@@ -10,36 +15,59 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Callable
+from typing import Any, Callable
 
-__all__ = ["IMPLS", "impl", "implementation", "callable_named"]
+from ..records import OpKind, declare
+
+__all__ = ["IMPLS", "OpKind", "impl", "implementation", "kind_of", "callable_named", "load"]
 
 IMPLS: dict[str, Callable] = {}
+_KINDS: dict[str, OpKind] = {}  # the ops whose kind is not DIFFERENTIABLE
 
 
-def impl(*names: str):
-    """Register a forward implementation under the ATen names (`add.Tensor`, `abs`)."""
+def impl(*names: str, kind: OpKind = OpKind.DIFFERENTIABLE, **record: Any):
+    """Register the decorated function as the forward of the ATen overloads `names`
+    (`add.Tensor`, `abs`); several names stack overloads that share one kernel. `kind` says how
+    its outputs carry gradients; `record` gives fields of each entry's record (`domain=(0.1, 3.0)`,
+    `complex=True`, `kinks=(...)`: `records.OpRecord`'s fields), declared as the functions of
+    `records.declarations` would."""
 
     def deco(fn):
         for n in names:
             if n in IMPLS:
                 raise ValueError(f"forward implementation of {n!r} registered twice")
             IMPLS[n] = fn
+            if kind is not OpKind.DIFFERENTIABLE:
+                _KINDS[n] = kind
+            if record:
+                declare(n, **record)
         return fn
 
     return deco
 
 
-def implementation(name: str) -> Callable | None:
-    """The forward of `name`, falling back from `abs_.x` / `abs_` to `abs.x` / `abs`."""
-    _load()
+def _registered_name(name: str) -> str | None:
+    """The name `name`'s forward is registered under: itself, else `abs.x` / `abs` for `abs_.x` / `abs_`."""
+    load()
     if name in IMPLS:
-        return IMPLS[name]
+        return name
     base, _, overload = name.partition(".")
     if base.endswith("_") and not base.endswith("__"):
         functional = base[:-1] + ("." + overload if overload else "")
-        return IMPLS.get(functional)
+        return functional if functional in IMPLS else None
     return None
+
+
+def implementation(name: str) -> Callable | None:
+    """The forward of `name`, falling back from `abs_.x` / `abs_` to `abs.x` / `abs`."""
+    found = _registered_name(name)
+    return IMPLS[found] if found is not None else None
+
+
+def kind_of(name: str) -> OpKind | None:
+    """How the outputs of `name`'s forward carry gradients; None where no forward is registered."""
+    found = _registered_name(name)
+    return _KINDS.get(found, OpKind.DIFFERENTIABLE) if found is not None else None
 
 
 def callable_named(name: str) -> Callable | None:
@@ -56,8 +84,8 @@ def callable_named(name: str) -> Callable | None:
 _loaded = False
 
 
-def _load() -> None:
-    """Import every module of this package: each registers its implementations."""
+def load() -> None:
+    """Import every module of this package: each registers its forwards and declares their records."""
     global _loaded
     if not _loaded:
         _loaded = True

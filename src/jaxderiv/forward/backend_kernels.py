@@ -18,6 +18,12 @@ from . import impl
 from .conv import convolution
 from .nn import linear
 from .pooling import adaptive_avg_pool, max_pool
+from ..records import Equivalent, known_failure, parity_differs, samples, torch_equivalent
+from ..records import CUDA_ONLY
+from ._spatial_samples import _register
+from .conv import _DEPTHWISE, _conv_entry
+from .nn import linear_samples
+from .pooling import _MAX2, _MAX3, _P2, _P3, _pool
 
 
 @impl("_conv_depthwise2d")
@@ -67,3 +73,104 @@ def _check_divisible(self, output_size):
 def mkldnn_adaptive_avg_pool2d(self, output_size):
     _check_divisible(self, output_size)
     return adaptive_avg_pool(self, 2, output_size)
+
+
+# --- records: samples, domains and what the parity run against torch needs ------------------
+#
+# Checker inputs of the backend kernels with dense semantics (forward/backend_kernels.py): the
+# depthwise convolutions and oneDNN's linear and pooling entries take the generic ops' samples;
+# oneDNN's adaptive average pooling needs input sizes divisible by the output size.
+#
+# torch 2.13's formulas of `_conv_depthwise2d` and `conv_depthwise3d` call convolution_backward
+# with groups = 1, which holds only for a single input channel: with C > 1 channels the weight
+# (C * m, 1, k...) does not fit an input of C channels, and torch's own convolution_backward
+# raises for those arguments ("Given groups=1, weight of size [4, 1, 3, 3], expected input[2, 2,
+# 5, 5] to have 1 channels"). Autograd never reaches these formulas in torch (its depthwise
+# convolutions differentiate through `convolution`), so the spec bug is latent; the checker runs
+# the entries on two channels and reports the failure as known.
+_register("_conv_depthwise2d", _conv_entry("", _DEPTHWISE, n=2, groups=2, depthwise=True))
+_register("conv_depthwise3d", _conv_entry("", _DEPTHWISE, n=3, groups=2, depthwise=True))
+_register("mkldnn_max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
+_register("mkldnn_max_pool3d", *[_pool(_P3, **v) for v in _MAX3])
+_register("mkldnn_adaptive_avg_pool2d", *[_pool((2, 2, 6, 4), output_size=s) for s in ((3, 2), (2, 4), (6, 1))])
+samples("mkldnn_linear")(linear_samples)
+known_failure(
+    "torch 2.13's formula passes groups=1 to convolution_backward: wrong for a depthwise weight of C > 1 "
+    "input channels (torch's convolution_backward raises for the same arguments)",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+)
+
+
+# -- parity with torch ------------------------------------------------------------------------
+
+
+def _torch_max_pool_values(k):
+    """The torch call of mkldnn_max_pool{k}d: aten.max_pool{k}d_with_indices' values."""
+
+    def call(aten, a):
+        pool = getattr(aten, f"max_pool{k}d_with_indices")
+        return [pool(a["self"], a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"])[0]]
+
+    return call
+
+
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [
+            aten.convolution(
+                a["self"],
+                a["weight"],
+                a["bias"],
+                a["stride"],
+                a["padding"],
+                a["dilation"],
+                False,
+                [0] * len(a["stride"]),
+                a["self"].shape[1],
+            )
+        ],
+        f"{CUDA_ONLY}: aten.convolution, groups = in_channels",
+    ),
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [aten.linear(a["self"], a["weight"], a["bias"])],
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten.linear",
+    ),
+    "mkldnn_linear",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_max_pool_values(2),
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool2d_with_indices' values",
+    ),
+    "mkldnn_max_pool2d",
+)
+torch_equivalent(
+    Equivalent(
+        _torch_max_pool_values(3),
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten.max_pool3d_with_indices' values",
+    ),
+    "mkldnn_max_pool3d",
+)
+torch_equivalent(
+    Equivalent(
+        lambda aten, a: [aten._adaptive_avg_pool2d(a["self"], a["output_size"])],
+        "torch's mkldnn kernel takes mkldnn float32 tensors: aten._adaptive_avg_pool2d",
+    ),
+    "mkldnn_adaptive_avg_pool2d",
+)
+parity_differs(
+    ("vjp", "jvp"),
+    "torch 2.13's formula passes groups=1 to convolution_backward, wrong for a depthwise weight of C > 1 input "
+    "channels: it raises here as torch's convolution_backward does for the same arguments (autograd in torch never "
+    "reaches it: its depthwise convolutions differentiate through convolution); the jvp, that formula "
+    "transposed, raises too",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    torch_spec=True,
+    seed_spec=False,
+)

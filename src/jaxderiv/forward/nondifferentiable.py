@@ -16,44 +16,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..tensor_utils import long_dtype
+from . import OpKind
 from . import impl as _register
 from .binary import div_mode, result_type
 from .shapes import concrete
 
-__all__ = ["carries_no_gradient", "derivative_not_implemented", "without_derivative"]
+__all__ = ["impl", "without_derivative", "UNINITIALIZED"]
 
 
 def impl(*names):
     """Register a forward whose outputs never carry a gradient (ATen gives them none)."""
-
-    def deco(fn):
-        fn.carries_no_gradient = True
-        return _register(*names)(fn)
-
-    return deco
+    return _register(*names, kind=OpKind.GRADIENT_FREE)
 
 
 def without_derivative(*names):
     """Register a forward whose result torch marks as requiring grad but whose derivative ATen
     does not implement (`heaviside`, `floor_divide`, histograms): differentiating it raises, as
     torch's backward does, instead of giving a silent zero."""
-
-    def deco(fn):
-        fn.carries_no_gradient = True
-        fn.derivative_not_implemented = True
-        return _register(*names)(fn)
-
-    return deco
-
-
-def derivative_not_implemented(fn) -> bool:
-    """True for a forward registered with `without_derivative`."""
-    return getattr(fn, "derivative_not_implemented", False)
-
-
-def carries_no_gradient(fn) -> bool:
-    """True for a forward registered here: its inputs are held constant by whoever runs it."""
-    return getattr(fn, "carries_no_gradient", False)
+    return _register(*names, kind=OpKind.NO_DERIVATIVE)
 
 
 # Constructors whose values in ATen are whatever memory held (here zeros): comparisons with

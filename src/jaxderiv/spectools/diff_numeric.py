@@ -231,7 +231,8 @@ def _where(label: str, sample_label: str, idx, a, b, xs, labels) -> str:
 
 def _samples(op, name: str, rng):
     from ..check.opdb import record
-    from ..check.samples import Sample, samples_for
+    from ..records import Sample
+    from ..check.samples import samples_for
 
     made = list(samples_for(op, rng))
     return made + [Sample(tuple(k), {}, f"kink input {i}") for i, k in enumerate(record(name).kinks)]

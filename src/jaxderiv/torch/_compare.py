@@ -23,7 +23,7 @@ from ..forward.nondifferentiable import UNINITIALIZED
 from ..registry import Registry
 from ._model import ImportedModel, from_module
 from ._program import differentiable_nodes
-from ._resolve import runs_as, torch_registry
+from ._resolve import NodeKind, runs_as, torch_registry
 from ._values import jax_dtype, to_numpy
 from ._variants import VARIANTS
 
@@ -139,13 +139,13 @@ def compare(
         [jnp.asarray(to_numpy(x)) for x in inputs],
         {k: jnp.asarray(to_numpy(v)) for k, v in kwinputs.items()},
     )
-    random_steps = {s.name for s in program.steps if s.kind == "random"}
+    random_steps = {s.name for s in program.steps if s.kind is NodeKind.RANDOM}
     # random nodes that run a derivatives.yaml entry (dropout, `normal`): their gradient is compared
     registry = registry or torch_registry()
     random_entries = {
         s.name
         for s in program.steps
-        if s.kind == "random" and (s.op.removeprefix("aten::") in VARIANTS or _is_entry(s.op, registry))
+        if s.kind is NodeKind.RANDOM and (s.op.removeprefix("aten::") in VARIANTS or _is_entry(s.op, registry))
     }
     if random_steps and key is None:
         key = jax.random.key(seed)
@@ -163,7 +163,7 @@ def compare(
     unprobed = {
         s.name
         for s in program.steps
-        if (s.kind in ("constant", "random") and s.name not in random_entries) or s.name not in live
+        if (s.kind in (NodeKind.CONSTANT, NodeKind.RANDOM) and s.name not in random_entries) or s.name not in live
     }
 
     class Probed(torch.fx.Interpreter):

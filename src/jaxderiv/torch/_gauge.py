@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..check.opdb import Gauge
+from ..records import Gauge
 
 __all__ = ["factors", "align", "align_value", "torch_cotangents"]
 

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from ._program import Ref, Step, is_leaf
+from ._resolve import NodeKind
 
 __all__ = ["Loop", "Slot", "find_loops", "run_loop", "MIN_SAVED", "MIN_COUNT"]
 
@@ -125,7 +126,7 @@ def _as_loop(steps, start, period, count, index, read_at) -> Loop | None:
     """The Loop of `count` copies from `start`, or None where a copy reads anything but its own
     steps, the copy before it and outside values in the same way in every copy."""
     stop = start + period * count
-    if any(s.kind == "random" for s in steps[start:stop]):
+    if any(s.kind is NodeKind.RANDOM for s in steps[start:stop]):
         return None
     slots = []
     for j in range(period):

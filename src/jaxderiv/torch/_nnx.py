@@ -17,13 +17,14 @@ import numpy as np
 from flax import nnx
 
 from ._model import ImportedModel
+from ._resolve import NodeKind
 
 __all__ = ["ImportedNNX", "to_nnx"]
 
 
 def _mode_steps(model: ImportedModel) -> list[str]:
     """What makes the graph's result depend on torch's training flag: random nodes and buffer writes."""
-    random = [f"{s.name} ({s.op})" for s in model.program.steps if s.kind == "random"]
+    random = [f"{s.name} ({s.op})" for s in model.program.steps if s.kind is NodeKind.RANDOM]
     writes = [f"buffer {t!r} updated" for _, role, t in model.program.outputs if role == "buffer"]
     return random + writes
 
@@ -78,7 +79,9 @@ class ImportedNNX(nnx.Module):
             _same_state(model, eval_model)
         self._graphs = nnx.static((model, eval_model))
         self._mode_steps = nnx.static(tuple(_mode_steps(model)))
-        self._random = nnx.static(any(s.kind == "random" for g in (model, eval_model) if g for s in g.program.steps))
+        self._random = nnx.static(
+            any(s.kind is NodeKind.RANDOM for g in (model, eval_model) if g for s in g.program.steps)
+        )
         self._names = nnx.static((tuple(model.params), tuple(model.buffers)))
         writes = (_written_buffers(model), _written_buffers(eval_model) if eval_model is not None else set())
         self._writes = nnx.static(tuple(frozenset(w) for w in writes))

@@ -22,7 +22,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from ..errors import JaxderivError
 from ..registry import Registry
 from ._composites import eager_composite
-from ._resolve import aten_name, resolve, runs_as
+from ._resolve import NodeKind, aten_name, resolve, runs_as
 from ._values import convert_constant
 
 __all__ = [
@@ -76,7 +76,7 @@ class Step:
     fn: Callable
     args: tuple
     kwargs: dict
-    kind: str  # "entry", "variant", "random", "constant", "python"
+    kind: NodeKind
     source: str
 
 
@@ -115,7 +115,7 @@ class Program:
                 except Exception:  # noqa: BLE001 - values that do not fit a scan: the steps run unrolled
                     pass
             args, kwargs = _substitute((step.args, step.kwargs), env)
-            if step.kind == "random":
+            if step.kind is NodeKind.RANDOM:
                 kwargs = {**kwargs, "key": None if key is None else jax.random.fold_in(key, i)}
             try:
                 out = step.fn(*args, **kwargs)
@@ -216,13 +216,16 @@ def decompose(ep: torch.export.ExportedProgram, registry: Registry) -> torch.exp
     for op in list(table.keys()):
         if not isinstance(op, torch._ops.OpOverload):
             continue
-        if not _is_composite_implicit(op) and runs_as(aten_name(op), registry)[0] != "unsupported":
+        if not _is_composite_implicit(op) and runs_as(aten_name(op), registry)[0] is not NodeKind.UNSUPPORTED:
             table.pop(op)
     # An `upsample_*.vec` overload runs as eager autograd sees it: its composite kernel calls
     # the entry whose formulas torch differentiates (`_composites.py`).
     for node in ep.graph.nodes:
         kernel = eager_composite(node.target) if isinstance(node.target, torch._ops.OpOverload) else None
-        if kernel is not None and runs_as(aten_name(node.target.overloadpacket.default), registry)[0] != "unsupported":
+        if (
+            kernel is not None
+            and runs_as(aten_name(node.target.overloadpacket.default), registry)[0] is not NodeKind.UNSUPPORTED
+        ):
             table[node.target] = kernel
     return ep.run_decompositions(table)
 
@@ -284,7 +287,9 @@ def build_program(ep: torch.export.ExportedProgram, registry: Registry) -> tuple
                 continue
             steps.append(Step(node.name, label, how.fn, args, kwargs, how.kind, src))
         elif target is operator.getitem or target in _PYTHON_OPS:
-            steps.append(Step(node.name, getattr(target, "__name__", str(target)), target, args, kwargs, "python", src))
+            steps.append(
+                Step(node.name, getattr(target, "__name__", str(target)), target, args, kwargs, NodeKind.PYTHON, src)
+            )
         else:
             kind = "a higher-order op" if isinstance(target, torch._ops.HigherOrderOperator) else "not an ATen op"
             bad.append(

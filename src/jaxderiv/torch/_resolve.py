@@ -12,6 +12,7 @@ Anything else is unsupported, with the reason.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 from typing import Callable
 
@@ -20,12 +21,22 @@ import jax.numpy as jnp
 
 from .. import forward as _forward
 from ..errors import NotImplementedDerivative
-from ..forward.nondifferentiable import carries_no_gradient, derivative_not_implemented
-from ..forward.random import draws
+from ..records import OpKind
 from ..registry import Registry
 from . import _variants
 
-__all__ = ["Resolved", "aten_name", "resolve", "runs_as", "torch_registry"]
+__all__ = ["NodeKind", "Resolved", "aten_name", "resolve", "runs_as", "torch_registry"]
+
+
+class NodeKind(enum.StrEnum):
+    """How a graph node runs (its value is what reports print)."""
+
+    ENTRY = "entry"  # a derivatives.yaml entry's op
+    VARIANT = "variant"  # a training-IR variant through the entry it is a variant of
+    RANDOM = "random"  # an entry, variant or sampler drawing from apply's key
+    CONSTANT = "constant"  # a gradient-free forward, its inputs held constant
+    PYTHON = "python"  # a Python callable of the graph (operator.getitem)
+    UNSUPPORTED = "unsupported"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +44,7 @@ class Resolved:
     """How a node runs: `fn(*args, **kwargs)` with the node's converted arguments."""
 
     fn: Callable | None
-    kind: str  # "entry" | "variant" | "random" (a variant taking key=) | "constant" | "unsupported"
+    kind: NodeKind
     detail: str  # the entry it runs, or why it cannot run
 
 
@@ -78,17 +89,17 @@ def _takes_generator(registry: Registry, name: str) -> bool:
     return any(a.type.base == "Generator" for a in registry.spec[name].schema.arguments)
 
 
-def _entry_kind(registry: Registry, name: str) -> str:
-    return "random" if _takes_generator(registry, name) else "entry"
+def _entry_kind(registry: Registry, name: str) -> NodeKind:
+    return NodeKind.RANDOM if _takes_generator(registry, name) else NodeKind.ENTRY
 
 
-def runs_as(name: str, registry: Registry) -> tuple[str, str | None]:
+def runs_as(name: str, registry: Registry) -> tuple[NodeKind, str | None]:
     """(kind, what runs) for the overload `name`, without building anything: kind is "entry"
     (what: the entry's name), "variant", "random" (an entry or variant drawing from the node's
     key; what: the entry's name for an entry), "constant" or "unsupported" (what: None)."""
     variant = _variants.VARIANTS.get(name)
     if variant is not None:  # before the entry's own op: a variant adds what the schema lacks (a key)
-        return ("random" if variant.random else "variant"), name
+        return (NodeKind.RANDOM if variant.random else NodeKind.VARIANT), name
     if _has_entry_op(registry, name):
         return _entry_kind(registry, name), name
     functional = _functional_name(name)
@@ -96,38 +107,40 @@ def runs_as(name: str, registry: Registry) -> tuple[str, str | None]:
         return _entry_kind(registry, functional), functional
     inplace = _inplace_name(name)
     if name not in registry.spec and _has_entry_op(registry, inplace) and _takes_generator(registry, inplace):
-        return "random", inplace  # a functional sampler (`uniform`) is its in-place entry on a copy
-    impl = _forward.implementation(name)
-    if impl is not None and carries_no_gradient(impl):
-        return ("random" if draws(impl) else "constant"), name
-    return "unsupported", None
+        return NodeKind.RANDOM, inplace  # a functional sampler (`uniform`) is its in-place entry on a copy
+    kind = _forward.kind_of(name)
+    if kind is OpKind.RANDOM:
+        return NodeKind.RANDOM, name
+    if kind in (OpKind.GRADIENT_FREE, OpKind.NO_DERIVATIVE):
+        return NodeKind.CONSTANT, name
+    return NodeKind.UNSUPPORTED, None
 
 
 def resolve(name: str, registry: Registry) -> Resolved:
     """How the overload `name` runs under `registry` (see the module docstring)."""
     kind, target = runs_as(name, registry)
     if (
-        kind in ("entry", "random")
+        kind in (NodeKind.ENTRY, NodeKind.RANDOM)
         and target is not None
         and target in registry.spec
         and name not in _variants.VARIANTS
     ):
         op = registry.op(target)
         via = "" if target == name else f" (the entry of {target} for {name})"
-        if kind == "random":
+        if kind is NodeKind.RANDOM:
             return Resolved(_entry_drawn_from_key(op), kind, f"{op.entry.location}{via}; drawn from apply's key")
         return Resolved(op, kind, f"{op.entry.location}{via}")
-    if kind in ("variant", "random") and name in _variants.VARIANTS:
+    if kind in (NodeKind.VARIANT, NodeKind.RANDOM) and name in _variants.VARIANTS:
         variant = _variants.VARIANTS[name]
         return Resolved(functools.partial(variant.run, registry), kind, variant.describe(registry))
-    if kind == "random":  # a sampler with no entry (`randn`): drawn from the node's key
+    if kind is NodeKind.RANDOM:  # a sampler with no entry (`randn`): drawn from the node's key
         impl = _forward.implementation(name)
         assert impl is not None  # runs_as found it
         return Resolved(_drawn_from_key(impl, name), kind, "no gradient; drawn from apply's key")
-    if kind == "constant":
+    if kind is NodeKind.CONSTANT:
         impl = _forward.implementation(name)
         assert impl is not None  # runs_as found it
-        if derivative_not_implemented(impl):
+        if _forward.kind_of(name) is OpKind.NO_DERIVATIVE:
             return Resolved(_derivative_raises(impl, name), kind, "no derivative in ATen (differentiating it raises)")
         return Resolved(_held_constant(impl), kind, "no gradient (a constructor, assert or query)")
     if name in registry.spec:

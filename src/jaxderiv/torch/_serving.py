@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ._model import ImportedModel
+from ._resolve import NodeKind
 
 __all__ = ["export_inference"]
 
@@ -62,7 +63,7 @@ def export_inference(
     >>> # anywhere, with jax alone:
     >>> jax.export.deserialize(Path("model.jax").read_bytes()).call(np.ones((7, 3), np.float32))
     """
-    random = [f"{s.name} ({s.op})" for s in model.program.steps if s.kind == "random"]
+    random = [f"{s.name} ({s.op})" for s in model.program.steps if s.kind is NodeKind.RANDOM]
     writes = [t for _, role, t in model.program.outputs if role == "buffer"]
     if random or writes:
         raise ValueError(

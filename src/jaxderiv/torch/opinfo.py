@@ -50,11 +50,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import forward as _forward
 from ..registry import Registry, default_registry
-from ..check.opdb import Gauge, record
+from ..records import Gauge
+from ..check.opdb import record
 from ..check.parity import judged_by_content, known_difference
 from ._gauge import align, align_value, factors, torch_cotangents
 from . import _variants
-from ._resolve import aten_name, resolve, runs_as, torch_registry
+from ._resolve import NodeKind, aten_name, resolve, runs_as, torch_registry
 from ._values import convert_constant, to_numpy
 from ..forward.nondifferentiable import UNINITIALIZED
 
@@ -905,10 +906,10 @@ def _implemented(registry: Registry, name: str):
             return None, None
         return registry.op(name), name
     kind, target = runs_as(name, registry)
-    if kind == "entry" and target != name:
+    if kind is NodeKind.ENTRY and target != name:
         assert target is not None  # runs_as names the entry
         return registry.op(target), target
-    if kind == "variant":  # `copy_`: entries' ops composed (`_variants.py`)
+    if kind is NodeKind.VARIANT:  # `copy_`: entries' ops composed (`_variants.py`)
         variant = _variants.VARIANTS[name]
         run = functools.partial(variant.run, registry)
         run.differentiable_inputs = variant.differentiable_inputs(registry)  # type: ignore[attr-defined]  # read as Op's
@@ -1099,9 +1100,9 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
         result.calls_recorded += 1
         name = call.name
         op, target = _implemented(registry, name)
-        kind = runs_as(name, registry)[0] if op is None else "entry"
-        constant = kind == "constant"
-        sampler = kind == "random"  # a gradient-free sampler with no entry (`randn`): its distribution
+        kind = runs_as(name, registry)[0] if op is None else NodeKind.ENTRY
+        constant = kind is NodeKind.CONSTANT
+        sampler = kind is NodeKind.RANDOM  # a gradient-free sampler with no entry (`randn`): its distribution
         if op is None and not (constant or sampler):
             result.missing[name].add(opinfo)
             continue

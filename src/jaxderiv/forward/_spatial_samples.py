@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdb import samples
-from ..samples import Sample
+from ..records import samples
+from ..records import Sample
 
 
 def _normal(rng, *shape):

@@ -10,7 +10,8 @@ backward kernels), so there is nothing to call them on. The checker reports them
 
 from __future__ import annotations
 
-from ..opdb import not_applicable
+from ..records import not_applicable
+
 
 SPARSE = "operates on a sparse COO tensor (indices and values); JAX arrays are dense, with no sparse layout"
 not_applicable(
