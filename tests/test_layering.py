@@ -1,13 +1,19 @@
-"""The import layering of `jaxderiv.forward`, `jaxderiv.helpers` and `jaxderiv.tensor_utils`, read
-from the source with `ast` (nothing is imported, lazy imports inside functions count too):
+"""The import layering of jaxderiv, read from the source with `ast` (nothing is imported; lazy
+imports inside functions and imports under `if TYPE_CHECKING:` count too):
 
   - `jaxderiv.forward` (the ops) never imports `jaxderiv.helpers` (the formulas' helpers); the other
     direction is allowed: a helper calls the ops it differentiates;
   - `jaxderiv.tensor_utils`, which both share, imports neither;
-  - the files of `jaxderiv.helpers` (and of `jaxderiv.forward`) import each other without a cycle;
+  - the files of every subpackage of jaxderiv (check, torch, helpers, forward, records, spectools,
+    nn, and any added later: they are found on disk) import each other without a cycle;
   - the shared utilities have one definition, in tensor_utils.py;
   - the formula pipeline imports one way: spec -> grammar -> normalize -> translate -> rules -> op
-    -> registry (a stage imports only those before it).
+    -> registry (a stage imports only those before it);
+  - the top-level modules and subpackages import one way, bottom up along LAYERS.
+
+Each check is also run on a constructed example it must fail (`test_cycle_finder`,
+`test_a_lazy_import_cycle_in_a_new_subpackage_is_found`, `_pipeline_violations`,
+`test_a_lazy_import_against_the_layers_is_found`).
 
 How it fails (verified on a copy of src/ with one import put back, run with PYTHONPATH at the copy):
 `from ..helpers.rnn import _bias_grads` added to forward/rnn.py gives
@@ -17,8 +23,8 @@ How it fails (verified on a copy of src/ with one import put back, run with PYTH
 
 and `from .forward_mode import amaxamin_jvp` added inside a function of helpers/reductions.py gives
 
-    test_no_import_cycle_between_files[helpers] - AssertionError: import cycle among the files of
-    jaxderiv.helpers: jaxderiv.helpers.forward_mode -> jaxderiv.helpers.reductions ->
+    test_no_import_cycle_between_files[jaxderiv.helpers] - AssertionError: import cycle among the
+    files of jaxderiv.helpers: jaxderiv.helpers.forward_mode -> jaxderiv.helpers.reductions ->
     jaxderiv.helpers.forward_mode
 """
 
@@ -32,24 +38,25 @@ import pytest
 import jaxderiv
 
 PACKAGE = Path(jaxderiv.__file__).resolve().parent
+ROOT = PACKAGE.parent  # where the top-level package `jaxderiv` lies; a constructed example passes its own
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _is_package(name: str) -> bool:
-    return (PACKAGE.parent.joinpath(*name.split(".")) / "__init__.py").is_file()
+def _is_package(name: str, root: Path = ROOT) -> bool:
+    return (root.joinpath(*name.split(".")) / "__init__.py").is_file()
 
 
-def _is_module(name: str) -> bool:
-    return _is_package(name) or PACKAGE.parent.joinpath(*name.split(".")).with_suffix(".py").is_file()
+def _is_module(name: str, root: Path = ROOT) -> bool:
+    return _is_package(name, root) or root.joinpath(*name.split(".")).with_suffix(".py").is_file()
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, root: Path = ROOT) -> set[str]:
     """The jaxderiv modules that the file at `path` imports, anywhere in it."""
-    name = _module_name(path)
+    name = _module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -65,15 +72,22 @@ def _imports(path: Path) -> set[str]:
             if target.split(".")[0] != "jaxderiv":
                 continue
             # `from .pkg import mod` imports the module pkg.mod; `from .mod import name`, mod itself
-            subs = [f"{target}.{a.name}" for a in node.names if _is_module(f"{target}.{a.name}")]
+            subs = [f"{target}.{a.name}" for a in node.names if _is_module(f"{target}.{a.name}", root)]
             out.update(subs or [target])
     return out
 
 
-def _graph(package: str) -> dict[str, set[str]]:
-    """Each module of `package` (a subpackage of jaxderiv) -> the jaxderiv modules it imports."""
-    folder = PACKAGE.parent.joinpath(*package.split("."))
-    return {_module_name(p): _imports(p) for p in sorted(folder.glob("*.py"))}
+def _graph(package: str, root: Path = ROOT) -> dict[str, set[str]]:
+    """Each module of `package` (a subpackage of jaxderiv), those of its own subpackages
+    included, -> the jaxderiv modules it imports."""
+    folder = root.joinpath(*package.split("."))
+    return {_module_name(p, root): _imports(p, root) for p in sorted(folder.rglob("*.py"))}
+
+
+def _subpackages(root: Path = ROOT) -> list[str]:
+    """Every subpackage of jaxderiv, at any depth (a folder with an __init__.py)."""
+    top = root / "jaxderiv"
+    return sorted(_module_name(p, root) for p in top.rglob("__init__.py") if p.parent != top)
 
 
 def _inside(module: str, package: str) -> bool:
@@ -81,6 +95,9 @@ def _inside(module: str, package: str) -> bool:
 
 
 def test_the_packages_are_found():
+    found = _subpackages()
+    named = ["check", "forward", "helpers", "nn", "records", "spectools", "torch"]
+    assert set(found) >= {f"jaxderiv.{p}" for p in named}, found
     helpers, forward = _graph("jaxderiv.helpers"), _graph("jaxderiv.forward")
     assert "jaxderiv.helpers.linalg" in helpers and "jaxderiv.forward.rnn" in forward
     assert "jaxderiv.forward.linalg" in helpers["jaxderiv.helpers.linalg"]  # the allowed direction is seen
@@ -136,11 +153,26 @@ def test_cycle_finder():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
-@pytest.mark.parametrize("package", ["helpers", "forward"])
+@pytest.mark.parametrize("package", _subpackages())
 def test_no_import_cycle_between_files(package):
-    graph = _graph(f"jaxderiv.{package}")
-    cycle = _cycle(graph)
-    assert cycle is None, f"import cycle among the files of jaxderiv.{package}: {' -> '.join(cycle)}"
+    cycle = _cycle(_graph(package))
+    assert cycle is None, f"import cycle among the files of {package}: {' -> '.join(cycle)}"
+
+
+def test_a_lazy_import_cycle_in_a_new_subpackage_is_found(tmp_path):
+    """A subpackage nobody listed is found, and an import inside a function (or under
+    TYPE_CHECKING) closes a cycle as well as one at the top of a file."""
+    pkg = tmp_path / "jaxderiv" / "newpkg"
+    pkg.mkdir(parents=True)
+    (tmp_path / "jaxderiv" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("from .a import f\n")
+    (pkg / "a.py").write_text("from .b import g\n\ndef f():\n    return g()\n")
+    (pkg / "b.py").write_text("def g():\n    from .a import f\n\n    return f\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from . import a\n")
+    assert _subpackages(tmp_path) == ["jaxderiv.newpkg"]
+    graph = _graph("jaxderiv.newpkg", tmp_path)
+    assert graph["jaxderiv.newpkg.c"] == {"jaxderiv.newpkg.a"}
+    assert _cycle(graph) == ["jaxderiv.newpkg.a", "jaxderiv.newpkg.b", "jaxderiv.newpkg.a"]
 
 
 SHARED = {
@@ -200,6 +232,7 @@ def test_formula_pipeline_imports_one_way():
 # only what comes before it here. The root `__init__` (re-exports) is left out.
 LAYERS = (
     "errors",
+    "submodules",
     "expr",
     "cxx",
     "tensor_utils",
@@ -227,15 +260,15 @@ LAYERS = (
 )
 
 
-def _units() -> dict[str, set[str]]:
+def _units(root: Path = ROOT) -> dict[str, set[str]]:
     """Each top-level module or subpackage of jaxderiv -> the top-level ones it imports."""
     out: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        name = _module_name(path).split(".")
+    for path in sorted((root / "jaxderiv").rglob("*.py")):
+        name = _module_name(path, root).split(".")
         if len(name) < 2:
             continue
         out.setdefault(name[1], set()).update(
-            t.split(".")[1] for t in _imports(path) if t.count(".") >= 1 and t.split(".")[1] != name[1]
+            t.split(".")[1] for t in _imports(path, root) if t.count(".") >= 1 and t.split(".")[1] != name[1]
         )
     return out
 
@@ -259,3 +292,23 @@ def test_the_package_imports_one_way():
     assert not bad, f"an import against the layers of docs/architecture.md: {bad}"
     assert "op" in _units()["registry"]  # the allowed direction is seen
     assert _layer_violations({"spec": {"check"}}) == ["jaxderiv.spec -> jaxderiv.check"]
+
+
+def test_layers_name_each_unit_once():
+    assert len(set(LAYERS)) == len(LAYERS), [u for u in LAYERS if LAYERS.count(u) > 1]
+
+
+def test_a_lazy_import_against_the_layers_is_found(tmp_path):
+    """A file deep in a lower unit that imports a higher unit inside a function is caught, as
+    a whole unit: `spectools` (above `check`) imported from a module of `records` (below it)."""
+    top = tmp_path / "jaxderiv"
+    (top / "records").mkdir(parents=True)
+    (top / "spectools").mkdir()
+    for path in (top / "__init__.py", top / "records" / "__init__.py", top / "spectools" / "__init__.py"):
+        path.write_text("")
+    (top / "spectools" / "tool.py").write_text("from ..records import sample\n")
+    (top / "records" / "sample.py").write_text("def draw():\n    from ..spectools.tool import x\n\n    return x\n")
+    (top / "errors.py").write_text("import jaxderiv.records.sample\n")
+    units = _units(tmp_path)
+    assert units == {"errors": {"records"}, "records": {"spectools"}, "spectools": {"records"}}
+    assert _layer_violations(units) == ["jaxderiv.errors -> jaxderiv.records", "jaxderiv.records -> jaxderiv.spectools"]

@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import keyword
+import math
 import threading
+from typing import Any, Callable
 
 import jax
 
 from . import forward as _forward
 from . import helpers as _helpers
+from .errors import JaxderivError, SchemaError
 from .normalize import Kind, normalize
 from .op import Op
-from .spec import Spec, load_seed_spec, load_spec
+from .schema import Argument
+from .spec import Entry, Spec, load_seed_spec, load_spec
 
-__all__ = ["Registry", "default_registry", "seed_registry", "op"]
+__all__ = [
+    "Registry",
+    "default_registry",
+    "seed_registry",
+    "op",
+    "ForwardSignatureError",
+    "check_forward_signature",
+    "forward_signature_mismatches",
+]
 
 
 class Registry:
@@ -34,7 +48,10 @@ class Registry:
             found = self._ops.get(name)
             if found is None:
                 entry = self.spec[name]
-                found = self._ops[name] = Op(entry, _forward.implementation(name), calls=self._entry_call)
+                impl = _forward.implementation(name)
+                if impl is not None:
+                    check_forward_signature(entry, impl)  # against this registry's spec, as torchgen checks at load
+                found = self._ops[name] = Op(entry, impl, calls=self._entry_call)
             return found
 
     def _entry_call(self, name: str):
@@ -88,6 +105,143 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"Registry({len(self.spec)} entries from {', '.join(self.spec.files)})"
+
+
+# -- the forward's signature against the schema ---------------------------------------------
+
+
+class ForwardSignatureError(JaxderivError, TypeError):
+    """A forward implementation cannot take its entry's schema arguments as the registry passes
+    them (positionally, in schema order), or names or defaults them otherwise than the schema."""
+
+
+# Forwards shared by releases whose schemas name an argument differently: (entry, the argument
+# as an older schema names it) -> the forward's parameter, named as the newest schema names it.
+# Each registry checks against its own spec; these are the older specs' accepted names.
+RENAMED_ARGUMENTS: dict[tuple[str, str], str] = {
+    # 1.7: (..., Scalar input_scale, Tensor output); 2.14: (..., bool is_result, Tensor
+    # self_or_result). The forward tells the two apart by the number of arguments.
+    ("elu_backward", "output"): "is_result",
+    ("linalg_inv_ex", "self"): "A",  # 1.10's schema names it self; 2.14's A
+    ("_cdist_backward", "grad"): "grad_output",  # 1.7's schema names it grad; 2.14's grad_output
+    ("_pdist_backward", "grad"): "grad_output",  # 1.7's schema names it grad; 2.14's grad_output
+    # 1.7 passes the forward's input (`Tensor self`) where 2.14 passes its dtype: the forward takes either
+    ("_softmax_backward_data", "self"): "input_dtype",
+    ("_log_softmax_backward_data", "self"): "input_dtype",
+}
+
+# Parameters whose Python default stands for what another release's schema writes otherwise:
+# (entry, argument) -> why the default check does not apply there.
+DEFAULTS_OF_OTHER_RELEASES: dict[tuple[str, str], str] = {
+    ("slice.Tensor", "start"): "1.7's `int start=0`; 2.14's `SymInt? start=None` means 0",
+    ("slice.Tensor", "end"): "1.7's `int end=9223372036854775807`; 2.14's `SymInt? end=None` means the size",
+}
+
+
+def _where(forward: Callable) -> str:
+    """`module:line` of a forward (of the function a `functools.wraps` wrapper wraps)."""
+    fn = inspect.unwrap(forward)
+    code = getattr(fn, "__code__", None)
+    line = f":{code.co_firstlineno}" if code is not None else ""
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))} ({_source_file(fn)}{line})"
+
+
+def _source_file(fn: Callable) -> str:
+    try:
+        return inspect.getsourcefile(fn) or "?"
+    except TypeError:  # a builtin or a callable object without source
+        return "?"
+
+
+def _expected_name(entry: Entry, argument: Argument) -> tuple[str, ...]:
+    """The parameter names that may take `argument`: its name (`from_` for a Python keyword),
+    and the newer name RENAMED_ARGUMENTS gives an argument an older release named otherwise."""
+    names = (argument.name + "_",) if keyword.iskeyword(argument.name) else (argument.name,)
+    renamed = RENAMED_ARGUMENTS.get((entry.name, argument.name))
+    return names + ((renamed,) if renamed is not None else ())
+
+
+def _same_default(python: Any, schema: Any) -> bool:
+    """Whether a Python default means the schema's: equal values (2 is 2.0), a list default given
+    as its repeated element (`int[2] padding=0` as 0); bools only as bools, None only as None."""
+    if isinstance(schema, tuple):
+        if isinstance(python, (tuple, list)):
+            return len(python) == len(schema) and all(_same_default(p, s) for p, s in zip(python, schema))
+        return len(schema) > 0 and all(_same_default(python, s) for s in schema)
+    if isinstance(python, (tuple, list)) or python is None or schema is None:
+        return python is schema
+    if isinstance(python, bool) or isinstance(schema, bool):
+        return isinstance(python, bool) and isinstance(schema, bool) and python == schema
+    if isinstance(python, (int, float)) and isinstance(schema, (int, float)):
+        return python == schema or (math.isnan(python) and math.isnan(schema))
+    return type(python) is type(schema) and python == schema
+
+
+def forward_signature_mismatches(entry: Entry, forward: Callable) -> list[str]:
+    """What keeps `forward` from taking `entry`'s schema arguments positionally, in schema
+    order, under the schema's names and defaults: one line per differing parameter, [] if none.
+
+    - arity: at least as many positional parameters as the schema has arguments, or `*args`
+      for the rest; parameters past the schema's, and keyword-only ones, need defaults;
+    - names: each positional parameter is named as the schema's argument at its position
+      (`from_` for `from`; RENAMED_ARGUMENTS for a forward shared with an older release);
+    - defaults: a parameter with a Python default agrees with the schema's default, where
+      the schema has one (DEFAULTS_OF_OTHER_RELEASES lists the deliberate exceptions)."""
+    try:
+        signature = inspect.signature(forward)
+    except (TypeError, ValueError) as e:  # no signature to read (a builtin without text)
+        return [f"its signature cannot be read: {e}"]
+    params = list(signature.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    variadic = any(p.kind is p.VAR_POSITIONAL for p in params)
+    arguments = entry.schema.arguments
+    out: list[str] = []
+    if len(positional) < len(arguments) and not variadic:
+        missing = ", ".join(a.name for a in arguments[len(positional) :])
+        out.append(
+            f"takes {len(positional)} positional parameter(s), the schema passes {len(arguments)} arguments "
+            f"(no parameter for {missing})"
+        )
+    for i, (param, argument) in enumerate(zip(positional, arguments)):
+        accepted = _expected_name(entry, argument)
+        if param.name not in accepted:
+            out.append(
+                f"parameter {i} is named {param.name!r}, the schema's argument {i} is {accepted[0]!r} ({argument})"
+            )
+        if param.default is param.empty or argument.default is None:
+            continue
+        if (entry.name, argument.name) in DEFAULTS_OF_OTHER_RELEASES:
+            continue
+        try:
+            schema_default = argument.default_value()
+        except SchemaError as e:
+            out.append(f"parameter {param.name!r}: the schema's default {argument.default!r} cannot be read: {e}")
+            continue
+        if not _same_default(param.default, schema_default):
+            out.append(
+                f"parameter {param.name!r} defaults to {param.default!r}, the schema's argument {argument} "
+                f"to {schema_default!r}"
+            )
+    for param in positional[len(arguments) :]:
+        if param.default is param.empty:
+            out.append(f"parameter {param.name!r}, past the schema's {len(arguments)} arguments, has no default")
+    for param in params:
+        if param.kind is param.KEYWORD_ONLY and param.default is param.empty:
+            out.append(f"keyword-only parameter {param.name!r} has no default: the schema's arguments come by position")
+    return out
+
+
+def check_forward_signature(entry: Entry, forward: Callable) -> None:
+    """ForwardSignatureError, naming the entry (file:line), the forward (module:line) and each
+    differing parameter, where `forward` cannot take `entry`'s schema arguments as its
+    parameters (`forward_signature_mismatches`)."""
+    problems = forward_signature_mismatches(entry, forward)
+    if problems:
+        raise ForwardSignatureError(
+            f"the forward of {entry.name!r}, {_where(forward)}, does not match its schema "
+            f"{entry.schema}: " + "; ".join(problems),
+            entry.location,
+        )
 
 
 def _output_shapes(impl, arguments, args):

@@ -1,16 +1,24 @@
 """The checker's speed-ups change no verdict: one program for an op's samples and modes, worker
-processes, the persistent compilation cache, and `--changed` checking only what differs."""
+processes, the persistent compilation cache, and `--changed` checking only what differs. The
+executor (pool.py) is a plain one: it runs the function it is handed on Tasks (tasks.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
+import multiprocessing
+import os
+import pickle
 
 import jax
 import pytest
 
-from jaxderiv import check_all, load_spec
+from jaxderiv import Registry, check_all, load_spec
 from jaxderiv.check import checker
 from jaxderiv.check.checker import PRECISION_MODES
+from jaxderiv.check.pool import check_in_workers
+from jaxderiv.check.tasks import CheckOptions, Task
 from jaxderiv.cli import main
 
 OPS = ["sin", "mm", "_softmax", "cumsum", "masked_select"]  # masked_select: value-dependent shapes, evaluated apart
@@ -84,6 +92,40 @@ def test_a_wrong_formula_fails_in_a_worker(tmp_path):
     report = check_all(load_spec(spec), modes=("vjp",), jobs=2)
     assert {r.op: r.status for r in report} == {"sin": "failed", "neg": "passed"}
     assert "differs from the reference" in next(r.reason for r in report if r.op == "sin")
+
+
+def test_tasks_are_frozen_and_travel_as_they_are():
+    task = Task(0, "sin", ("vjp", "jvp"), seed=3, options=CheckOptions(sample=1, transforms=("jit", "vmap")))
+    assert pickle.loads(pickle.dumps(task)) == task
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        task.name = "cos"
+    # the options' defaults are check_all's
+    defaults = inspect.signature(check_all).parameters
+    assert CheckOptions() == CheckOptions(
+        **{f.name: defaults[f.name].default for f in dataclasses.fields(CheckOptions)}
+    )
+
+
+def _describe(registry, task):
+    """What the function a worker runs sees of its task (module level, so picklable: a stand-in
+    for the checker's). A task named "dies" kills the worker process that runs it."""
+    if task.name == "dies" and multiprocessing.parent_process() is not None:
+        os._exit(1)
+    return [task.name, sorted(registry.names()), task.options.thorough, os.getpid()]
+
+
+def test_the_pool_runs_the_function_it_is_given(tmp_path):
+    spec = tmp_path / "wrong.yaml"
+    spec.write_text(WRONG_SIN)
+    registry = Registry(load_spec(spec))
+    tasks = [Task(0, name, ("vjp",), options=CheckOptions(thorough=True)) for name in ("a", "b", "c")]
+    out = check_in_workers(_describe, [registry], tasks, jobs=2)
+    assert [o[:3] for o in out] == [[name, ["neg", "sin"], True] for name in "abc"]  # in the tasks' order
+    assert os.getpid() not in {o[3] for o in out}  # run by the workers, from the registry's Spec
+    # a worker that dies leaves its task (and any not done) to this process
+    out = check_in_workers(_describe, [registry], [Task(0, name, ("vjp",)) for name in ("a", "dies", "b")], jobs=2)
+    assert [o[:2] for o in out] == [[name, ["neg", "sin"]] for name in ("a", "dies", "b")]
+    assert out[1][3] == os.getpid()
 
 
 def test_jobs_refuses_a_registry_it_cannot_rebuild():

@@ -1,6 +1,6 @@
 """The activation family against PyTorch 2.13: what tests/check/test_parity.py does not compare.
 
-The op database (check/families/activation.py) holds every activation's samples and its kink
+The op database (forward/activation.py) holds every activation's samples and its kink
 inputs (relu at 0, hardtanh at its bounds, the shrinks at +-lambd, softplus at its threshold,
 ...), where the derivative is the subgradient PyTorch's formula picks, which JAX's own autodiff
 of the forward need not pick; test_parity compares every op of the family with torch there, in

@@ -1,6 +1,6 @@
 """The binary and ternary elementwise family against PyTorch 2.13: what test_parity does not compare.
 
-The op database (jaxderiv.check.opdb, declared in jaxderiv/check/families/binary.py) and
+The op database (jaxderiv.check.opdb, declared in jaxderiv/forward/binary.py) and
 tests/check/test_parity.py compare every op of the family with torch: values and dtypes, vjp,
 jvp, complex inputs, and the kink inputs of its record (clamp at its bounds, where the gradient is
 1 and JAX's own autodiff says 0.5; ties of maximum and minimum, which split it in halves; fmax
@@ -29,7 +29,7 @@ import jaxderiv
 from jaxderiv import NotImplementedDerivative, load_seed_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
-from jaxderiv.check.families import vector
+from jaxderiv.records import vector
 from jaxderiv.check.samples import samples_for
 from jaxderiv.forward.binary import result_type
 

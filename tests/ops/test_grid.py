@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxderiv
-from jaxderiv.check.families.grid import grid_for
+from jaxderiv.forward.grid import grid_for
 
 torch = pytest.importorskip("torch")
 aten = torch.ops.aten

@@ -74,7 +74,7 @@ def test_masked_scatter_backward(torch_registry):
 # torch's own scatter_reduce.two and index_reduce (torch_registry above: the spec torch 2.13 ships).
 # The op database and tests/check/test_parity.py compare every entry of this family with torch
 # (values, dtypes, vjp, jvp) on its record's samples and kinks: for these two, ties and zeros with
-# include_self=True (check/families/indexing.py). These tests add the same inputs with
+# include_self=True (forward/indexing.py). These tests add the same inputs with
 # include_self=False, a keyword-only argument that a kink tuple cannot pass, and index_reduce's
 # jvp against the Jacobian of torch's backward: torch has no forward-mode derivative of
 # index_reduce, so test_parity cannot compare one.

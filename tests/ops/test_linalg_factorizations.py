@@ -1,7 +1,7 @@
 """torch 2.13's own linalg factorization entries (`_linalg_det`, `linalg_lu`, `_linalg_eigh`...)
 built from torch's derivatives.yaml, against torch 2.13: what tests/check/test_parity.py does not compare.
 
-The op database (check/families/linalg_factorizations.py) holds their samples, real and
+The op database (forward/linalg_factorizations.py) holds their samples, real and
 complex: batched, broadcast, wide and tall, vector right-hand sides, every `left` / `adjoint` /
 `upper` / `unitriangular` form, Hermitian inputs, with gauge-invariant functions of the outputs
 (`Sample.outputs`: eigenvalues and squared moduli of eigenvectors, S, |U|², |Vh|² and U Vh) and

@@ -264,7 +264,7 @@ def test_margin_losses_of_0d_inputs_match_torch(name, target, p, reduction):
 # torch's own entries for huber_loss and huber_loss_backward (torch_registry: the spec torch 2.13
 # ships). The op database and tests/check/test_parity.py compare both with torch (values, dtypes,
 # vjp, jvp) on their records' samples and kinks (self - target at 0 and +-delta, in
-# check/families/losses.py); these tests add the second derivative through huber_loss_backward's
+# forward/losses.py); these tests add the second derivative through huber_loss_backward's
 # own entry, huber_loss_backward's jvp (torch has no forward-mode derivative of it to compare with) against
 # the Jacobian of torch's backward, and a wrong formula that the checker catches.
 # ==================================================================================================

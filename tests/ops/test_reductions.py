@@ -542,7 +542,7 @@ def test_unique_refuses_jit(torch_registry):
 # torch's own entries for aminmax, segment_reduce and norm.Scalar (torch_registry above: the spec
 # torch 2.13 ships). The op database and tests/check/test_parity.py compare them with torch
 # (values, dtypes, vjp, jvp) on their records' samples and kinks (aminmax's ties, in
-# check/families/reductions.py). These tests add what a kink tuple cannot pass, keyword-only
+# forward/reductions.py). These tests add what a kink tuple cannot pass, keyword-only
 # arguments: aminmax's ties over a dim, segment_reduce's ties, zeros and empty segments; the jvp of
 # segment_reduce (torch has no forward-mode derivative of it to compare with) against the Jacobian of torch's
 # backward; and norm.Scalar's jvp where torch.func.jvp is wrong (its record's known difference for

@@ -449,7 +449,7 @@ def test_select_and_slice_backward(torch_registry):
 # torch's own entries for as_strided_scatter, stack, pixel_shuffle and slice_scatter
 # (torch_registry above: the spec torch 2.13 ships). The op database and tests/check/test_parity.py
 # compare every entry of this family with torch (values, dtypes, vjp, jvp) on its record's samples
-# (check/families/shapes.py); these tests add single-op checks: as_strided_scatter's formula for
+# (forward/shapes.py); these tests add single-op checks: as_strided_scatter's formula for
 # `self` as torch states it, stack's list-valued backward and tangent, and wrong formulas that the
 # checker catches.
 # ==================================================================================================

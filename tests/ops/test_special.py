@@ -1,6 +1,6 @@
 """The special functions against PyTorch 2.13: what test_parity does not compare.
 
-The op database (jaxderiv.check.opdb, declared in jaxderiv/check/families/special.py) and
+The op database (jaxderiv.check.opdb, declared in jaxderiv/forward/special.py) and
 tests/check/test_parity.py compare every op of the family with torch: values and dtypes, vjp,
 jvp, and the kink inputs of its record, the points the checker avoids: poles (lgamma, digamma,
 polygamma and zeta at 0 and the negative integers), the x = 0 branches of xlogy, xlog1py and the
@@ -253,7 +253,7 @@ def test_float32_with_a_0d_float64_tensor_stays_float32():
 
 
 def test_the_op_database_covers_every_entry_of_the_family():
-    """Every op of the family has its record in check/families/special.py, so test_parity compares it."""
+    """Every op of the family has its record in forward/special.py, so test_parity compares it."""
     family = {
         "erf",
         "erfc",

@@ -1,7 +1,7 @@
 """The unary elementwise family against PyTorch 2.13: what the op database and test_parity leave out.
 
 tests/check/test_parity.py compares every entry of the family with torch on its op record
-(check/families/unary.py): values and dtypes, vjp, and jvp (the `result:` formula, or the
+(forward/unary.py): values and dtypes, vjp, and jvp (the `result:` formula, or the
 backward formula transposed where the spec has none), on the checker samples, on complex128 ones where the record says `complex`, and on its kink
 inputs, where the derivative is the subgradient PyTorch's formula picks, which JAX's own autodiff
 need not pick (abs and sgn at 0, the rounding ops at integers and ties, sign at 0 and NaN,
@@ -125,7 +125,7 @@ def test_integer_and_bool_inputs_follow_aten(name, dtype):
 
 # -- complex inputs of entries checked on real inputs only --------------------------------------
 # ATen 2.13 differentiates these on complex, but their records leave complex out (complex_ok in
-# check/families/unary.py): the default spec takes reciprocal, rsqrt, sqrt and tan from PyTorch 1.7,
+# forward/unary.py): the default spec takes reciprocal, rsqrt, sqrt and tan from PyTorch 1.7,
 # whose formulas are for real tensors, and exp2 and expm1 from 1.10 formulas that predate complex
 # autograd for the op (no .conj()).
 REFUSED = ("reciprocal", "rsqrt", "sqrt", "tan")

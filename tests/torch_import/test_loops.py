@@ -11,7 +11,9 @@ nn = torch.nn
 
 import jaxderiv.torch as jt  # noqa: E402
 from jaxderiv.torch._loops import find_loops  # noqa: E402
-from jaxderiv.torch._program import Program, Ref, Step  # noqa: E402
+from jaxderiv.torch._program import Program  # noqa: E402
+from jaxderiv.torch._resolve import NodeKind  # noqa: E402
+from jaxderiv.torch._steps import Ref, Step  # noqa: E402
 from torch_models import against_torch  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
@@ -87,7 +89,7 @@ def _f(a, b):
     return a + jnp.sin(b)
 
 
-def _recurrence(n: int, kind: str = "entry") -> Program:
+def _recurrence(n: int, kind: NodeKind = NodeKind.ENTRY) -> Program:
     """v_i = f(v_{i-1}, v_{i-2}) from v_0 = x, v_1 = y: each copy reads the one before it and the
     one before that, so the repeated block is two steps long."""
     names = ["x", "y"] + [f"v{i}" for i in range(2, n)]
@@ -122,7 +124,7 @@ def test_a_wrong_carry_gives_another_value():
 
 
 def test_random_steps_and_short_blocks_are_not_rolled():
-    assert find_loops(_recurrence(62, kind="random").steps) == ()
+    assert find_loops(_recurrence(62, kind=NodeKind.RANDOM).steps) == ()
     assert find_loops(_recurrence(40).steps) == ()  # 19 copies of 2 steps: 36 saved, fewer than MIN_SAVED
 
 
@@ -131,7 +133,15 @@ def test_copies_whose_inputs_differ_in_shape_run_unrolled():
     steps run one by one, with the same result."""
     n = 60
     steps = tuple(
-        Step(f"v{i}", "g", lambda a, z: a + jnp.sum(z), (Ref(f"v{i - 1}" if i else "x"), Ref(f"z{i}")), {}, "entry", "")
+        Step(
+            f"v{i}",
+            "g",
+            lambda a, z: a + jnp.sum(z),
+            (Ref(f"v{i - 1}" if i else "x"), Ref(f"z{i}")),
+            {},
+            NodeKind.ENTRY,
+            "",
+        )
         for i in range(n)
     )
     program = Program((), steps, ((Ref(f"v{n - 1}"), "user", None),))
@@ -140,6 +150,32 @@ def test_copies_whose_inputs_differ_in_shape_run_unrolled():
     values = {"x": jnp.asarray(1.0), **{f"z{i}": jnp.ones(i + 1) for i in range(n)}}
     rolled = Program((), steps, program.outputs, loops).run(values)
     assert float(rolled[f"v{n - 1}"]) == 1.0 + sum(range(1, n + 1))
+
+
+def _chain(fn, n: int = 60) -> Program:
+    """v_i = fn(v_{i-1}) from v_0 = fn(x): one block of one step, rolled into n copies."""
+    steps = tuple(Step(f"v{i}", "h", fn, (Ref(f"v{i - 1}" if i else "x"),), {}, NodeKind.ENTRY, "") for i in range(n))
+    outputs = ((Ref(f"v{n - 1}"), "user", None),)
+    return Program((("x", "user", None),), steps, outputs, find_loops(steps, [Ref(f"v{n - 1}")]))
+
+
+def test_a_step_that_needs_concrete_values_runs_unrolled():
+    """`int()` of a value the scan traces raises a TypeError (one of NOT_A_SCAN) in the body: the
+    loop's steps run one by one instead, with the same result."""
+    program = _chain(lambda a: a + int(a > 0))
+    assert program.loops and program.loops[0].count == 60
+    assert float(program.run({"x": jnp.asarray(0.5)})["v59"]) == 60.5
+
+
+def test_another_error_in_a_rolled_step_is_raised_with_its_node():
+    def broken(a):
+        raise ZeroDivisionError("a step's own error")
+
+    with pytest.raises(ZeroDivisionError, match="a step's own error") as info:
+        _chain(broken).run({"x": jnp.asarray(0.5)})
+    assert "while running graph node 'v0' (h), as the body of a jax.lax.scan over 60 copies of its block" in (
+        info.value.__notes__
+    )
 
 
 # -- activation checkpointing over the rolled loops ------------------------------------------------

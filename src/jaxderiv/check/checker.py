@@ -41,17 +41,18 @@ from .compare import (
     _differences,
     _inexact_cotangents,
     _input,
-    _jit,
+    check_jit,
     _Mismatch,
     _moved_cotangents,
     _pair,
-    _random_like,
-    _stack,
+    random_like,
+    stack_pair,
 )
 from .elements import _per_element, _rerun
 from . import precision
 from .refusals import check_refusals, refused_inputs, states_not_implemented
 from .pool import check_in_workers, compilation_cache as _compilation_cache
+from .tasks import CheckOptions, Task
 from .report import Report, Row
 from .opdb import record
 from ..records import Sample
@@ -95,6 +96,33 @@ THIRD_ORDER_MODES = ("vjp_vjp_vjp",)
 COTANGENT_MODES = ("vjp_vjp", "vjp_vjp_vjp")
 # Every mode, each checked by default.
 MODES = ("vjp", "jvp", *SECOND_ORDER_MODES, *THIRD_ORDER_MODES, *PRECISION_MODES)
+
+# What JAX raises where a function cannot be traced or transformed (its tracer errors, TypeErrors:
+# ConcretizationTypeError, TracerArrayConversionError, ...; NonConcreteBooleanIndexError, an
+# IndexError), where it has no derivative (a missing differentiation rule: NotImplementedError;
+# a loop reverse mode cannot differentiate: ValueError; a derivative the spec refuses:
+# NotImplementedDerivative), or where its one program does not compile (XLA: a RuntimeError).
+# A sample is then evaluated otherwise (value by value, without a reference), where a genuine
+# failure raises again.
+_UNTRACEABLE: tuple[type[Exception], ...] = (
+    JaxderivError,
+    TypeError,
+    ValueError,
+    IndexError,
+    NotImplementedError,
+    RuntimeError,
+)
+# What an op's check may raise from the op's forward, its translated formulas, its samples or
+# JAX's transformations of them: reported on the row of the mode it happened in, as an error.
+# Anything else (MemoryError, an OSError of the compilation cache, KeyboardInterrupt) stops the
+# check.
+_OP_FAILURES: tuple[type[Exception], ...] = (
+    *_UNTRACEABLE,
+    ArithmeticError,
+    AssertionError,
+    AttributeError,
+    LookupError,
+)
 
 
 class Tolerance:
@@ -219,7 +247,7 @@ def outputs_of(p) -> list:
     where the shapes depend on them."""
     try:
         return jax.eval_shape(p.rule_fn, *p.xs)
-    except Exception:  # noqa: BLE001 - value-dependent output shapes: evaluated, as the check will
+    except _UNTRACEABLE:  # value-dependent output shapes: evaluated, as the check will (raising again if wrong)
         return _Compiled(p.rule_fn)(*p.xs)
 
 
@@ -237,17 +265,17 @@ def _to_jax(v):
 def _directions(mode: str, p, rng) -> dict:
     """The random input directions `vs`, cotangents `cts` and second-order weights `ws` of a sample,
     drawn in a fixed order: skipping a sample replays its draws and leaves the next ones unchanged."""
-    vs = p.project([_random_like(rng, x) for x in p.xs])
+    vs = p.project([random_like(rng, x) for x in p.xs])
     if mode == "jvp":
         return {"vs": vs, "cts": None, "ws": None}
     ys = p.outputs
-    cts = [_random_like(rng, y) for y in ys]
+    cts = [random_like(rng, y) for y in ys]
     if mode in PRECISION_MODES and not precision.applicable(mode, p, ys):
         return {"vs": vs, "cts": None, "ws": None, "skip": True}
-    ws = p.project([_random_like(rng, x) for x in p.xs]) if mode in ("vjp_vjp", "vjp_jvp", "vjp_vjp_vjp") else None
+    ws = p.project([random_like(rng, x) for x in p.xs]) if mode in ("vjp_vjp", "vjp_jvp", "vjp_vjp_vjp") else None
     if mode == "vjp_vjp_vjp":  # the third direction, paired with the second-order gradient
-        ws = (ws, p.project([_random_like(rng, x) for x in p.xs]))
-    cs = [_random_like(rng, y) for y in ys] if mode in COTANGENT_MODES else None
+        ws = (ws, p.project([random_like(rng, x) for x in p.xs]))
+    cs = [random_like(rng, y) for y in ys] if mode in COTANGENT_MODES else None
     return {"vs": vs, "cts": cts, "ws": ws, "cs": cs}
 
 
@@ -315,7 +343,7 @@ def _evaluate(mode: str, p, d: dict, tol, thorough: bool) -> dict:
     try:
         v = _evaluate_together(mode, p, d, tol, thorough)
         v["jitted"] = True
-    except Exception:  # noqa: BLE001 - evaluated function by function below, which raises what it raises
+    except _UNTRACEABLE:  # evaluated function by function below, which raises what it raises
         v = _evaluate_apart(mode, p, d, tol, thorough)
         v["jitted"] = False
     return v
@@ -474,7 +502,7 @@ def _at_both(fn, plus: list, minus: list) -> tuple:
     """fn at x + h v and at x - h v as one evaluation under jax.vmap: one trace of fn, not two
     (finite differences' two points; the program falls back to evaluating apart where fn's
     shapes depend on its values)."""
-    out = jax.vmap(fn)(*_stack(plus, minus))
+    out = jax.vmap(fn)(*stack_pair(plus, minus))
     return jax.tree.map(lambda o: o[0], out), jax.tree.map(lambda o: o[1], out)
 
 
@@ -558,7 +586,7 @@ def _split_cotangents(ours, ref, d: dict, n: int, where: Sequence[int]) -> dict:
 def _evaluate_together(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     """Everything a sample's check compares, from one jitted program: one XLA compile."""
     program, args, values = _program(mode, p, d, tol, thorough)
-    return values(_jit(program)(*args))
+    return values(check_jit(program)(*args))
 
 
 def _evaluate_all(work: Sequence[tuple], tol, thorough: bool) -> dict:
@@ -571,8 +599,8 @@ def _evaluate_all(work: Sequence[tuple], tol, thorough: bool) -> dict:
         return {}
     try:
         built = [_program(mode, p, p.directions, tol, thorough) for mode, _, p in work]
-        outs = _jit(lambda args: [fn(*a) for (fn, _, _), a in zip(built, args)])([a for _, a, _ in built])
-    except Exception:  # noqa: BLE001 - each sample is evaluated by itself, which raises what it raises
+        outs = check_jit(lambda args: [fn(*a) for (fn, _, _), a in zip(built, args)])([a for _, a, _ in built])
+    except _OP_FAILURES:  # each sample is evaluated by itself, which raises what it raises on its row
         return {}
     return {
         (mode, index): dict(values(out), jitted=True)
@@ -584,7 +612,7 @@ def _or_none(fn: Callable, *args):
     """fn(*args), or None for a reference JAX cannot differentiate: finite differences only."""
     try:
         return _Compiled(fn)(*args)
-    except Exception:  # noqa: BLE001
+    except _UNTRACEABLE:  # JAX cannot differentiate the reference (or trace it): finite differences only
         return None
 
 
@@ -756,7 +784,7 @@ def _check_op(
             row.status, row.reason = "not_applicable", str(e)
         except JaxderivError as e:
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
-        except Exception as e:  # noqa: BLE001 - any crash is reported, not raised
+        except _OP_FAILURES as e:  # a crash of the op's code or of JAX on it is the row's error
             row.status, row.reason = "error", f"{type(e).__name__}: {e}"
         if looser and row.status == "passed" and not row.reason and mode not in PRECISION_MODES:
             row.reason = looser
@@ -852,7 +880,7 @@ class _Prepared:
                     kinds.add(is_complex)
                 problem.directions = directions
                 self.items.append((index, problem))
-        except Exception as e:  # noqa: BLE001 - re-raised in order by the mode's row
+        except _OP_FAILURES as e:  # re-raised in order by the mode's row
             self.error, self.error_index, self.error_problem = e, index, problem
 
 
@@ -972,7 +1000,7 @@ def _refusals(op: Op, seed: int, cases: list | None, row: Row) -> Row:
     try:
         sample = cases[0][0] if cases else samples_for(op, np.random.default_rng(seed))[0]
         _, problems = check_refusals(op, sample.args, sample.kwargs)
-    except Exception:  # noqa: BLE001 - no sample to ask with: nothing asked
+    except _OP_FAILURES:  # no sample to ask with (none drawn, or the call fails): nothing asked
         return row
     if problems:
         row.status, row.reason = (
@@ -1041,47 +1069,54 @@ def check_all(
     if unknown:
         raise ValueError(f"unknown transform(s) {unknown}; choose from {TRANSFORMS}")
     shipped = spec is None and registry is None
-    options = {"sample": sample, "per_element": per_element, "thorough": thorough, "transforms": transforms}
+    options = CheckOptions(sample=sample, per_element=per_element, thorough=thorough, transforms=transforms)
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
-    tasks = [(r, name, complex_, shipped and complex_) for r, name, complex_ in plan(spec, ops, registry)]
+    registries: list[Registry] = []
+    tasks: list[Task] = []
+    for r, name, complex_ in plan(spec, ops, registry):
+        which = next((i for i, known in enumerate(registries) if known is r), None)
+        if which is None:
+            which = len(registries)
+            registries.append(r)
+        tasks.append(Task(which, name, tuple(modes), seed, complex_, shipped and complex_, options))
     versions: dict[str, str] = {}
-    for r, *_ in tasks:
+    for task in tasks:
+        r = registries[task.registry]
         for f, v in zip(r.spec.files, r.spec.versions):
             versions.setdefault(f, str(v))
     if jobs > 1 and len(tasks) > 1:
         cache = None if compilation_cache is None else os.fspath(compilation_cache)
-        per_task = check_in_workers(tasks, modes, seed, options, min(jobs, len(tasks)), cache, progress)
+        per_task = check_in_workers(_check_task, registries, tasks, min(jobs, len(tasks)), cache, progress)
     else:
         per_task = []
-        with jax.enable_x64(True), _compilation_cache(compilation_cache):
-            for r, name, complex_, default_spec in tasks:
-                per_task.append(_check_named(r, name, modes, seed, complex_, default_spec, options))
+        with _compilation_cache(compilation_cache):
+            for task in tasks:
+                per_task.append(_check_task(registries[task.registry], task))
                 if progress is not None:
-                    progress(name)
+                    progress(task.name)
     return Report([row for rows in per_task for row in rows], versions)
 
 
-def _check_named(
-    registry: Registry,
-    name: str,
-    modes: Sequence[str],
-    seed: int,
-    complex_: bool,
-    default_spec: bool = False,
-    options: dict | None = None,
-) -> list[Row]:
-    options = options or {}
+def _check_task(registry: Registry, task: Task) -> list[Row]:
+    """The rows of one entry's check, in float64: what the executor (pool.py) runs in each worker
+    process, or this process runs task by task. `registry` is the one `task.registry` names."""
+    with jax.enable_x64(True):
+        return _entry_rows(registry, task)
+
+
+def _entry_rows(registry: Registry, task: Task) -> list[Row]:
+    name, modes, seed, options = task.name, task.modes, task.seed, task.options
     try:
         entry = registry.spec[name]
     except KeyError as e:
         return [Row(name, m, "error", reason=str(e).strip('"')) for m in modes]
     source = os.path.basename(entry.location.file or "")
-    spec_file = None if default_spec else (os.path.abspath(entry.location.file) if entry.location.file else "SPEC_FILE")
-    given = entry.version.text if entry.version is not None and entry.version.how == "given" else None
-    repro = _repro_command(
-        spec_file, name, seed, options.get("thorough", False), options.get("transforms", ("jit",)), given
+    spec_file = (
+        None if task.default_spec else (os.path.abspath(entry.location.file) if entry.location.file else "SPEC_FILE")
     )
+    given = entry.version.text if entry.version is not None and entry.version.how == "given" else None
+    repro = _repro_command(spec_file, name, seed, options.thorough, options.transforms, given)
     why_not = record(name).not_applicable
     if why_not is not None:
         rows = [Row(name, m, "not_applicable", reason=why_not) for m in modes]
@@ -1093,7 +1128,17 @@ def _check_named(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             try:
-                rows = _check_op(registry.op(name), modes, seed, complex_, repro=repro, **options)
+                rows = _check_op(
+                    registry.op(name),
+                    modes,
+                    seed,
+                    task.complex_,
+                    sample=options.sample,
+                    per_element=options.per_element,
+                    thorough=options.thorough,
+                    transforms=options.transforms,
+                    repro=repro,
+                )
             except JaxderivError as e:
                 rows = [Row(name, m, "error", reason=f"{type(e).__name__}: {e}", repro=repro(m, None)) for m in modes]
         warned = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))

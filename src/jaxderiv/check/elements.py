@@ -10,7 +10,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import JaxderivError
 from .compare import AUTODIFF, _Compiled, _errors, _inexact_cotangents, _input, _Mismatch, _moved_cotangents, _number
+
+# What JAX raises where a function cannot be traced or transformed: its tracer errors (TypeErrors:
+# ConcretizationTypeError, TracerArrayConversionError, ...; NonConcreteBooleanIndexError, an
+# IndexError), a missing differentiation or batching rule (NotImplementedError), a loop reverse
+# mode cannot differentiate (ValueError), a forward's or a C++ condition's refusal of a traced
+# value (ValueError; inside a formula, the JaxderivError that names the formula), a program XLA
+# cannot compile (RuntimeError). Each fallback below evaluates otherwise, where a genuine failure
+# raises again.
+_UNTRACEABLE = (JaxderivError, TypeError, ValueError, IndexError, NotImplementedError, RuntimeError)
+# What a re-run may fail with besides (an XLA failure is a RuntimeError, so is NotImplementedError;
+# a floating-point trap an ArithmeticError): reported after the first failure, which stands.
+_RERUN_FAILURES = (TypeError, ValueError, LookupError, RuntimeError, ArithmeticError, JaxderivError)
 
 
 class _Coordinates:
@@ -91,7 +104,7 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     inputs = _Coordinates(xs)
     try:
         y0 = jax.eval_shape(lambda *xs: rule(*xs), *xs)
-    except Exception:  # noqa: BLE001
+    except _UNTRACEABLE:  # value-dependent shapes: evaluated
         y0 = rule(*xs)
     outputs = _Coordinates(y0)
     if inputs.size > max_inputs or inputs.size * outputs.size > max_entries:
@@ -111,13 +124,13 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     actual = np.asarray(_Compiled(jac(moved(rule)))(zero))
     try:
         ref = np.asarray(_Compiled(jac(moved(native)))(zero))
-    except Exception:  # noqa: BLE001 - a forward JAX cannot differentiate: finite differences only
+    except _UNTRACEABLE:  # a forward JAX cannot differentiate: finite differences only
         ref = None
     f = moved(fd_base)
     column = lambda e: (f(e) - f(-e)) / (2 * step)  # noqa: E731
     try:
         fd = np.asarray(_Compiled(jax.vmap(column))(step * jnp.eye(inputs.size))).T
-    except Exception:  # noqa: BLE001 - not batchable: one column at a time
+    except _UNTRACEABLE:  # not batchable: one column at a time
         one = _Compiled(column)
         fd = (
             np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1)
@@ -169,6 +182,6 @@ def _rerun(mode: str, p, tol, per_element: bool) -> str:
         note = _per_element(mode, p, tol, *caps)
     except _Mismatch as m:
         return f". Re-run element by element: {m}"
-    except Exception as e:  # noqa: BLE001 - the first failure stands; say why the re-run did not run
+    except _RERUN_FAILURES as e:  # the first failure stands; say why the re-run did not run
         return f". Re-run element by element could not run: {type(e).__name__}: {e}"
     return f". Re-run element by element: {note or 'every Jacobian entry is within tolerance (all tangents and cotangents defined, under jit)'}"

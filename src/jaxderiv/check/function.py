@@ -14,14 +14,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import JaxderivError
 from .checker import _Accumulator, _check_sample, _Mismatch, outputs_of
 from .report import Report, Row
 
 __all__ = ["check_function"]
 
 
-class _NoReference(Exception):
-    """No reference function was given: the checker then compares with finite differences only."""
+class _NoReference(NotImplementedError):
+    """No reference function was given: the checker then compares with finite differences only
+    (a NotImplementedError, as a reference JAX cannot differentiate, which the checker skips)."""
 
 
 def _inexact(x) -> bool:
@@ -72,6 +74,14 @@ class _FunctionProblem:
         return list(vs)
 
 
+# What evaluating or differentiating the function can raise, reported in its rows ("error"):
+# jaxderiv's refusals and formula errors (NotImplementedDerivative, RealOnlyDerivative,
+# TranslationError: JaxderivError), JAX's tracer and shape errors (TypeError, ValueError,
+# IndexError), a missing transformation rule (NotImplementedError) or an XLA failure
+# (RuntimeError), a floating-point trap (ArithmeticError). Other exceptions (a NameError, an
+# AttributeError in the function) are bugs of the function and raise with their traceback.
+_REPORTED = (JaxderivError, TypeError, ValueError, LookupError, RuntimeError, ArithmeticError)
+
 # The modes a plain function is checked in (its second order: reverse over reverse).
 FUNCTION_MODES = ("vjp", "jvp", "vjp_vjp")
 
@@ -120,7 +130,7 @@ def check_function(
                         _check_sample(mode, problem, rng, acc)
             except _Mismatch as m:
                 row.status, row.reason = "failed", str(m)
-            except Exception as e:  # noqa: BLE001 - a crash is reported in the row
+            except _REPORTED as e:  # a derivative that cannot be evaluated is reported in the row
                 row.status, row.reason = "error", f"{type(e).__name__}: {e}"
             if row.status in ("passed", "failed"):
                 row.max_abs_err, row.max_rel_err = acc.abs_err, acc.rel_err

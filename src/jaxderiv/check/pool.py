@@ -1,9 +1,11 @@
 """The check's entries spread over worker processes, and JAX's compilation cache shared by them.
 
-Each entry's check is independent of the others and most of its time is XLA compiles, which
-use one core each: `jobs` processes give close to `jobs` times the speed. Workers are spawned
-(forking a process that has started JAX's threads is unsafe) and build each registry once
-from its Spec; the rows come back in the plan's order, whatever order the entries finish in.
+A plain executor: it is handed the function that checks one entry (checker.py's, a module-level
+function that each worker receives by name) and the Tasks (tasks.py); it imports nothing of the
+checker. Each entry's check is independent of the others and most of its time is XLA compiles,
+which use one core each: `jobs` processes give close to `jobs` times the speed. Workers are
+spawned (forking a process that has started JAX's threads is unsafe) and build each registry
+once from its Spec; the results come back in the tasks' order, whatever order they finish in.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import jax
 from jax.experimental.compilation_cache.compilation_cache import reset_cache
 
 from ..registry import Registry, seed_registry
+from ..spec import Spec
 from .opdb import record
+from .tasks import Task
 
 __all__ = ["default_cache_dir", "default_jobs", "compilation_cache", "use_compilation_cache", "check_in_workers"]
 
@@ -73,83 +77,72 @@ def compilation_cache(path: str | os.PathLike | None):
 
 # -- in a worker -------------------------------------------------------------------------------------
 
-_specs: list = []  # the Spec of each registry the tasks name (None: the seed registry)
+_run_task: list[Callable[[Registry, Task], list]] = []  # the function the worker runs, set by _start
+_specs: list[Spec | None] = []  # the Spec of each registry the tasks name (None: the seed registry)
 _registries: dict[int, Registry] = {}
 
 
-def _start(specs: list, cache_dir: str | None) -> None:
+def _start(run: Callable[[Registry, Task], list], specs: list[Spec | None], cache_dir: str | None) -> None:
+    _run_task[:] = [run]
     _specs[:] = specs
     if cache_dir:
         use_compilation_cache(cache_dir)
 
 
-def _run(task: tuple) -> list:
-    from .checker import _check_named
-
-    which, name, modes, seed, complex_, default_spec, options = task
-    registry = _registries.get(which)
+def _run(task: Task) -> list:
+    registry = _registries.get(task.registry)
     if registry is None:
-        spec = _specs[which]
-        registry = _registries[which] = seed_registry() if spec is None else Registry(spec)
-    with jax.enable_x64(True):
-        return _check_named(registry, name, modes, seed, complex_, default_spec, options)
+        spec = _specs[task.registry]
+        registry = _registries[task.registry] = seed_registry() if spec is None else Registry(spec)
+    return _run_task[0](registry, task)
 
 
 # -- in the parent -----------------------------------------------------------------------------------
 
 
 def check_in_workers(
-    tasks: Sequence[tuple[Registry, str, bool, bool]],
-    modes: Sequence[str],
-    seed: int,
-    options: dict,
+    run: Callable[[Registry, Task], list],
+    registries: Sequence[Registry],
+    tasks: Sequence[Task],
     jobs: int,
     cache_dir: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[list]:
-    """The rows of each (registry, name, complex checked, default spec) task, checked by `jobs`
-    spawned processes. A registry is sent as its Spec: one that is not a plain Registry (a
-    subclass, or one with ops added by hand) cannot be rebuilt in a worker and is refused."""
-    registries: list[Registry] = []
-    for registry, *_ in tasks:
-        if not any(registry is r for r in registries):
-            if type(registry) is not Registry:
-                raise ValueError(
-                    f"jobs > 1 needs plain Registry objects, rebuilt from their Spec in each worker; got {type(registry).__name__}"
-                )
-            registries.append(registry)
-    which = [next(i for i, r in enumerate(registries) if r is registry) for registry, *_ in tasks]
+    """`run(registries[task.registry], task)` of each task, in `jobs` spawned processes; the
+    results in the order of `tasks`. `run` must be picklable (a module-level function): each
+    worker receives it once. A registry is sent as its Spec: one that is not a plain Registry
+    (a subclass, or one with ops added by hand) cannot be rebuilt in a worker and is refused.
+    The tasks a worker that died left unfinished (killed, out of memory) are run here."""
+    for registry in registries:
+        if type(registry) is not Registry:
+            raise ValueError(
+                f"jobs > 1 needs plain Registry objects, rebuilt from their Spec in each worker; got {type(registry).__name__}"
+            )
     specs = [None if r is seed_registry() else r.spec for r in registries]
     results: list = [None] * len(tasks)
     context = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=context, initializer=_start, initargs=(specs, cache_dir)
+            max_workers=jobs, mp_context=context, initializer=_start, initargs=(run, specs, cache_dir)
         ) as pool:
             # The longest entries first (those whose record says they compile apart, tens of
             # seconds each), so that none is left running alone at the end.
-            order = sorted(range(len(tasks)), key=lambda i: record(tasks[i][1]).compiled_apart is None)
-            futures = {
-                pool.submit(_run, (which[i], tasks[i][1], tuple(modes), seed, tasks[i][2], tasks[i][3], options)): i
-                for i in order
-            }
+            order = sorted(range(len(tasks)), key=lambda i: record(tasks[i].name).compiled_apart is None)
+            futures = {pool.submit(_run, tasks[i]): i for i in order}
             try:
                 for future in as_completed(futures):
                     i = futures[future]
                     results[i] = future.result()
                     if progress is not None:
-                        progress(tasks[i][1])
+                        progress(tasks[i].name)
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
     except BrokenProcessPool:
-        pass  # a worker died (killed, out of memory): what it left is checked here, below
-    from .checker import _check_named
-
-    with jax.enable_x64(True):
-        for i, (registry, name, complex_, default_spec) in enumerate(tasks):
-            if results[i] is None:
-                results[i] = _check_named(registry, name, modes, seed, complex_, default_spec, options)
-                if progress is not None:
-                    progress(name)
+        pass  # a worker died (killed, out of memory): what it left is run here, below
+    for i, task in enumerate(tasks):
+        if results[i] is None:
+            results[i] = run(registries[task.registry], task)
+            if progress is not None:
+                progress(task.name)
     return results

@@ -6,7 +6,7 @@ project's JAX helpers, which these proofs judge); as_number and as_condition con
 the booleans and numbers formulas mix. Helpers with kinks are sympy Piecewise expressions, so
 that each smooth piece is compared on its own side. The ops themselves are in their op records:
 each elementwise op's sympy definition (`definition`, the reference whose derivative its
-formulas must equal), or why it has none (`without_meaning`), declared in check/families.
+formulas must equal), or why it has none (`without_meaning`), declared with their forwards in jaxderiv/forward.
 """
 
 from __future__ import annotations

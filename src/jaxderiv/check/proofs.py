@@ -21,6 +21,7 @@ import sys
 import mpmath
 import sympy as sp
 
+from ..errors import SchemaError
 from ..expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
 from ..normalize import Kind, derivative
 from ..spec import Entry, Formula, load_spec
@@ -124,7 +125,7 @@ def _real(name: str) -> sp.Symbol:
 def _default(arg):
     try:
         return arg.default_value()
-    except Exception:  # noqa: BLE001 - no default, or one this model does not need
+    except SchemaError:  # no default, or one this model does not need
         return None
 
 
@@ -224,7 +225,9 @@ def _judge(residual, definition: Definition, tensors: set[str], points: int, see
     free = sorted(residual.free_symbols, key=str)
     try:
         f = sp.lambdify(free, residual, modules="mpmath")
-    except Exception as e:  # noqa: BLE001 - sympy cannot print every function for mpmath
+    except (NotImplementedError, SyntaxError) as e:
+        # sympy cannot print every function for mpmath (its PrintMethodNotImplementedError),
+        # nor every printed text compile
         return "none", f"residual mpmath cannot evaluate: {type(e).__name__}"
     if residual.has(sp.Piecewise):
         points *= 4  # every piece gets points

@@ -14,11 +14,17 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..errors import NotImplementedDerivative
+from ..errors import JaxderivError, NotImplementedDerivative
 from ..normalize import Derivative, Kind, derivative
 from ..op import Op
 
 __all__ = ["refused_inputs", "check_refusals", "states_not_implemented"]
+
+# What tracing raises where a forward needs its values (value-dependent shapes): JAX's tracer
+# errors (TypeErrors; NonConcreteBooleanIndexError, an IndexError), a missing transformation rule
+# (NotImplementedError), a forward's or a C++ condition's refusal of a traced value (ValueError;
+# inside a formula, the JaxderivError that names it).
+_UNTRACEABLE = (TypeError, ValueError, IndexError, NotImplementedError, JaxderivError)
 
 
 def states_not_implemented(formula) -> bool:
@@ -88,7 +94,7 @@ def check_refusals(op: Op, args: tuple, kwargs: dict) -> tuple[list[str], list[s
             elif f"entry '{op.entry.name}'" not in str(e) or (op.entry.location.file or "") not in str(e):
                 problems.append(f"`{name}`: the error does not name the entry and its file: {e}")
             continue
-        except Exception:  # noqa: BLE001 - the forward itself cannot run under vjp (value-dependent shapes): not asked
+        except _UNTRACEABLE:  # the forward itself cannot run under vjp (value-dependent shapes): not asked
             continue
         if g is None:
             continue

@@ -13,11 +13,10 @@ In-place entries (`abs_`) use their out-of-place op's implementation unless they
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any, Callable
 
 from ..records import OpKind, declare
+from ..submodules import import_once
 
 __all__ = ["IMPLS", "OpKind", "impl", "implementation", "kind_of", "callable_named", "load"]
 
@@ -81,13 +80,6 @@ def callable_named(name: str) -> Callable | None:
     return IMPLS[overloads[0]] if len(overloads) == 1 else None
 
 
-_loaded = False
-
-
 def load() -> None:
     """Import every module of this package: each registers its forwards and declares their records."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{module.name}")
+    import_once(__name__, __path__)

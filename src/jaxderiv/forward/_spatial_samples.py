@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..records import samples
-from ..records import Sample
+from ..records import Sample, samples
 
 
 def _normal(rng, *shape):

@@ -11,26 +11,26 @@ import math
 
 import jax
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from ..records import symbolic_math
+
 from ..records import (
-    parity_tolerance,
-    parity_differs,
     Equivalent,
+    Sample,
     complex_ok,
     definition,
     domain,
     kinks,
     known_failure,
+    parity_differs,
+    parity_tolerance,
     real_only,
     samples,
+    symbolic_math,
     torch_equivalent,
+    vector,
 )
-from ..records import Sample
 from ..records.symbolic import sp
-from ..records import vector
+from . import impl
 
 
 def _require_floating(name: str, x) -> None:
@@ -309,7 +309,8 @@ def celu(self, alpha=1.0):
 @impl("elu_backward")
 def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result=None):
     """elu's gradient, from its result (`is_result`) or from its input; 1.7's schema has no
-    is_result and passes the result in its place: `elu_backward(grad, alpha, scale, input_scale, output)`.
+    is_result and passes the result in its place: `elu_backward(grad, alpha, scale, input_scale, output)`
+    (registry.RENAMED_ARGUMENTS accepts 1.7's name `output` for the parameter is_result).
 
     From the result y: y <= 0 ? grad * input_scale * (y + alpha * scale) : grad * scale;
     from the input x: x <= 0 ? grad * input_scale * alpha * scale * exp(x * input_scale) : grad * scale.

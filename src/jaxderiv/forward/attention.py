@@ -26,12 +26,10 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from ..records import Equivalent, samples, torch_equivalent
-from ..records import Sample
-from ..records import CUDA_ONLY
+
+from ..records import CUDA_ONLY, Equivalent, Sample, samples, torch_equivalent
+from . import impl
 
 
 def _no_dropout(name, dropout_p):
@@ -102,6 +100,14 @@ def _seed_offset():
     return jnp.zeros((), jnp.int64), jnp.zeros((), jnp.int64)
 
 
+def _padded_lse(lse, compute_log_sumexp):
+    """The efficient kernels' logsumexp: rows padded to a multiple of 32 (zeros beyond them), or
+    none (shape (B, H, 0)) without compute_log_sumexp."""
+    rows = lse.shape[-1]
+    width = (-(-rows // 32) * 32) if compute_log_sumexp else 0
+    return jnp.pad(lse, [(0, 0)] * (lse.ndim - 1) + [(0, width - rows)]) if width else lse[..., :0]
+
+
 @impl("_scaled_dot_product_flash_attention_for_cpu")
 def _scaled_dot_product_flash_attention_for_cpu(
     query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None
@@ -118,14 +124,11 @@ def _scaled_dot_product_efficient_attention(
     shape (B, H, 0) without compute_log_sumexp."""
     _no_dropout("_scaled_dot_product_efficient_attention", dropout_p)
     out, lse = attention(query, key, value, attn_bias, is_causal, scale)
-    L = lse.shape[-1]
-    width = (-(-L // 32) * 32) if compute_log_sumexp else 0
-    lse = jnp.pad(lse, [(0, 0)] * (lse.ndim - 1) + [(0, width - L)]) if width else lse[..., :0]
-    return (out, lse, *_seed_offset())
+    return (out, _padded_lse(lse, compute_log_sumexp), *_seed_offset())
 
 
-def _flash_like(name, query, key, value, attn_bias, dropout_p, is_causal, scale, lse_shape):
-    _no_dropout(name, dropout_p)
+def _flash_like(query, key, value, attn_bias, is_causal, scale, lse_shape):
+    """(output, logsumexp reshaped to `lse_shape(logsumexp)`, cum_seq_q, cum_seq_k, max_q, max_k)."""
     out, lse = attention(query, key, value, attn_bias, is_causal, scale)
     L, S = jnp.shape(query)[-2], jnp.shape(key)[-2]
     empty = jnp.zeros((0,), jnp.int32)
@@ -137,9 +140,8 @@ def _scaled_dot_product_flash_attention(
     query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None
 ):
     """rng_state (2,) and unused () zeros in uint64 (uint32 without x64), as the meta kernel."""
-    head = _flash_like(
-        "_scaled_dot_product_flash_attention", query, key, value, None, dropout_p, is_causal, scale, lambda l: l.shape
-    )
+    _no_dropout("_scaled_dot_product_flash_attention", dropout_p)
+    head = _flash_like(query, key, value, None, is_causal, scale, lambda l: l.shape)
     return (*head, jnp.zeros((2,), jnp.uint64), jnp.zeros((), jnp.uint64), jnp.zeros((0,), compute_dtype(query)))
 
 
@@ -156,17 +158,8 @@ def _scaled_dot_product_cudnn_attention(
     scale=None,
 ):
     """logsumexp (B, H, L, 1), as cuDNN's meta kernel."""
-    head = _flash_like(
-        "_scaled_dot_product_cudnn_attention",
-        query,
-        key,
-        value,
-        attn_bias,
-        dropout_p,
-        is_causal,
-        scale,
-        lambda l: (*l.shape, 1),
-    )
+    _no_dropout("_scaled_dot_product_cudnn_attention", dropout_p)
+    head = _flash_like(query, key, value, attn_bias, is_causal, scale, lambda l: (*l.shape, 1))
     return (*head, *_seed_offset(), jnp.zeros((0,), compute_dtype(query)))
 
 
@@ -174,17 +167,8 @@ def _scaled_dot_product_cudnn_attention(
 def _scaled_dot_product_fused_attention_overrideable(
     query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None
 ):
-    head = _flash_like(
-        "_scaled_dot_product_fused_attention_overrideable",
-        query,
-        key,
-        value,
-        attn_bias,
-        dropout_p,
-        is_causal,
-        scale,
-        lambda l: l.shape,
-    )
+    _no_dropout("_scaled_dot_product_fused_attention_overrideable", dropout_p)
+    head = _flash_like(query, key, value, attn_bias, is_causal, scale, lambda l: l.shape)
     return (*head, *_seed_offset(), jnp.zeros((0,), compute_dtype(query)))
 
 
@@ -297,9 +281,7 @@ def _efficient_attention_forward(
     out, lse = attention(
         swap_heads(query), swap_heads(key), swap_heads(value), bias, causal, scale, bottom_right=bottom_right
     )
-    M = lse.shape[-1]
-    width = -(-M // 32) * 32 if compute_log_sumexp else 0
-    lse = jnp.pad(lse, [(0, 0)] * (lse.ndim - 1) + [(0, width - M)]) if width else lse[..., :0]
+    lse = _padded_lse(lse, compute_log_sumexp)
     return (swap_heads(out), lse, *_seed_offset(), jnp.shape(query)[-3], jnp.shape(key)[-3])
 
 

@@ -14,27 +14,17 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ..records import CUDA_ONLY, Equivalent, known_failure, parity_differs, samples, torch_equivalent
 from . import impl
-from .conv import convolution
-from .nn import linear
-from .pooling import adaptive_avg_pool, max_pool
-from ..records import Equivalent, known_failure, parity_differs, samples, torch_equivalent
-from ..records import CUDA_ONLY
 from ._spatial_samples import _register
-from .conv import _DEPTHWISE, _conv_entry
-from .nn import linear_samples
-from .pooling import _MAX2, _MAX3, _P2, _P3, _pool
+from .conv import _DEPTHWISE, _conv_entry, convolution
+from .nn import linear, linear_samples
+from .pooling import _MAX2, _MAX3, _P2, _P3, _pool, adaptive_avg_pool, max_pool
 
 
-@impl("_conv_depthwise2d")
-def _conv_depthwise2d(self, weight, kernel_size, bias, stride, padding, dilation):
-    """Depthwise 2-d convolution: groups = in_channels; kernel_size is the weight's."""
-    return convolution(self, weight, bias, stride, padding, dilation, False, 0, self.shape[1])
-
-
-@impl("conv_depthwise3d")
-def conv_depthwise3d(self, weight, kernel_size, bias, stride, padding, dilation):
-    """Depthwise 3-d convolution: groups = in_channels; kernel_size is the weight's."""
+@impl("_conv_depthwise2d", "conv_depthwise3d")
+def conv_depthwise(self, weight, kernel_size, bias, stride, padding, dilation):
+    """Depthwise 2-d or 3-d convolution: groups = in_channels; kernel_size is the weight's."""
     return convolution(self, weight, bias, stride, padding, dilation, False, 0, self.shape[1])
 
 

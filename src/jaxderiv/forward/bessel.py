@@ -474,6 +474,27 @@ _3PI_4 = 2.356194490192344928846982537459627163
 _SQRT_2_PI = 0.797884560802865355879892119868763737  # sqrt(2 / pi)
 _2_PI = 0.636619772367581343075535053490057448  # 2 / pi
 
+# The large-x forms' rational functions (P numerator, P denominator, Q numerator, Q denominator)
+# and phase, by order: J0 and Y0's, J1 and Y1's.
+_ASYMPTOTIC = {
+    0: (_BESSEL_J0_PP, _BESSEL_J0_PQ, _BESSEL_J0_QP, _BESSEL_J0_QQ, _PI_4),
+    1: (_BESSEL_J1_PP, _BESSEL_J1_PQ, _BESSEL_J1_QP, _BESSEL_J1_QQ, _3PI_4),
+}
+
+
+def _asymptotic(x, z, order, bessel_y):
+    """ATen's form of J (or Y, `bessel_y`) of `order` 0 or 1 for x > 5: sqrt(2 / (pi x)) times
+    P cos(x - phase) - (5 / x) Q sin(x - phase), for Y P sin(x - phase) + (5 / x) Q cos(x - phase),
+    P and Q rational in z = (5 / x)^2, computed as the function computes it."""
+    pp, pq, qp, qq, phase = _ASYMPTOTIC[order]
+    p = _horner(pp, z) / _horner(pq, z)
+    q = 5.0 / x * (_horner(qp, z) / _horner(qq, z))
+    if bessel_y:
+        wave = p * jnp.sin(x - phase) + q * jnp.cos(x - phase)
+    else:
+        wave = p * jnp.cos(x - phase) - q * jnp.sin(x - phase)
+    return wave * _SQRT_2_PI / jnp.sqrt(x)
+
 
 @jax.jit
 def _j0(x):
@@ -486,15 +507,7 @@ def _j0(x):
         * _horner(_BESSEL_J0_RP, xx)
         / _horner(_BESSEL_J0_RQ, xx)
     )
-    z = 25.0 / xx
-    big = (
-        (
-            _horner(_BESSEL_J0_PP, z) / _horner(_BESSEL_J0_PQ, z) * jnp.cos(x - _PI_4)
-            - 5.0 / x * (_horner(_BESSEL_J0_QP, z) / _horner(_BESSEL_J0_QQ, z)) * jnp.sin(x - _PI_4)
-        )
-        * _SQRT_2_PI
-        / jnp.sqrt(x)
-    )
+    big = _asymptotic(x, 25.0 / xx, 0, bessel_y=False)
     return jnp.where(x <= 5, jnp.where(x < 0.00001, tiny, small), big)
 
 
@@ -510,15 +523,7 @@ def _j1(x):
         * (xx - 1.46819706421238932572e01)
         * (xx - 4.92184563216946036703e01)
     )
-    z = 5.0 / x * (5.0 / x)
-    big = (
-        (
-            _horner(_BESSEL_J1_PP, z) / _horner(_BESSEL_J1_PQ, z) * jnp.cos(x - _3PI_4)
-            - 5.0 / x * (_horner(_BESSEL_J1_QP, z) / _horner(_BESSEL_J1_QQ, z)) * jnp.sin(x - _3PI_4)
-        )
-        * _SQRT_2_PI
-        / jnp.sqrt(x)
-    )
+    big = _asymptotic(x, 5.0 / x * (5.0 / x), 1, bessel_y=False)
     return sign * jnp.where(x <= 5, small, big)
 
 
@@ -526,15 +531,7 @@ def _j1(x):
 def _y0(x):
     xx = x * x
     small = _horner(_BESSEL_Y0_YP, xx) / _horner(_BESSEL_Y0_YQ, xx) + (_2_PI * jnp.log(x) * _j0(x))
-    z = 25.0 / xx
-    big = (
-        (
-            _horner(_BESSEL_J0_PP, z) / _horner(_BESSEL_J0_PQ, z) * jnp.sin(x - _PI_4)
-            + 5.0 / x * (_horner(_BESSEL_J0_QP, z) / _horner(_BESSEL_J0_QQ, z)) * jnp.cos(x - _PI_4)
-        )
-        * _SQRT_2_PI
-        / jnp.sqrt(x)
-    )
+    big = _asymptotic(x, 25.0 / xx, 0, bessel_y=True)
     small = jnp.where(x == 0, -jnp.inf, jnp.where(x < 0, jnp.nan, small))
     return jnp.where(x <= 5, small, big)
 
@@ -543,15 +540,7 @@ def _y0(x):
 def _y1(x):
     xx = x * x
     small = x * (_horner(_BESSEL_Y1_YP, xx) / _horner(_BESSEL_Y1_YQ, xx)) + (_2_PI * (_j1(x) * jnp.log(x) - 1.0 / x))
-    z = 5.0 / x * (5.0 / x)
-    big = (
-        (
-            _horner(_BESSEL_J1_PP, z) / _horner(_BESSEL_J1_PQ, z) * jnp.sin(x - _3PI_4)
-            + 5.0 / x * (_horner(_BESSEL_J1_QP, z) / _horner(_BESSEL_J1_QQ, z)) * jnp.cos(x - _3PI_4)
-        )
-        * _SQRT_2_PI
-        / jnp.sqrt(x)
-    )
+    big = _asymptotic(x, 5.0 / x * (5.0 / x), 1, bessel_y=True)
     small = jnp.where(x == 0, -jnp.inf, jnp.where(x < 0, jnp.nan, small))
     return jnp.where(x <= 5, small, big)
 
@@ -695,9 +684,15 @@ def _airy_ai(x):
 
 
 def _register(name: str, kernel, argument: str):
-    def forward(x):
+    """The forward of `name`, its parameter named as the schema's one argument (`self` or `x`)."""
+
+    def on_self(self):
+        return kernel(_floating(self))
+
+    def on_x(x):
         return kernel(_floating(x))
 
+    forward = {"self": on_self, "x": on_x}[argument]
     forward.__name__ = forward.__qualname__ = name
     forward.__doc__ = (
         f"aten::{name}({argument}), as ATen's {name[len('special_') :]}_forward; integers compute in float32."

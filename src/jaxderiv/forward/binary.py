@@ -11,19 +11,30 @@ stays float32.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..cxx import is_number, is_tensor
-from . import impl
-from typing import Callable
-from ..records import symbolic_math
-from ..records import Equivalent, complex_ok, definition, kinks, parity_differs, samples, torch_equivalent
-from ..records import DEFAULT_SHAPES, Sample, draw
+from ..records import (
+    DEFAULT_SHAPES,
+    Equivalent,
+    Sample,
+    complex_ok,
+    definition,
+    draw,
+    kinks,
+    matrix,
+    parity_differs,
+    samples,
+    symbolic_math,
+    torch_equivalent,
+    vector,
+)
 from ..records.symbolic import sp
-from ..records import matrix, vector
+from . import impl
 
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 # The dtype ATen gives a wrapped number of each category: the default dtypes.
@@ -87,6 +98,20 @@ def _cast(dtype, *values):
 def _real_only(name: str, dtype) -> None:
     if _category(dtype) == _COMPLEX:
         raise TypeError(f"aten::{name} is not implemented for complex tensors")
+
+
+def _real_binary(name: str, fn, floating: bool = False, doc: str | None = None):
+    """The forward of `name`(self, other): fn of both cast to their result dtype, which must be
+    real; `floating`: integers and bools computed in the default floating dtype."""
+
+    def op(self, other):
+        dt = _floating(result_type(self, other)) if floating else result_type(self, other)
+        _real_only(name, dt)
+        return fn(*_cast(dt, self, other))
+
+    op.__name__ = name
+    op.__doc__ = doc
+    return op
 
 
 def _scaled(x, alpha, dtype):
@@ -176,41 +201,15 @@ def pow(self, exponent):
     return jnp.power(base, exponent) if _category(dt) >= _FLOAT else _int_pow(base, exponent)
 
 
-@impl("atan2")
-def atan2(self, other):
-    dt = _floating(result_type(self, other))
-    _real_only("atan2", dt)
-    return jnp.arctan2(*_cast(dt, self, other))
-
-
-@impl("hypot")
-def hypot(self, other):
-    dt = _floating(result_type(self, other))
-    _real_only("hypot", dt)
-    return jnp.hypot(*_cast(dt, self, other))
-
-
-@impl("copysign.Tensor", "copysign.Scalar")
-def copysign(self, other):
-    dt = _floating(result_type(self, other))
-    _real_only("copysign", dt)
-    return jnp.copysign(*_cast(dt, self, other))
-
-
-@impl("fmod.Tensor", "fmod.Scalar")
-def fmod(self, other):
-    """C's fmod: the result has the sign of self."""
-    dt = result_type(self, other)
-    _real_only("fmod", dt)
-    return jnp.fmod(*_cast(dt, self, other))
-
-
-@impl("remainder.Tensor", "remainder.Scalar")
-def remainder(self, other):
-    """Python's %: the result has the sign of other."""
-    dt = result_type(self, other)
-    _real_only("remainder", dt)
-    return jnp.remainder(*_cast(dt, self, other))
+atan2 = impl("atan2")(_real_binary("atan2", jnp.arctan2, floating=True))
+hypot = impl("hypot")(_real_binary("hypot", jnp.hypot, floating=True))
+copysign = impl("copysign.Tensor", "copysign.Scalar")(_real_binary("copysign", jnp.copysign, floating=True))
+fmod = impl("fmod.Tensor", "fmod.Scalar")(
+    _real_binary("fmod", jnp.fmod, doc="C's fmod: the result has the sign of self.")
+)
+remainder = impl("remainder.Tensor", "remainder.Scalar")(
+    _real_binary("remainder", jnp.remainder, doc="Python's %: the result has the sign of other.")
+)
 
 
 @impl("lerp.Scalar", "lerp.Tensor")
@@ -263,11 +262,7 @@ def logaddexp(self, other):
     return log_add_exp_complex(a, b) if _category(dt) == _COMPLEX else jnp.logaddexp(a, b)
 
 
-@impl("logaddexp2")
-def logaddexp2(self, other):
-    dt = _floating(result_type(self, other))
-    _real_only("logaddexp2", dt)
-    return jnp.logaddexp2(*_cast(dt, self, other))
+logaddexp2 = impl("logaddexp2")(_real_binary("logaddexp2", jnp.logaddexp2, floating=True))
 
 
 # -- selection --------------------------------------------------------------------------------
@@ -308,19 +303,9 @@ def where(condition, self, other):
     return jnp.where(condition, self, other)
 
 
-def _minmax(name: str, fn):
-    def op(self, other):
-        dt = result_type(self, other)
-        _real_only(name, dt)
-        return fn(*_cast(dt, self, other))
-
-    op.__name__ = name
-    return op
-
-
 # maximum and minimum propagate NaN; fmax and fmin return the other operand.
 for _name, _fn in {"maximum": jnp.maximum, "minimum": jnp.minimum, "fmax": jnp.fmax, "fmin": jnp.fmin}.items():
-    impl(_name)(_minmax(_name, _fn))
+    impl(_name)(_real_binary(_name, _fn))
 
 
 # -- comparisons: computed in the promoted dtype, bool results ------------------------------

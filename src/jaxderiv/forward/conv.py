@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
+from ..records import CUDA_ONLY, Equivalent, known_failure, parity_differs, torch_equivalent
 from . import impl
-import numpy as np
-from ..records import Equivalent, known_failure, parity_differs, torch_equivalent
-from ..records import CUDA_ONLY
 from ._spatial_samples import _normal, _register
 
 
@@ -103,8 +102,9 @@ def _weight_grad(x, grad, wshape, stride, padding, dilation, groups):
     return jnp.reshape(gw, wshape)
 
 
+@impl("convolution", "convolution_overrideable")
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """ATen's at::convolution on any backend."""
+    """ATen's at::convolution on any backend: what every torch.nn conv layer dispatches to."""
     if transposed:
         out = _conv_transpose(input, weight, stride, padding, dilation, output_padding, groups)
     else:
@@ -112,17 +112,29 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return _bias(out, bias)
 
 
-def convolution_backward(
-    grad_output,
+@impl("_convolution")
+def _convolution(
     input,
     weight,
+    bias,
     stride,
     padding,
     dilation,
     transposed,
     output_padding,
     groups,
-    output_mask=(True, True, True),
+    benchmark,
+    deterministic,
+    cudnn_enabled,
+    allow_tf32,
+):
+    """The backend flags choose a kernel, not the mathematics."""
+    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+
+
+@impl("convolution_backward_overrideable")
+def convolution_backward(
+    grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
 ):
     """(grad_input, grad_weight, grad_bias) of `convolution`, each None where the mask says no."""
     n = input.ndim - 2
@@ -151,21 +163,17 @@ def convolution_backward(
     return gi, gw, gb
 
 
-# -- the backends' entries -------------------------------------------------------------------
-
-
-@impl("convolution_overrideable")
-def convolution_overrideable(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-
-
-@impl("convolution_backward_overrideable")
-def convolution_backward_overrideable(
-    grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
+@impl("convolution_backward")
+def aten_convolution_backward(
+    grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask
 ):
+    """`bias_sizes` is the bias's shape, which the bias gradient has already."""
     return convolution_backward(
         grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
     )
+
+
+# -- the backends' entries -------------------------------------------------------------------
 
 
 @impl("slow_conv_transpose2d", "slow_conv_transpose3d")
@@ -173,11 +181,21 @@ def slow_conv_transpose(self, weight, kernel_size, bias=None, stride=1, padding=
     return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
 
 
-@impl("slow_conv_transpose2d_backward.output_mask", "slow_conv_transpose3d_backward.output_mask")
-def slow_conv_transpose_backward(
+@impl("slow_conv_transpose2d_backward.output_mask")
+def slow_conv_transpose2d_backward(
     grad_output, self, weight, kernel_size, stride, padding, output_padding, dilation, columns, ones, output_mask
 ):
     """`columns` and `ones` are the CPU kernel's scratch buffers: unused."""
+    return convolution_backward(
+        grad_output, self, weight, stride, padding, dilation, True, output_padding, 1, output_mask
+    )
+
+
+@impl("slow_conv_transpose3d_backward.output_mask")
+def slow_conv_transpose3d_backward(
+    grad_output, self, weight, kernel_size, stride, padding, output_padding, dilation, finput, fgrad_input, output_mask
+):
+    """`finput` and `fgrad_input` are the CPU kernel's scratch buffers (`columns` and `ones` in 2d): unused."""
     return convolution_backward(
         grad_output, self, weight, stride, padding, dilation, True, output_padding, 1, output_mask
     )
@@ -362,43 +380,7 @@ def col2im_backward(grad_output, kernel_size, dilation, padding, stride):
     return im2col(grad_output, kernel_size, dilation, padding, stride)
 
 
-# -- torch 2.13's generic entries ----------------------------------------------------------------
-
-
-@impl("convolution")
-def aten_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """at::convolution: what every torch.nn conv layer dispatches to."""
-    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-
-
-@impl("_convolution")
-def _convolution(
-    input,
-    weight,
-    bias,
-    stride,
-    padding,
-    dilation,
-    transposed,
-    output_padding,
-    groups,
-    benchmark,
-    deterministic,
-    cudnn_enabled,
-    allow_tf32,
-):
-    """The backend flags choose a kernel, not the mathematics."""
-    return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-
-
-@impl("convolution_backward")
-def aten_convolution_backward(
-    grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask
-):
-    """`bias_sizes` is the bias's shape, which the bias gradient has already."""
-    return convolution_backward(
-        grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups, output_mask
-    )
+# -- torch 2.13's slow 2d convolution ------------------------------------------------------------
 
 
 @impl("_slow_conv2d_forward")
@@ -632,48 +614,12 @@ _register(
     "conv_tbc",
     lambda rng: {"self": _normal(rng, 6, 2, 3), "weight": _normal(rng, 3, 3, 2), "bias": _normal(rng, 2), "pad": 1},
 )
-_register(
-    "im2col",
-    lambda rng: {
-        "self": _normal(rng, 2, 2, 5, 6),
-        "kernel_size": (2, 3),
-        "dilation": (1, 2),
-        "padding": (1, 0),
-        "stride": (2, 1),
-    },
-)
-_register(
-    "col2im",
-    lambda rng: {
-        "self": _normal(rng, 2, 12, 6),
-        "output_size": (5, 6),
-        "kernel_size": (2, 3),
-        "dilation": (1, 2),
-        "padding": (1, 0),
-        "stride": (2, 1),
-    },
-)
-_register(
-    "im2col_backward",
-    lambda rng: {
-        "grad_output": _normal(rng, 2, 12, 6),
-        "input_size": (5, 6),
-        "kernel_size": (2, 3),
-        "dilation": (1, 2),
-        "padding": (1, 0),
-        "stride": (2, 1),
-    },
-)
-_register(
-    "col2im_backward",
-    lambda rng: {
-        "grad_output": _normal(rng, 2, 2, 5, 6),
-        "kernel_size": (2, 3),
-        "dilation": (1, 2),
-        "padding": (1, 0),
-        "stride": (2, 1),
-    },
-)
+# im2col and col2im (and their backwards, each the other) of a (2, 2, 5, 6) image, 2x3 kernel
+_UNFOLD = {"kernel_size": (2, 3), "dilation": (1, 2), "padding": (1, 0), "stride": (2, 1)}
+_register("im2col", lambda rng: {"self": _normal(rng, 2, 2, 5, 6), **_UNFOLD})
+_register("col2im", lambda rng: {"self": _normal(rng, 2, 12, 6), "output_size": (5, 6), **_UNFOLD})
+_register("im2col_backward", lambda rng: {"grad_output": _normal(rng, 2, 12, 6), "input_size": (5, 6), **_UNFOLD})
+_register("col2im_backward", lambda rng: {"grad_output": _normal(rng, 2, 2, 5, 6), **_UNFOLD})
 
 
 _OVERRIDEABLE_BUG = (

@@ -15,11 +15,9 @@ import numpy as np
 from jax import lax
 
 from ..errors import NotImplementedDerivative
+from ..records import CUDA_ONLY, Equivalent, Sample, not_applicable, parity_differs, samples, torch_equivalent
 from . import impl
 from .shapes import concrete
-from ..records import Equivalent, not_applicable, parity_differs, samples, torch_equivalent
-from ..records import Sample
-from ..records import CUDA_ONLY
 
 NEG_INF = -jnp.inf
 
@@ -339,16 +337,23 @@ not_applicable(
 
 # -- parity with torch ------------------------------------------------------------------------
 
+
+def _ctc_loss_of_normalized(ctc_loss):
+    """A torch call: the loss output of `ctc_loss(aten)` (_ctc_loss or an overload) at the
+    normalized input, as cuDNN normalizes its own."""
+    return lambda aten, a: ctc_loss(aten)(
+        a["log_probs"].log_softmax(2),
+        a["targets"],
+        a["input_lengths"],
+        a["target_lengths"],
+        a["blank"],
+        a["zero_infinity"],
+    )[:1]
+
+
 torch_equivalent(
     Equivalent(
-        lambda aten, a: aten._ctc_loss(
-            a["log_probs"].log_softmax(2),
-            a["targets"],
-            a["input_lengths"],
-            a["target_lengths"],
-            a["blank"],
-            a["zero_infinity"],
-        )[:1],
+        _ctc_loss_of_normalized(lambda aten: aten._ctc_loss),
         f"{CUDA_ONLY}: _ctc_loss's loss of the normalized input, as cuDNN normalizes (the 2nd output, cuDNN's gradient, not compared)",
     ),
     "_cudnn_ctc_loss",
@@ -356,14 +361,7 @@ torch_equivalent(
 )
 torch_equivalent(
     Equivalent(
-        lambda aten, a: aten._ctc_loss.Tensor(
-            a["log_probs"].log_softmax(2),
-            a["targets"],
-            a["input_lengths"],
-            a["target_lengths"],
-            a["blank"],
-            a["zero_infinity"],
-        )[:1],
+        _ctc_loss_of_normalized(lambda aten: aten._ctc_loss.Tensor),
         f"{CUDA_ONLY}: _ctc_loss.Tensor's loss of the normalized input, as cuDNN normalizes (the 2nd output not compared)",
     ),
     "_cudnn_ctc_loss.Tensor",

@@ -14,9 +14,8 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from ..records import Sample, parity_differs, samples
 from . import impl
-from ..records import parity_differs, samples
-from ..records import Sample
 
 
 def _check_float(name, *xs):
@@ -100,9 +99,10 @@ def _pdist_forward(self, p=2):
 
 
 @impl("_pdist_backward")
-def _pdist_backward(grad, self, p, pdist):
+def _pdist_backward(grad_output, self, p, pdist):
+    """1.7's schema names grad_output `grad` (registry.RENAMED_ARGUMENTS)."""
     i, j = _pairs(self.shape[0])
-    part = _pair_grad(self[i] - self[j], grad[:, None], pdist[:, None], p)
+    part = _pair_grad(self[i] - self[j], grad_output[:, None], pdist[:, None], p)
     return jnp.zeros_like(self).at[i].add(part).at[j].add(-part)
 
 
@@ -135,11 +135,12 @@ def _cdist_forward(x1, x2, p, compute_mode):
 
 
 @impl("_cdist_backward")
-def _cdist_backward(grad, x1, x2, p, cdist):
-    """The gradient of x1, in x1's batch-expanded shape (the engine sums it back)."""
+def _cdist_backward(grad_output, x1, x2, p, cdist):
+    """The gradient of x1, in x1's batch-expanded shape (the engine sums it back). 1.7's schema
+    names grad_output `grad` (registry.RENAMED_ARGUMENTS)."""
     x1, x2 = _expanded(x1, x2)
     diff = x1[..., :, None, :] - x2[..., None, :, :]
-    return jnp.sum(_pair_grad(diff, grad[..., None], cdist[..., None], p), axis=-2)
+    return jnp.sum(_pair_grad(diff, grad_output[..., None], cdist[..., None], p), axis=-2)
 
 
 @impl("_euclidean_dist")

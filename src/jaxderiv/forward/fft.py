@@ -12,11 +12,10 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from ..records import samples
-from ..records import Sample
+
+from ..records import Sample, samples
+from . import impl
 
 
 def _scale(normalization, n):
@@ -125,6 +124,15 @@ def _complex(rng, shape):
     return rng.normal(size=shape) + 1j * rng.normal(size=shape)
 
 
+def _kernel_samples(rng, cases, draw, last, label):
+    """A kernel's samples of (shape, dim, normalization, its last argument's value) cases: the
+    input `draw(rng, shape)`, `last` the last argument's name, `label` its name in the labels."""
+    return [
+        Sample((), {"self": draw(rng, s), "dim": d, "normalization": n, last: v}, f"{s} dim={d} norm={n} {label}={v}")
+        for s, d, n, v in cases
+    ]
+
+
 @samples("_fft_c2c")
 def _c2c_samples(op, rng, dtype=np.complex128):
     cases = [
@@ -133,14 +141,7 @@ def _c2c_samples(op, rng, dtype=np.complex128):
         ((2, 3, 4), (2, 0), 2, True),
         ((2, 2, 3, 2), (1, 2, 3), 1, True),
     ]
-    return [
-        Sample(
-            (),
-            {"self": _complex(rng, s), "dim": d, "normalization": n, "forward": f},
-            f"{s} dim={d} norm={n} forward={f}",
-        )
-        for s, d, n, f in cases
-    ]
+    return _kernel_samples(rng, cases, _complex, "forward", "forward")
 
 
 @samples("_fft_r2c")
@@ -151,27 +152,13 @@ def _r2c_samples(op, rng, dtype=np.float64):
         ((3, 4, 5), (1, 2), 2, True),
         ((4, 3, 2), (2, 0), 1, True),
     ]
-    return [
-        Sample(
-            (),
-            {"self": rng.normal(size=s), "dim": d, "normalization": n, "onesided": o},
-            f"{s} dim={d} norm={n} onesided={o}",
-        )
-        for s, d, n, o in cases
-    ]
+    return _kernel_samples(rng, cases, lambda rng, s: rng.normal(size=s), "onesided", "onesided")
 
 
 @samples("_fft_c2r")
 def _c2r_samples(op, rng, dtype=np.complex128):
     cases = [((2, 3), (1,), 0, 5), ((2, 4), (1,), 1, 6), ((3, 4, 3), (1, 2), 2, 4), ((3, 2, 3), (2, 0), 1, 5)]
-    return [
-        Sample(
-            (),
-            {"self": _complex(rng, s), "dim": d, "normalization": n, "last_dim_size": m},
-            f"{s} dim={d} norm={n} n={m}",
-        )
-        for s, d, n, m in cases
-    ]
+    return _kernel_samples(rng, cases, _complex, "last_dim_size", "n")
 
 
 @samples("_fft_with_size.norm_modes")
@@ -195,17 +182,8 @@ def _fft_with_size_samples(op, rng, dtype=np.float64):
             out_shape = shape[:-1] + (sizes[-1] // 2 + 1, 2)
         if ci and not co:
             out_shape = shape[: len(shape) - 1 - ndim] + sizes
-        kw = dict(
-            self=x,
-            signal_ndim=ndim,
-            complex_input=ci,
-            complex_output=co,
-            inverse=inv,
-            checked_signal_sizes=sizes,
-            normalization=norm,
-            onesided=onesided,
-            output_sizes=out_shape,
-        )
+        values = (x, ndim, ci, co, inv, sizes, norm, onesided, out_shape)  # the schema's arguments in order
+        kw = dict(zip((a.name for a in op.schema.arguments), values, strict=True))
         out.append(
             Sample((), kw, f"{shape} ndim={ndim} c_in={ci} c_out={co} inverse={inv} norm={norm} onesided={onesided}")
         )

@@ -5,14 +5,13 @@ handling); lists must have equal lengths.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..records import Sample, complex_ok, draw, kinks, known_failure, parity_differs, samples, vector
 from . import impl
 from .binary import clamp_max, clamp_min, div, pow
 from .linalg import mm
 from .reductions import norm_dtype, norm_scalar
-import numpy as np
-from ..records import complex_ok, kinks, known_failure, parity_differs, samples
-from ..records import Sample, draw
-from ..records import vector
 
 
 def _zipped(name: str, *lists):
@@ -28,13 +27,9 @@ def foreach_div_list(self, other):
     return [div(a, b) for a, b in _zipped("_foreach_div", self, other)]
 
 
-@impl("_foreach_pow.List")
+@impl("_foreach_pow.List", "_foreach_pow.ScalarList")
 def foreach_pow_list(self, exponent):
-    return [pow(a, b) for a, b in _zipped("_foreach_pow", self, exponent)]
-
-
-@impl("_foreach_pow.ScalarList")
-def foreach_pow_scalar_list(self, exponent):
+    """Exponents a list of tensors (.List) or of numbers (.ScalarList)."""
     return [pow(a, b) for a, b in _zipped("_foreach_pow", self, exponent)]
 
 
@@ -43,25 +38,24 @@ def foreach_pow_scalar_and_tensor(self, exponent):
     return [pow(self, b) for b in exponent]
 
 
-@impl("_foreach_minimum.Scalar")
-def foreach_minimum_scalar(self, scalar):
-    """minimum(x, s) is clamp_max(x, s), as ATen computes it (NaN inputs stay NaN)."""
-    return [clamp_max(a, scalar) for a in self]
+def _register_extremum(name, clamp):
+    """The .Scalar and .ScalarList forwards of `name`, _foreach_minimum or _foreach_maximum: each
+    element's `clamp` (minimum(x, s) is clamp_max(x, s), maximum clamp_min, as ATen computes them:
+    NaN inputs stay NaN)."""
+
+    def with_scalar(self, scalar):
+        return [clamp(a, scalar) for a in self]
+
+    def with_scalars(self, scalars):
+        return [clamp(a, s) for a, s in _zipped(name, self, scalars)]
+
+    for overload, forward in ((f"{name}.Scalar", with_scalar), (f"{name}.ScalarList", with_scalars)):
+        forward.__name__ = forward.__qualname__ = overload
+        impl(overload)(forward)
 
 
-@impl("_foreach_minimum.ScalarList")
-def foreach_minimum_scalar_list(self, scalars):
-    return [clamp_max(a, s) for a, s in _zipped("_foreach_minimum", self, scalars)]
-
-
-@impl("_foreach_maximum.Scalar")
-def foreach_maximum_scalar(self, scalar):
-    return [clamp_min(a, scalar) for a in self]
-
-
-@impl("_foreach_maximum.ScalarList")
-def foreach_maximum_scalar_list(self, scalars):
-    return [clamp_min(a, s) for a, s in _zipped("_foreach_maximum", self, scalars)]
+_register_extremum("_foreach_minimum", clamp_max)
+_register_extremum("_foreach_maximum", clamp_min)
 
 
 @impl("_foreach_norm.Scalar")

@@ -20,10 +20,8 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from ..records import CUDA_ONLY, Equivalent, Sample, compiled_apart, parity_in_float32, samples, torch_equivalent
 from . import impl
-from ..records import Equivalent, compiled_apart, parity_in_float32, samples, torch_equivalent
-from ..records import Sample
-from ..records import CUDA_ONLY
 
 BILINEAR, NEAREST, BICUBIC = 0, 1, 2
 ZEROS, BORDER, REFLECTION = 0, 1, 2

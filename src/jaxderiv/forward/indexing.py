@@ -9,16 +9,14 @@ which write wins is unspecified, as in ATen. Ops whose output shape depends on v
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..records import Equivalent, Sample, draw, kinks, known_failure, matrix, samples, torch_equivalent
 from . import impl
 from .nondifferentiable import without_derivative
-from .shapes import concrete, wrap_dim
-from ..records import Equivalent, kinks, known_failure, samples, torch_equivalent
-from ..records import Sample, draw
-from ..records import matrix
-from .shapes import T, _register
+from .shapes import T, _register, concrete, wrap_dim
 
 _MASK_REMEDY = "make the mask into indices outside jit (jnp.nonzero(mask)), or use jnp.where with a static shape"
 
@@ -98,8 +96,8 @@ def _scatter_checks(self, dim, index, src=None) -> None:
             )
     try:
         known = np.asarray(index)
-    except Exception:  # noqa: BLE001 - a tracer: out-of-range indices are dropped
-        return
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError):
+        return  # a tracer: out-of-range indices are dropped
     size = shape(self)[d]
     bad = known[(known < 0) | (known >= size)]
     if bad.size:

@@ -6,11 +6,10 @@ CPU tensor."""
 from __future__ import annotations
 
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from ..records import known_failure, samples
-from ..records import Sample
+
+from ..records import Sample, known_failure, samples
+from . import impl
 
 
 @impl("_efficientzerotensor")

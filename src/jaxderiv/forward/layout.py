@@ -9,11 +9,10 @@ into pinned memory (`_pin_memory`).
 from __future__ import annotations
 
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from ..records import Equivalent, parity_in_float32, samples, torch_equivalent
-from ..records import Sample
+
+from ..records import Equivalent, Sample, parity_in_float32, samples, torch_equivalent
+from . import impl
 
 
 @impl("to_dense")

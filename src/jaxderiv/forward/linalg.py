@@ -12,31 +12,31 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
-from ..tensor_utils import mH
-from . import impl
-from .householder import apply_reflectors, check_float_operands
-from ._linalg_samples import (
-    _rand,
-    _mH_numpy,
-    _well_conditioned,
-    _spd,
-    _lower_factor,
-    _spread_singular_values,
-    _hermitian,
-    _squares,
-    _register,
-    _s,
-    _householder,
-)
 from ..records import (
     Equivalent,
+    Sample,
     compiled_apart,
     parity_differs,
     parity_in_float32,
     parity_samples,
     torch_equivalent,
 )
-from ..records import Sample
+from ..tensor_utils import mH
+from . import impl
+from ._linalg_samples import (
+    _hermitian,
+    _householder,
+    _lower_factor,
+    _mH_numpy,
+    _rand,
+    _register,
+    _s,
+    _spd,
+    _spread_singular_values,
+    _squares,
+    _well_conditioned,
+)
+from .householder import apply_reflectors, check_float_operands
 
 
 def _scaled(x, s):
@@ -103,18 +103,21 @@ def _grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
     return out if out_dtype is None else out.astype(out_dtype)
 
 
+def _checked_matmul(name, a, a_ndim, b, b_ndim):
+    """a @ b, each operand of the dims the op `name` takes."""
+    _check_ndim(name, a, a_ndim)
+    _check_ndim(name, b, b_ndim)
+    return a @ b
+
+
 @impl("mm")
 def mm(self, mat2):
-    _check_ndim("mm", self, 2)
-    _check_ndim("mm", mat2, 2)
-    return self @ mat2
+    return _checked_matmul("mm", self, 2, mat2, 2)
 
 
 @impl("bmm")
 def bmm(self, mat2):
-    _check_ndim("bmm", self, 3)
-    _check_ndim("bmm", mat2, 3)
-    return self @ mat2
+    return _checked_matmul("bmm", self, 3, mat2, 3)
 
 
 @impl("_bmm")
@@ -124,9 +127,7 @@ def _bmm(self, mat2, deterministic=False):
 
 @impl("mv")
 def mv(self, vec):
-    _check_ndim("mv", self, 2)
-    _check_ndim("mv", vec, 1)
-    return self @ vec
+    return _checked_matmul("mv", self, 2, vec, 1)
 
 
 @impl("dot")
@@ -249,8 +250,9 @@ def inverse(self):
 
 
 @impl("linalg_inv_ex")
-def linalg_inv_ex(self, check_errors=False):
-    return jnp.linalg.inv(self), _info(self)
+def linalg_inv_ex(A, check_errors=False):
+    """1.10's schema names A `self` (registry.RENAMED_ARGUMENTS)."""
+    return jnp.linalg.inv(A), _info(A)
 
 
 @impl("det")
@@ -683,36 +685,23 @@ _register(
 )
 
 # -- inverses, determinants, solves -----------------------------------------------------------------
-_register(
-    "inverse",
-    "linalg_inv_ex",
-    "matrix_exp",
-    cases=lambda r, d: [
-        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-        _s("2x3x3", self=_well_conditioned(r, (2, 3, 3), d)),
-    ],
-)
+
+
+def _square_cases(batch=_well_conditioned, label="2x3x3"):
+    """Cases of a well-conditioned 3x3 matrix, then of `label`: a batch of two 3x3 matrices that
+    `batch(rng, shape, dtype)` draws."""
+    return lambda r, d: [_s("3x3", self=_well_conditioned(r, (3, 3), d)), _s(label, self=batch(r, (2, 3, 3), d))]
+
+
+_register("inverse", "linalg_inv_ex", "matrix_exp", cases=_square_cases())
 compiled_apart(
     "jax.scipy.linalg.expm's Pade branches and squarings, differentiated to third order: one program per "
     "(mode, sample) compiles in 28.4 s against 55.3 s for the entry's one program (one process, no cache, "
     "measured 2026-12-06 on the loaded 2-core machine)",
     "matrix_exp",
 )
-_register(
-    "logdet",
-    "_det_lu_based_helper",
-    cases=lambda r, d: [
-        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-        _s("2x3x3", self=_well_conditioned(r, (2, 3, 3), d)),
-    ],
-)
-_register(
-    "slogdet",
-    cases=lambda r, d: [
-        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-        _s("2x3x3 negative det", self=-_well_conditioned(r, (2, 3, 3), d)),
-    ],
-)
+_register("logdet", "_det_lu_based_helper", cases=_square_cases())
+_register("slogdet", cases=_square_cases(lambda r, shape, d: -_well_conditioned(r, shape, d), "2x3x3 negative det"))
 
 
 def _singular(r, d):
@@ -726,13 +715,7 @@ def _singular(r, d):
 # det_backward's SVD branch is taken, is undefined there (first order is tested against torch).
 _register(
     "det",
-    cases=lambda r, d: (
-        [
-            _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-            _s("2x3x3", self=_well_conditioned(r, (2, 3, 3), d)),
-        ]
-        + ([_s("3x3 singular", self=_singular(r, d))] if d == np.float64 else [])
-    ),
+    cases=lambda r, d: _square_cases()(r, d) + ([_s("3x3 singular", self=_singular(r, d))] if d == np.float64 else []),
 )
 _register(
     "solve",
@@ -841,25 +824,32 @@ _register(
 )
 
 
-def _symmetric_spread(r, d, shape):
+def _hermitian_spread(r, d, shape):
+    """A Hermitian matrix (or batch) with eigenvalues -1, 0, 1, ...: 1 apart."""
     q = np.linalg.qr(_rand(r, shape, d))[0]
     return (q * (np.arange(shape[-1]) - 1.0)) @ _mH_numpy(q)
 
 
-_register(
-    "symeig",
-    cases=lambda r, d: [
+def _eigen_outputs(outs):
+    """The eigenvalues and the squared moduli of the eigenvectors (whose phases are free)."""
+    return [outs[0], _squares(outs[1])]
+
+
+def _eigh_cases(matrix_name, triangle_name, triangles, **options):
+    """Cases of symeig-like ops: a 3x3 and a 2x3x3 `_hermitian_spread` matrix, read in the
+    `triangles` given (the argument `triangle_name`), Hermitian directions, `options` as given."""
+    return lambda r, d: [
         _s(
-            f"{shape} upper={u}",
-            outputs=lambda outs: [outs[0], _squares(outs[1])],
+            f"{shape} {triangle_name}={u}",
+            outputs=_eigen_outputs,
             tangents=_hermitian_directions,
-            self=_symmetric_spread(r, d, shape),
-            eigenvectors=True,
-            upper=u,
+            **{matrix_name: _hermitian_spread(r, d, shape), **options, triangle_name: u},
         )
-        for shape, u in [((3, 3), True), ((2, 3, 3), False)]
-    ],
-)
+        for shape, u in zip([(3, 3), (2, 3, 3)], triangles)
+    ]
+
+
+_register("symeig", cases=_eigh_cases("self", "upper", (True, False), eigenvectors=True))
 
 
 def _real_spectrum(r, d):

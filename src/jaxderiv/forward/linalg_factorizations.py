@@ -13,14 +13,20 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
+from ..records import Gauge, Sample, compiled_apart, complex_ok, gauge, kinks, known_failure, matrix, samples, vector
 from ..tensor_utils import mH, solve_triangular_right
 from . import impl
-from .linalg import _lu, unpack
-from .reductions import vector_norm
-from ..records import Gauge, compiled_apart, complex_ok, gauge, kinks, known_failure, samples
-from ..records import Sample
-from ..records import matrix, vector
 from ._linalg_samples import _mH_numpy, _spread_singular_values
+from .linalg import (
+    _eigen_outputs,
+    _eigh_cases,
+    _hermitian_directions,
+    _hermitian_spread,
+    _lu,
+    _square_cases,
+    unpack,
+)
+from .reductions import vector_norm
 
 
 def _info(x):
@@ -334,13 +340,7 @@ known_failure(_LU_READ.format(jvp="linalg_det_jvp", err="0.83"), "_linalg_det", 
 known_failure(_LU_READ.format(jvp="slogdet_jvp", err="0.71"), "_linalg_slogdet", modes=("vjp_jvp",))
 known_failure(_LU_READ.format(jvp="linalg_solve_jvp", err="2.6"), "_linalg_solve_ex", modes=("vjp_jvp",))
 compiled_apart("the forward is matrix_exp's (jax.scipy.linalg.expm): see matrix_exp's record", "linalg_matrix_exp")
-_register(
-    "linalg_matrix_exp",
-    cases=lambda r, d: [
-        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-        _s("2x3x3", self=_rand(r, (2, 3, 3), d)),
-    ],
-)
+_register("linalg_matrix_exp", cases=_square_cases(_rand))
 
 
 # -- block_diag -----------------------------------------------------------------------------------
@@ -485,28 +485,7 @@ _register(
 )
 
 
-def _hermitian_spread(r, d, shape):
-    q = np.linalg.qr(_rand(r, shape, d))[0]
-    return (q * (np.arange(shape[-1]) - 1.0)) @ _mH_numpy(q)
-
-
-def _hermitian(vs):
-    return [(vs[0] + _mH_numpy(vs[0])) / 2]
-
-
-_register(
-    "_linalg_eigh",
-    cases=lambda r, d: [
-        _s(
-            f"{shape} UPLO={u}",
-            outputs=lambda outs: [outs[0], _squares(outs[1])],
-            tangents=_hermitian,
-            A=_hermitian_spread(r, d, shape),
-            UPLO=u,
-        )
-        for shape, u in [((3, 3), "L"), ((2, 3, 3), "U")]
-    ],
-)
+_register("_linalg_eigh", cases=_eigh_cases("A", "UPLO", ("L", "U")))
 
 
 def _hermitian_pd(r, d, shape):
@@ -520,7 +499,7 @@ def _hermitian_pd(r, d, shape):
 _register(
     "linalg_matrix_sqrth",
     cases=lambda r, d: [
-        _s(f"{shape} positive definite", tangents=_hermitian, self=_hermitian_pd(r, d, shape))
+        _s(f"{shape} positive definite", tangents=_hermitian_directions, self=_hermitian_pd(r, d, shape))
         for shape in [(3, 3), (2, 3, 3)]
     ],
 )
@@ -539,23 +518,19 @@ def _spread_spectrum(r, d, batch=()):
     return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
 
 
-def _eig_outputs(outs):
-    return [outs[0], _squares(outs[1])]
-
-
 _register(
     "linalg_eig",
     cases=lambda r, d: (
         [
-            _s("3x3 distinct eigenvalues", outputs=_eig_outputs, self=_spread_spectrum(r, d)),
-            _s("2x3x3 distinct eigenvalues", outputs=_eig_outputs, self=_spread_spectrum(r, d, (2,))),
+            _s("3x3 distinct eigenvalues", outputs=_eigen_outputs, self=_spread_spectrum(r, d)),
+            _s("2x3x3 distinct eigenvalues", outputs=_eigen_outputs, self=_spread_spectrum(r, d, (2,))),
         ]
         # a real matrix's complex pair of eigenvalues, 0.25 +- 1.39i (as a complex input LAPACK's
         # order of the two is not stable under finite differences' steps)
         + (
             []
             if np.issubdtype(d, np.complexfloating)
-            else [_s("2x2 complex pair", outputs=_eig_outputs, self=matrix([[0.0, -2.0], [1.0, 0.5]]))]
+            else [_s("2x2 complex pair", outputs=_eigen_outputs, self=matrix([[0.0, -2.0], [1.0, 0.5]]))]
         )
     ),
 )
@@ -567,7 +542,10 @@ _register(
         _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
         # eigenvalues -0.7, 0.3, 1.3: invertible, read through eigh
         _s(
-            "3x3 hermitian", tangents=_hermitian, self=_hermitian_spread(r, d, (3, 3)) + 0.3 * np.eye(3), hermitian=True
+            "3x3 hermitian",
+            tangents=_hermitian_directions,
+            self=_hermitian_spread(r, d, (3, 3)) + 0.3 * np.eye(3),
+            hermitian=True,
         ),
     ],
 )

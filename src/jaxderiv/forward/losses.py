@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from ..records import kinks, known_failure, samples
-from ..records import matrix
+
+from ..records import kinks, known_failure, matrix, samples
+from . import impl
 from .nn import GAP, _away, _make
 
 NONE, MEAN, SUM = 0, 1, 2

@@ -10,13 +10,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..records import (
+    CUDA_ONLY,
+    Equivalent,
+    Sample,
+    kinks,
+    not_applicable,
+    not_compared,
+    parity_differs,
+    samples,
+    torch_equivalent,
+)
 from ..tensor_utils import long_dtype, opmath
-from . import impl
+from . import impl, implementation
 from .nondifferentiable import without_derivative
-from . import implementation
-from ..records import Equivalent, kinks, not_applicable, not_compared, parity_differs, samples, torch_equivalent
-from ..records import Sample
-from ..records import CUDA_ONLY
 
 
 def _axis(dim: int, ndim: int) -> int:
@@ -36,22 +43,23 @@ def _float(x):
 # -- softmax ---------------------------------------------------------------------------------
 
 
-@impl("_softmax")
-def _softmax(self, dim, half_to_float):
-    """In float32 for bfloat16 and float16 inputs, rounded once (ATen's CPU kernel)."""
+def _over_dim(fn, fill_0d, self, dim):
+    """`fn` (softmax, log_softmax) over dim, in float32 for bfloat16 and float16 inputs, rounded
+    once (ATen's CPU kernel); over the one element of a 0-d tensor, `fill_0d` of it."""
     x = _float(self)
     if x.ndim == 0:
-        return jnp.ones_like(x)
-    return jax.nn.softmax(opmath(x), axis=_axis(dim, x.ndim)).astype(x.dtype)
+        return fill_0d(x)
+    return fn(opmath(x), axis=_axis(dim, x.ndim)).astype(x.dtype)
+
+
+@impl("_softmax")
+def _softmax(self, dim, half_to_float):
+    return _over_dim(jax.nn.softmax, jnp.ones_like, self, dim)
 
 
 @impl("_log_softmax")
 def _log_softmax(self, dim, half_to_float):
-    """In float32 for bfloat16 and float16 inputs, rounded once (ATen's CPU kernel)."""
-    x = _float(self)
-    if x.ndim == 0:
-        return jnp.zeros_like(x)
-    return jax.nn.log_softmax(opmath(x), axis=_axis(dim, x.ndim)).astype(x.dtype)
+    return _over_dim(jax.nn.log_softmax, jnp.zeros_like, self, dim)
 
 
 def _input_dtype(self_or_dtype):
@@ -68,24 +76,27 @@ def _grad_input_dtype(grad_output, self_or_dtype):
     return grad
 
 
+def _backward_data(grad_output, output, dim, input_dtype, rule):
+    """rule(grad, output, dim) computed as ATen's CPU kernel computes it (`opmath`), in ATen's
+    dtype for the gradient (`_grad_input_dtype`); zeros for a 0-d output."""
+    dtype = _grad_input_dtype(grad_output, input_dtype)
+    if jnp.ndim(output) == 0:
+        return jnp.zeros_like(grad_output * output).astype(dtype)
+    return rule(opmath(grad_output), opmath(output), _axis(dim, jnp.ndim(output))).astype(dtype)
+
+
 @impl("_softmax_backward_data")
 def _softmax_backward_data(grad_output, output, dim, input_dtype):
-    """output * (grad - sum(grad * output)), in ATen's dtype for it (`_grad_input_dtype`)."""
-    if jnp.ndim(output) == 0:
-        return jnp.zeros_like(grad_output * output).astype(_grad_input_dtype(grad_output, input_dtype))
-    d = _axis(dim, jnp.ndim(output))
-    g, y = opmath(grad_output), opmath(output)
-    return (y * (g - jnp.sum(g * y, axis=d, keepdims=True))).astype(_grad_input_dtype(grad_output, input_dtype))
+    """output * (grad - sum(grad * output))."""
+    rule = lambda g, y, d: y * (g - jnp.sum(g * y, axis=d, keepdims=True))
+    return _backward_data(grad_output, output, dim, input_dtype, rule)
 
 
 @impl("_log_softmax_backward_data")
 def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
-    """grad - exp(output) * sum(grad), in ATen's dtype for it (`_grad_input_dtype`)."""
-    if jnp.ndim(output) == 0:
-        return jnp.zeros_like(grad_output * output).astype(_grad_input_dtype(grad_output, input_dtype))
-    d = _axis(dim, jnp.ndim(output))
-    g, y = opmath(grad_output), opmath(output)
-    return (g - jnp.exp(y) * jnp.sum(g, axis=d, keepdims=True)).astype(_grad_input_dtype(grad_output, input_dtype))
+    """grad - exp(output) * sum(grad)."""
+    rule = lambda g, y, d: g - jnp.exp(y) * jnp.sum(g, axis=d, keepdims=True)
+    return _backward_data(grad_output, output, dim, input_dtype, rule)
 
 
 @impl("_safe_softmax")
@@ -281,32 +292,13 @@ def _embedding_bag(
 
 
 @without_derivative("_embedding_bag_forward_only")
-def _embedding_bag_forward_only(
-    weight,
-    indices,
-    offsets,
-    scale_grad_by_freq=False,
-    mode=0,
-    sparse=False,
-    per_sample_weights=None,
-    include_last_offset=False,
-    padding_idx=-1,
-):
-    """_embedding_bag's forward (what F.embedding_bag calls under no_grad): the same outputs.
+def _embedding_bag_forward_only(weight, indices, offsets, scale_grad_by_freq=False, mode=0, *rest):
+    """_embedding_bag's forward (what F.embedding_bag calls under no_grad), after mode the same
+    arguments (sparse, per_sample_weights, include_last_offset, padding_idx): the same outputs.
     ATen has no derivative for it (torch refuses it on a weight that requires grad). In sum
     mode its bag_size and max_indices are zeros of offsets' length (one more than the bags with
     include_last_offset), as ATen sizes them when no gradient is wanted."""
-    out = _embedding_bag(
-        weight,
-        indices,
-        offsets,
-        scale_grad_by_freq,
-        mode,
-        sparse,
-        per_sample_weights,
-        include_last_offset,
-        padding_idx,
-    )
+    out = _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, *rest)
     if mode != MODE_SUM:
         return out
     return out[0], out[1], jnp.zeros(offsets.shape, long_dtype()), jnp.zeros(offsets.shape, indices.dtype)
@@ -320,20 +312,10 @@ def _embedding_bag_dense_backward(grad, indices, *args):
     1.7's schema passes offsets after indices; later ones drop it (the gradient does not need
     it) and add padding_idx at the end, whose row gets no gradient.
     """
-    if isinstance(args[3], (int, np.integer)):  # num_weights where 1.7 has maximum_indices
-        (
-            offset2bag,
-            bag_size,
-            maximum_indices,
-            num_weights,
-            scale_grad_by_freq,
-            mode,
-            per_sample_weights,
-            padding_idx,
-        ) = (tuple(args) + (-1,))[:8]
-    else:
-        _, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights = args
-        padding_idx = -1
+    if not isinstance(args[3], (int, np.integer)):  # 1.7's: maximum_indices where later ones have num_weights
+        args = args[1:]  # offsets
+    offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights = args[:7]
+    padding_idx = args[7] if len(args) > 7 else -1
     out = _embedding_bag_dense_grad(
         grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights
     )
@@ -359,18 +341,8 @@ def _embedding_bag_backward(
     """The dense weight gradient of _embedding_bag; a sparse one (`sparse`) has no JAX form."""
     if sparse:
         raise NotImplementedError("_embedding_bag_backward: sparse gradients are not implemented")
-    return _embedding_bag_dense_backward(
-        grad,
-        indices,
-        offset2bag,
-        bag_size,
-        maximum_indices,
-        num_weights,
-        scale_grad_by_freq,
-        mode,
-        per_sample_weights,
-        padding_idx,
-    )
+    dense = (offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights)
+    return _embedding_bag_dense_backward(grad, indices, *dense, padding_idx)
 
 
 def _embedding_bag_dense_grad(

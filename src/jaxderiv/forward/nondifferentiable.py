@@ -21,6 +21,10 @@ from . import impl as _register
 from .binary import div_mode, result_type
 from .shapes import concrete
 
+# What reading a traced value (jit, eval_shape, vmap, export) raises: np.asarray of a tracer
+# (TracerArrayConversionError), bool/int of one (ConcretizationTypeError and its subclasses).
+_TRACED = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError)
+
 __all__ = ["impl", "without_derivative", "UNINITIALIZED"]
 
 
@@ -216,7 +220,7 @@ def equal(self, other):
     same = jnp.all(a == b)
     try:
         return bool(same)
-    except Exception:  # noqa: BLE001 - a tracer: the value is known when the program runs
+    except jax.errors.ConcretizationTypeError:  # a tracer: the value is known when the program runs
         return same
 
 
@@ -235,7 +239,7 @@ def _linalg_check_errors(info, api_name, is_matrix):
     too, the same; under tracing they are not, and the result's NaNs tell instead."""
     try:
         bad = np.asarray(info)
-    except Exception:  # noqa: BLE001 - a tracer
+    except _TRACED:
         return None
     failed = np.flatnonzero(bad)
     if failed.size:
@@ -335,7 +339,7 @@ def _known(x):
     """`x` as a NumPy array where its values are known, None under tracing."""
     try:
         return np.asarray(x)
-    except Exception:  # noqa: BLE001 - a tracer
+    except _TRACED:
         return None
 
 

@@ -12,13 +12,20 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from ..records import (
+    CUDA_ONLY,
+    Equivalent,
+    Sample,
+    known_failure,
+    not_applicable,
+    parity_differs,
+    samples,
+    torch_equivalent,
+)
 from ..tensor_utils import REDUCED_FLOATS, opmath
 from . import impl
-import numpy as np
-from ..records import Equivalent, known_failure, not_applicable, parity_differs, samples, torch_equivalent
-from ..records import Sample
-from ..records import CUDA_ONLY
 from .nn import _make
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from ..records import not_applicable
 
-
 SPARSE = "operates on a sparse COO tensor (indices and values); JAX arrays are dense, with no sparse layout"
 not_applicable(
     SPARSE,

@@ -96,121 +96,53 @@ def _odd(n):
     return jnp.fmod(n, 2.0) != 0
 
 
-# -- Chebyshev T, U, V, W ---------------------------------------------------------------------
+# -- Chebyshev T, U, V, W, and shifted: the same in y = 2x - 1 ------------------------------------
 
 
-@jax.jit
-def _chebyshev_t(x, n):
-    n = _degree(n)
-    one = jnp.ones_like(x)
-    ax = jnp.abs(x)
-    unit = ax == 1
-    trig = (n > 6) & (ax < 1)
-    special = (n < 0) | unit | trig | (n == 0) | (n == 1)
-    loop = _recurrence(x, n, ~special, one, x, lambda i, p, q: (x + x) * q - p, r0=x)  # ATen's r starts as x
-    return _select(
-        loop,
-        (n < 0, 0 * one),
-        (unit, jnp.where((x > 0) | ~_odd(n), one, -one)),
-        (trig, jnp.cos(n * jnp.arccos(x))),
-        (n == 0, one),
-        (n == 1, x),
-    )
+def _chebyshev(kind: str, threshold: int, shifted: bool = False):
+    """ATen's chebyshev_polynomial_<kind>_forward (kind t, u, v or w), of y = x, or its
+    shifted_chebyshev_polynomial_<kind>_forward, of y = 2x - 1: the recurrence from (1, q0), the
+    trigonometric form for |y| < 1 above degree `threshold`, the closed forms at y = 1 and y = -1
+    (shifted: tested as x = 1 and x = 0)."""
 
-
-@jax.jit
-def _chebyshev_u(x, n):
-    n = _degree(n)
-    one = jnp.ones_like(x)
-    ax = jnp.abs(x)
-    unit = ax == 1
-    trig = (n > 8) & (ax < 1)
-    special = (n < 0) | unit | trig | (n == 0) | (n == 1)
-    loop = _recurrence(x, n, ~special, one, x + x, lambda i, p, q: (x + x) * q - p)
-    theta = jnp.arccos(x)
-    s = jnp.sin(theta)
-    trig_value = jnp.where(s != 0, jnp.sin((n + 1) * theta) / s, (n + 1) * jnp.cos((n + 1) * theta) / x)
-    return _select(
-        loop,
-        (n < 0, 0 * one),
-        (unit, jnp.where((x > 0) | ~_odd(n), n + 1, -(n + 1))),
-        (trig, trig_value),
-        (n == 0, one),
-        (n == 1, x + x),
-    )
-
-
-@jax.jit
-def _chebyshev_v(x, n):
-    n = _degree(n)
-    one = jnp.ones_like(x)
-    ax = jnp.abs(x)
-    unit = ax == 1
-    trig = (n > 8) & (ax < 1)
-    special = (n < 0) | unit | trig | (n == 0) | (n == 1)
-    loop = _recurrence(x, n, ~special, one, x + x - 1, lambda i, p, q: (x + x) * q - p)
-    alternating = jnp.where(_odd(n), -(n + n + 1), n + n + 1)
-    theta = jnp.arccos(x)
-    trig_value = jnp.where(jnp.sin(theta / 2) != 1, jnp.cos((n + 0.5) * theta) / jnp.cos(theta / 2), alternating)
-    return _select(
-        loop,
-        (n < 0, 0 * one),
-        (unit, jnp.where(x > 0, one, alternating)),
-        (trig, trig_value),
-        (n == 0, one),
-        (n == 1, x + x - 1),
-    )
-
-
-@jax.jit
-def _chebyshev_w(x, n):
-    n = _degree(n)
-    one = jnp.ones_like(x)
-    ax = jnp.abs(x)
-    unit = ax == 1
-    trig = (n > 8) & (ax < 1)
-    special = (n < 0) | unit | trig | (n == 0) | (n == 1)
-    loop = _recurrence(x, n, ~special, one, x + x + 1, lambda i, p, q: (x + x) * q - p)
-    at_unit = jnp.where(x > 0, n + n + 1, jnp.where(_odd(n), -one, one))
-    theta = jnp.arccos(x)
-    trig_value = jnp.where(jnp.cos(theta / 2) != 1, jnp.sin((n + 0.5) * theta) / jnp.sin(theta / 2), at_unit)
-    return _select(loop, (n < 0, 0 * one), (unit, at_unit), (trig, trig_value), (n == 0, one), (n == 1, x + x + 1))
-
-
-# -- shifted Chebyshev: the same in y = 2x - 1, with the closed forms at x = 1 and x = 0 ---------
-
-
-def _shifted(kind: str, threshold: int):
     @jax.jit
     def kernel(x, n):
         n = _degree(n)
         one = jnp.ones_like(x)
-        y = x + x - 1
-        trig = (n > threshold) & (jnp.abs(y) < 1)
-        special = (n < 0) | (x == 1) | (x == 0) | trig | (n == 0) | (n == 1)
-        theta = jnp.arccos(y)
+        y = x + x - 1 if shifted else x
         odd = _odd(n)
+        theta = jnp.arccos(y)
         if kind == "t":
-            q0 = y
-            at_one, at_zero = one, jnp.where(odd, -one, one)
+            q0, at_one, at_minus_one = y, one, jnp.where(odd, -one, one)
+        elif kind == "u":
+            q0, at_one, at_minus_one = y + y, n + 1, jnp.where(odd, -(n + 1), n + 1)
+        elif kind == "v":
+            q0, at_one, at_minus_one = y + y - 1, one, jnp.where(odd, -(n + n + 1), n + n + 1)
+        else:
+            q0, at_one, at_minus_one = y + y + 1, n + n + 1, jnp.where(odd, -one, one)
+        if shifted:
+            ends = [(x == 1, at_one), (x == 0, at_minus_one)]
+            fallback = at_minus_one  # ATen's shifted V and W: the value at y = -1, also near y = 1
+        else:
+            at_unit = jnp.where(x > 0, at_one, at_minus_one)
+            ends = [(jnp.abs(x) == 1, at_unit)]
+            fallback = at_unit
+        if kind == "t":
             trig_value = jnp.cos(n * theta)
         elif kind == "u":
-            q0 = y + y
-            at_one, at_zero = n + 1, jnp.where(odd, -(n + 1), n + 1)
             s = jnp.sin(theta)
             trig_value = jnp.where(s != 0, jnp.sin((n + 1) * theta) / s, (n + 1) * jnp.cos((n + 1) * theta) / y)
         elif kind == "v":
-            q0 = y + y - 1
-            at_one, at_zero = one, jnp.where(odd, -(n + n + 1), n + n + 1)
-            trig_value = jnp.where(jnp.sin(theta / 2) != 1, jnp.cos((n + 0.5) * theta) / jnp.cos(theta / 2), at_zero)
+            trig_value = jnp.where(jnp.sin(theta / 2) != 1, jnp.cos((n + 0.5) * theta) / jnp.cos(theta / 2), fallback)
         else:
-            q0 = y + y + 1
-            at_one, at_zero = n + n + 1, jnp.where(odd, -one, one)
-            trig_value = jnp.where(jnp.cos(theta / 2) != 1, jnp.sin((n + 0.5) * theta) / jnp.sin(theta / 2), at_zero)
-        loop = _recurrence(x, n, ~special, one, q0, lambda i, p, q: (y + y) * q - p)
-        return _select(
-            loop, (n < 0, 0 * one), (x == 1, at_one), (x == 0, at_zero), (trig, trig_value), (n == 0, one), (n == 1, q0)
-        )
+            trig_value = jnp.where(jnp.cos(theta / 2) != 1, jnp.sin((n + 0.5) * theta) / jnp.sin(theta / 2), fallback)
+        trig = (n > threshold) & (jnp.abs(y) < 1)
+        special = (n < 0) | trig | (n == 0) | (n == 1)
+        for at, _ in ends:
+            special = special | at
+        r0 = x if kind == "t" and not shifted else None  # ATen's T starts its r as x
+        loop = _recurrence(x, n, ~special, one, q0, lambda i, p, q: (y + y) * q - p, r0=r0)
+        return _select(loop, (n < 0, 0 * one), *ends, (trig, trig_value), (n == 0, one), (n == 1, q0))
 
     return kernel
 
@@ -286,14 +218,14 @@ def _register(name: str, kernel):
     return impl(name, f"{name}.x_scalar", f"{name}.n_scalar")(forward)
 
 
-special_chebyshev_polynomial_t = _register("special_chebyshev_polynomial_t", _chebyshev_t)
-special_chebyshev_polynomial_u = _register("special_chebyshev_polynomial_u", _chebyshev_u)
-special_chebyshev_polynomial_v = _register("special_chebyshev_polynomial_v", _chebyshev_v)
-special_chebyshev_polynomial_w = _register("special_chebyshev_polynomial_w", _chebyshev_w)
-special_shifted_chebyshev_polynomial_t = _register("special_shifted_chebyshev_polynomial_t", _shifted("t", 6))
-special_shifted_chebyshev_polynomial_u = _register("special_shifted_chebyshev_polynomial_u", _shifted("u", 6))
-special_shifted_chebyshev_polynomial_v = _register("special_shifted_chebyshev_polynomial_v", _shifted("v", 6))
-special_shifted_chebyshev_polynomial_w = _register("special_shifted_chebyshev_polynomial_w", _shifted("w", 4))
+special_chebyshev_polynomial_t = _register("special_chebyshev_polynomial_t", _chebyshev("t", 6))
+special_chebyshev_polynomial_u = _register("special_chebyshev_polynomial_u", _chebyshev("u", 8))
+special_chebyshev_polynomial_v = _register("special_chebyshev_polynomial_v", _chebyshev("v", 8))
+special_chebyshev_polynomial_w = _register("special_chebyshev_polynomial_w", _chebyshev("w", 8))
+special_shifted_chebyshev_polynomial_t = _register("special_shifted_chebyshev_polynomial_t", _chebyshev("t", 6, True))
+special_shifted_chebyshev_polynomial_u = _register("special_shifted_chebyshev_polynomial_u", _chebyshev("u", 6, True))
+special_shifted_chebyshev_polynomial_v = _register("special_shifted_chebyshev_polynomial_v", _chebyshev("v", 6, True))
+special_shifted_chebyshev_polynomial_w = _register("special_shifted_chebyshev_polynomial_w", _chebyshev("w", 4, True))
 special_hermite_polynomial_h = _register("special_hermite_polynomial_h", _hermite_h)
 special_hermite_polynomial_he = _register("special_hermite_polynomial_he", _hermite_he)
 special_laguerre_polynomial_l = _register("special_laguerre_polynomial_l", _laguerre_l)

@@ -6,12 +6,13 @@ padded (trailing) dimension; their backward ops scatter-add the gradient through
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import impl
-from typing import Any
 from .shapes import T, _register
 
 

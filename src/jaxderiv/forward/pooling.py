@@ -18,13 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import impl
-from .conv import _tuple
-from . import implementation
-from ..records import Equivalent, kinks, known_failure, parity_differs, parity_samples, torch_equivalent
-from ..records import Sample
-from ..records import matrix
+from ..records import Equivalent, Sample, kinks, known_failure, matrix, parity_differs, parity_samples, torch_equivalent
+from . import impl, implementation
 from ._spatial_samples import _normal, _register
+from .conv import _tuple
 
 
 def _long():
@@ -465,43 +462,27 @@ def _pool(shape, backward_of=None, indices_arg=None, **kw):
 
 
 _P2, _P3 = (2, 2, 5, 5), (1, 2, 4, 4, 3)
+
+
+def _avg(divisor_override=None, **kw):
+    """An average pooling variant's arguments: no divisor_override unless one is given."""
+    return dict(kw, divisor_override=divisor_override)
+
+
 _AVG2 = [
-    dict(
-        kernel_size=(3, 3),
-        stride=(2, 2),
-        padding=(1, 1),
-        ceil_mode=False,
-        count_include_pad=True,
-        divisor_override=None,
-    ),
-    dict(
-        kernel_size=(2, 3),
-        stride=(2, 1),
-        padding=(1, 1),
-        ceil_mode=True,
-        count_include_pad=False,
-        divisor_override=None,
-    ),
-    dict(kernel_size=(2, 2), stride=(), padding=(0, 0), ceil_mode=True, count_include_pad=True, divisor_override=3),
+    _avg(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False, count_include_pad=True),
+    _avg(kernel_size=(2, 3), stride=(2, 1), padding=(1, 1), ceil_mode=True, count_include_pad=False),
+    _avg(kernel_size=(2, 2), stride=(), padding=(0, 0), ceil_mode=True, count_include_pad=True, divisor_override=3),
 ]
-_AVG3 = [
-    dict(
-        kernel_size=(2, 3, 2),
-        stride=(1, 2, 2),
-        padding=(1, 1, 0),
-        ceil_mode=True,
-        count_include_pad=False,
-        divisor_override=None,
-    )
-]
+_AVG3 = [_avg(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True, count_include_pad=False)]
 _MAX2 = [
     dict(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), ceil_mode=False),
     dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 1), dilation=(2, 1), ceil_mode=True),
 ]
 _MAX3 = [dict(kernel_size=(2, 2, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(1, 1, 1), ceil_mode=True)]
-for _n, _shape, _avg, _max_cases in ((2, _P2, _AVG2, _MAX2), (3, _P3, _AVG3, _MAX3)):
-    _register(f"avg_pool{_n}d", *[_pool(_shape, **v) for v in _avg])
-    _register(f"avg_pool{_n}d_backward", *[_pool(_shape, f"avg_pool{_n}d", **v) for v in _avg])
+for _n, _shape, _avg_cases, _max_cases in ((2, _P2, _AVG2, _MAX2), (3, _P3, _AVG3, _MAX3)):
+    _register(f"avg_pool{_n}d", *[_pool(_shape, **v) for v in _avg_cases])
+    _register(f"avg_pool{_n}d_backward", *[_pool(_shape, f"avg_pool{_n}d", **v) for v in _avg_cases])
     _register(f"max_pool{_n}d_with_indices", *[_pool(_shape, **v) for v in _max_cases])
     _register(
         f"max_pool{_n}d_with_indices_backward",

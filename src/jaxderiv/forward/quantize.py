@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-
-from . import impl
 import numpy as np
-from . import implementation
-from ..records import parity_in_float32, samples
-from ..records import Sample
+
+from ..records import Sample, parity_in_float32, samples
+from . import impl, implementation
 
 
 def _float32(v):

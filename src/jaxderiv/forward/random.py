@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-
-from . import OpKind, impl
 import numpy as np
 from jax.scipy.special import gammainc, gammaln
-from . import implementation
-from ..records import domain, parity_differs, samples, without_meaning
-from ..records import Sample
+
+from ..records import Sample, domain, parity_differs, samples, without_meaning
+from . import OpKind, impl, implementation
 
 
 def _key(generator, name):
@@ -81,32 +79,40 @@ def _from_pairs(pairs, dtype):
     return (pairs[..., 0] + 1j * pairs[..., 1]).astype(dtype)
 
 
+def _filled(name, self, generator, draw):
+    """`draw(key, shape, dtype, pairs)` filled into self: a floating self's shape and dtype, or
+    for a complex self (`pairs` True) the real and imaginary parts of view_as_real(self), which
+    ATen fills."""
+    x = jnp.asarray(self)
+    pairs = _as_real_pairs(x)
+    if pairs is None:
+        _require_floating(name, self)
+    key = _key(generator, name)
+    if pairs is not None:
+        return _from_pairs(draw(key, *pairs, True), x.dtype)
+    return draw(key, x.shape, x.dtype, False)
+
+
 @impl("uniform_")
 def uniform_(self, from_=0, to=1, generator=None):
     """from + (to - from) * U[0, 1); complex: real and imaginary parts each so (ATen fills
     view_as_real(self))."""
-    x = jnp.asarray(self)
-    pairs = _as_real_pairs(x)
-    if pairs is None:
-        _require_floating("uniform_", self)
-    key = _key(generator, "uniform_")
-    if pairs is not None:
-        return _from_pairs(from_ + (to - from_) * jax.random.uniform(key, *pairs), x.dtype)
-    return from_ + (to - from_) * jax.random.uniform(key, x.shape, x.dtype)
+
+    def draw(key, shape, dtype, pairs):
+        return from_ + (to - from_) * jax.random.uniform(key, shape, dtype)
+
+    return _filled("uniform_", self, generator, draw)
 
 
 @impl("normal_")
 def normal_(self, mean=0, std=1, generator=None):
     """mean + std * N(0, 1); complex: ATen fills view_as_real(self) with N(mean, std / sqrt 2),
     so that each part has mean `mean` and variance std^2 / 2 (E|z - mean(1 + i)|^2 = std^2)."""
-    x = jnp.asarray(self)
-    pairs = _as_real_pairs(x)
-    if pairs is None:
-        _require_floating("normal_", self)
-    key = _key(generator, "normal_")
-    if pairs is not None:
-        return _from_pairs(mean + (std / 2**0.5) * jax.random.normal(key, *pairs), x.dtype)
-    return mean + std * jax.random.normal(key, x.shape, x.dtype)
+
+    def draw(key, shape, dtype, pairs):
+        return mean + (std / 2**0.5 if pairs else std) * jax.random.normal(key, shape, dtype)
+
+    return _filled("normal_", self, generator, draw)
 
 
 @impl("log_normal_")

@@ -42,15 +42,17 @@ def _is_complex(value) -> bool:
     return isinstance(value, complex) or (isinstance(value, jax.Array) and jnp.iscomplexobj(value))
 
 
-def _result_dtype(start, end, dtype, fn: str) -> np.dtype:
+def _result_dtype(start, end, steps, dtype, fn: str) -> np.dtype:
     """ATen's linspace_logspace_infer_options: complex bounds need a complex dtype (by default
-    complex64), otherwise the given dtype or the default float32."""
-    if _is_complex(start) or _is_complex(end):
-        if dtype is None:
-            return _DEFAULT_COMPLEX
-        if not jnp.issubdtype(dtype, jnp.complexfloating):
-            raise TypeError(f"{fn}: inferred dtype complex64 can't be safely cast to passed dtype {np.dtype(dtype)}")
-    return np.dtype(dtype) if dtype is not None else _DEFAULT_FLOAT
+    complex64), otherwise the given dtype or the default float32; then steps must be >= 0."""
+    complex_bounds = _is_complex(start) or _is_complex(end)
+    if complex_bounds and dtype is not None and not jnp.issubdtype(dtype, jnp.complexfloating):
+        raise TypeError(f"{fn}: inferred dtype complex64 can't be safely cast to passed dtype {np.dtype(dtype)}")
+    if steps < 0:
+        raise ValueError("number of steps must be non-negative")
+    if dtype is not None:
+        return np.dtype(dtype)
+    return _DEFAULT_COMPLEX if complex_bounds else _DEFAULT_FLOAT
 
 
 def _kernel_dtype(dt: np.dtype, fn: str) -> None:
@@ -147,9 +149,7 @@ def _points(start, end, steps: int, dt: np.dtype, xp):
 
 
 def _linspace(start, end, steps, dtype):
-    dt = _result_dtype(start, end, dtype, "torch.linspace()")
-    if steps < 0:
-        raise ValueError("number of steps must be non-negative")
+    dt = _result_dtype(start, end, steps, dtype, "torch.linspace()")
     if steps == 0:
         return jnp.zeros((0,), dt)
     xp = _xp(start, end)
@@ -210,9 +210,7 @@ def _polar(base: float, z, xp):
 
 
 def _logspace(start, end, steps, base, dtype):
-    dt = _result_dtype(start, end, dtype, "torch.logspace()")
-    if steps < 0:
-        raise ValueError("number of steps must be non-negative")
+    dt = _result_dtype(start, end, steps, dtype, "torch.logspace()")
     if steps == 0:
         return jnp.zeros((0,), dt)
     xp = _xp(start, end)

@@ -13,11 +13,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..records import (
+    Equivalent,
+    Sample,
+    complex_ok,
+    draw,
+    kinks,
+    known_failure,
+    matrix,
+    parity_differs,
+    samples,
+    torch_equivalent,
+    vector,
+)
 from ..tensor_utils import long_dtype, wrap_dim
 from . import impl
-from ..records import Equivalent, complex_ok, kinks, known_failure, parity_differs, samples, torch_equivalent
-from ..records import Sample, draw
-from ..records import matrix, vector
 
 
 def reduced_dims(dim, ndim: int) -> tuple[int, ...]:

@@ -12,18 +12,26 @@ written out with the cells' gate-gradient helpers.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
+from ..records import (
+    CUDA_ONLY,
+    Equivalent,
+    Sample,
+    compiled_apart,
+    not_compared,
+    parity_in_float32,
+    samples,
+    torch_equivalent,
+)
 from ..tensor_utils import gru_gate_grads, lstm_gate_grads
 from . import impl
 from .shapes import concrete
-import dataclasses
-import numpy as np
-from ..records import Equivalent, compiled_apart, not_compared, parity_in_float32, samples, torch_equivalent
-from ..records import Sample
-from ..records import CUDA_ONLY
 
 
 def _biased(gates, bias):
@@ -202,40 +210,11 @@ def _cudnn_rnn(input, weight, weight_stride0, weight_buf, hx, cx, mode, hidden_s
 
 
 @impl("miopen_rnn")
-def miopen_rnn(
-    input,
-    weight,
-    weight_stride0,
-    hx,
-    cx,
-    mode,
-    hidden_size,
-    num_layers,
-    batch_first,
-    dropout,
-    train,
-    bidirectional,
-    batch_sizes,
-    dropout_state,
-):
-    """The same network as `_cudnn_rnn` (MIOpen numbers the modes alike)."""
-    return _cudnn_rnn(
-        input,
-        weight,
-        weight_stride0,
-        None,
-        hx,
-        cx,
-        mode,
-        hidden_size,
-        num_layers,
-        batch_first,
-        dropout,
-        train,
-        bidirectional,
-        batch_sizes,
-        dropout_state,
-    )
+def miopen_rnn(input, weight, weight_stride0, hx, cx, mode, hidden_size, *rest):
+    """The same network as `_cudnn_rnn` (MIOpen numbers the modes alike), which has no weight_buf.
+    After hidden_size: num_layers, batch_first, dropout, train, bidirectional, batch_sizes,
+    dropout_state."""
+    return _cudnn_rnn(input, weight, weight_stride0, None, hx, cx, mode, hidden_size, *rest)
 
 
 def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
@@ -266,14 +245,14 @@ def _direction_backward(mode, weights, x, saved, d_out, dh, dc, reverse):
     return d_in @ w_ih, dh0, dc0, grads
 
 
-@impl("_cudnn_rnn_backward")
+@impl("_cudnn_rnn_backward", "miopen_rnn_backward")
 def _cudnn_rnn_backward(
     input, weight, weight_stride0, weight_buf, hx, cx, output, grad_output, grad_hy, grad_cy, mode, hidden_size, *rest
 ):
     """(d input, d hx, d cx, d weights) by backpropagation through time, from the top layer down;
     undefined gradients (None) read as zeros, entries output_mask leaves out are None. After
     hidden_size: [proj_size,] num_layers, batch_first, dropout, train, bidirectional, batch_sizes,
-    dropout_state, reserve, output_mask."""
+    dropout_state, reserve, output_mask. miopen_rnn_backward takes the same arguments (no proj_size)."""
     num_layers, batch_first, dropout, train, bidirectional, batch_sizes, dropout_state, reserve, output_mask = (
         _without_proj_size(rest, 9)
     )
@@ -315,76 +294,27 @@ def _cudnn_rnn_backward(
     )
 
 
-@impl("miopen_rnn_backward")
-def miopen_rnn_backward(
-    input,
-    weight,
-    weight_stride0,
-    weight_buf,
-    hx,
-    cx,
-    output,
-    grad_output,
-    grad_hy,
-    grad_cy,
-    mode,
-    hidden_size,
-    num_layers,
-    batch_first,
-    dropout,
-    train,
-    bidirectional,
-    batch_sizes,
-    dropout_state,
-    reserve,
-    output_mask,
-):
-    return _cudnn_rnn_backward(
-        input,
-        weight,
-        weight_stride0,
-        weight_buf,
-        hx,
-        cx,
-        output,
-        grad_output,
-        grad_hy,
-        grad_cy,
-        mode,
-        hidden_size,
-        num_layers,
-        batch_first,
-        dropout,
-        train,
-        bidirectional,
-        batch_sizes,
-        dropout_state,
-        reserve,
-        output_mask,
-    )
-
-
 # -- oneDNN's single LSTM layer (the CPU path of nn.LSTM in reduced precision) ---------------
 
 
-def _onednn_layer(name, input, weights, hx_, cx_, reverse, batch_sizes, mode, has_biases, batch_first):
-    """(input, the layer's weights, h0, c0) after ATen's checks. The
-    input is time-major whatever `batch_first` says: ATen's mkldnn_rnn transposes a batch-first
-    input before it calls the layer, which only passes the flag on (torch's kernel writes out of
-    bounds when given a batch-first input)."""
+def _onednn_check(name, mode, batch_sizes):
+    """ATen's checks of oneDNN's RNN layer: an LSTM over padded input."""
     if mode != LSTM:
         raise ValueError(f"{name}: oneDNN's RNN layer is an LSTM (mode {LSTM}), got mode {mode}")
     if batch_sizes:
         raise NotImplementedError(
             f"{name}: packed input (non-empty batch_sizes) is not supported: pass the padded input"
         )
-    w_ih, w_hh, b_ih, b_hh = weights
-    x = input
-    n, h = x.shape[1], w_hh.shape[1]
+
+
+def _onednn_layer(input, hx_, cx_, has_biases, w_ih, w_hh, b_ih, b_hh):
+    """(the layer's weights, h0, c0). The input is time-major whatever `batch_first` says: ATen's
+    mkldnn_rnn transposes a batch-first input before it calls the layer, which only passes the
+    flag on (torch's kernel writes out of bounds when given a batch-first input)."""
+    n, h = input.shape[1], w_hh.shape[1]
     if not has_biases:  # zeros in their place (ATen passes zeros of any shape): the same values
         b_ih = b_hh = jnp.zeros(w_hh.shape[:1], w_hh.dtype)
-    layer = (w_ih, w_hh, b_ih, b_hh)
-    return x, layer, jnp.reshape(hx_, (n, h)), jnp.reshape(cx_, (n, h))
+    return (w_ih, w_hh, b_ih, b_hh), jnp.reshape(hx_, (n, h)), jnp.reshape(cx_, (n, h))
 
 
 @impl("mkldnn_rnn_layer")
@@ -410,19 +340,9 @@ def mkldnn_rnn_layer(
     (`reverse`: walking time backwards), weights w_ih, w_hh, b_ih, b_hh; hy and cy shaped as hx_
     and cx_. The workspace
     is oneDNN's opaque buffer: empty here, the backward recomputes what it reads."""
-    x, layer, h0, c0 = _onednn_layer(
-        "mkldnn_rnn_layer",
-        input,
-        (weight0, weight1, weight2, weight3),
-        hx_,
-        cx_,
-        reverse,
-        batch_sizes,
-        mode,
-        has_biases,
-        batch_first,
-    )
-    out, h_t, c_t, _ = _direction(LSTM, layer, x, h0, c0, reverse)
+    _onednn_check("mkldnn_rnn_layer", mode, batch_sizes)
+    layer, h0, c0 = _onednn_layer(input, hx_, cx_, has_biases, weight0, weight1, weight2, weight3)
+    out, h_t, c_t, _ = _direction(LSTM, layer, input, h0, c0, reverse)
     workspace = jnp.zeros((0,), jnp.uint8)
     return out, jnp.reshape(h_t, jnp.shape(hx_)), jnp.reshape(c_t, jnp.shape(cx_)), workspace
 
@@ -456,24 +376,14 @@ def mkldnn_rnn_layer_backward(
     """(d input, d w_ih, d w_hh, d b_ih, d b_hh, d hx, d cx) by backpropagation through time;
     undefined gradients read as zeros. The bias gradients, (4H,), are the gate gradients summed
     with or without biases, as torch's kernel returns them."""
-    x, layer, h0, c0 = _onednn_layer(
-        "mkldnn_rnn_layer_backward",
-        input,
-        (weight1, weight2, weight3, weight4),
-        hx_,
-        cx_tmp,
-        reverse,
-        batch_sizes,
-        mode,
-        has_biases,
-        batch_first,
-    )
-    _, _, _, saved = _direction(LSTM, layer, x, h0, c0, reverse)
+    _onednn_check("mkldnn_rnn_layer_backward", mode, batch_sizes)
+    layer, h0, c0 = _onednn_layer(input, hx_, cx_tmp, has_biases, weight1, weight2, weight3, weight4)
+    _, _, _, saved = _direction(LSTM, layer, input, h0, c0, reverse)
     zeros = jnp.zeros_like(h0)
-    d_out = grad_output if grad_output is not None else jnp.zeros(x.shape[:2] + (h0.shape[1],), x.dtype)
+    d_out = grad_output if grad_output is not None else jnp.zeros(input.shape[:2] + (h0.shape[1],), input.dtype)
     dh = jnp.reshape(grad_hy, h0.shape) if grad_hy is not None else zeros
     dc = jnp.reshape(grad_cy, c0.shape) if grad_cy is not None else zeros
-    dx, dh0, dc0, (dw_ih, dw_hh, db_ih, db_hh) = _direction_backward(LSTM, layer, x, saved, d_out, dh, dc, reverse)
+    dx, dh0, dc0, (dw_ih, dw_hh, db_ih, db_hh) = _direction_backward(LSTM, layer, input, saved, d_out, dh, dc, reverse)
     return (
         dx,
         dw_ih,

@@ -9,10 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..records import Equivalent, Sample, complex_ok, draw, known_failure, parity_samples, samples, torch_equivalent
 from ..tensor_utils import long_dtype, wrap_dim
 from . import impl
-from ..records import Equivalent, complex_ok, known_failure, parity_samples, samples, torch_equivalent
-from ..records import Sample, draw
 
 
 def concrete(x, op: str, remedy: str):

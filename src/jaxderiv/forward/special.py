@@ -18,24 +18,26 @@ import jax.scipy.special as jsp
 import numpy as np
 from jax import lax
 
-from . import impl
-from .binary import result_type
-from ..records import symbolic_math
 from ..records import (
+    DEFAULT_SHAPES,
+    Sample,
     compiled_apart,
     definition,
     domain,
+    draw,
     kinks,
     not_applicable,
     parity_differs,
     parity_tolerance,
     reference_tolerance,
     samples,
+    symbolic_math,
+    vector,
     without_meaning,
 )
-from ..records import DEFAULT_SHAPES, Sample, draw
 from ..records.symbolic import sp
-from ..records import vector
+from . import impl
+from .binary import result_type
 
 # -- dtypes ---------------------------------------------------------------------------------------
 

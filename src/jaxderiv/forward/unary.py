@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 import builtins
-
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import impl
-from ..records import symbolic_math
 from ..records import (
     Equivalent,
+    Sample,
     complex_ok,
+    default_samples,
     definition,
     domain,
+    draw,
     kinks,
     known_failure,
+    matrix,
     parity_differs,
     samples,
+    symbolic_math,
     torch_equivalent,
+    vector,
     without_meaning,
 )
-from ..records import Sample, default_samples, draw
 from ..records.symbolic import sp
-from ..records import matrix, vector
+from . import impl
 
 
 def _kind(x) -> str:

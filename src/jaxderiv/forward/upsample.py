@@ -7,8 +7,9 @@ downsampling, a gather otherwise, and its backward the adjoint sum. The interpol
 multiply by a fixed (out x in) matrix (area_pixel_compute_source_index, the cubic convolution
 with A = -0.75 and clamped taps; the antialiased modes' normalized, scale-stretched filters);
 their backward applies its transpose.
-The default overloads also take a `.vec` call's arguments (output_size None, a list of
-scale factors), as the `.vec` entries' formulas pass them.
+The `.vec` overloads have forwards of their own arguments (scale_factors, a list); the default
+overloads also take a `.vec` call's arguments (output_size None, the list where the first scale
+stands), as the `.vec` entries' formulas call them.
 """
 
 from __future__ import annotations
@@ -234,249 +235,117 @@ def upsample_backward(grad, n, mode, output_size, input_size, align_corners, sca
     return _apply(grad, [m.T for m in _matrices(mode, tuple(input_size), size, align_corners, scales)])
 
 
-@impl("upsample_nearest1d", "upsample_nearest1d.vec")
-def upsample_nearest1d(self, output_size, scales=None):
-    return upsample(self, 1, "nearest", output_size, False, scales)
+def _scale_list(scales, *rest):
+    """A default overload's scale arguments (scales; scales_h, scales_w; or scales_d, scales_h,
+    scales_w) as one list. A `.vec` entry's formula calls the default overload with its
+    scale_factors (a list) where the first scale stands: that list is taken as it is."""
+    return scales if isinstance(scales, (tuple, list)) else [scales, *rest]
 
 
-@impl("upsample_nearest2d", "upsample_nearest2d.vec")
-def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        2,
-        "nearest",
-        output_size,
-        False,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
+def _nearest_forwards(mode):
+    """The forwards of a nearest mode's ops on 1, 2 and 3 spatial dims, then of their backwards."""
+
+    def forward1d(self, output_size, scales=None):
+        return upsample(self, 1, mode, output_size, False, _scale_list(scales))
+
+    def forward2d(self, output_size, scales_h=None, scales_w=None):
+        return upsample(self, 2, mode, output_size, False, _scale_list(scales_h, scales_w))
+
+    def forward3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+        return upsample(self, 3, mode, output_size, False, _scale_list(scales_d, scales_h, scales_w))
+
+    def backward1d(grad_output, output_size, input_size, scales=None):
+        return upsample_backward(grad_output, 1, mode, output_size, input_size, False, _scale_list(scales))
+
+    def backward2d(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+        scales = _scale_list(scales_h, scales_w)
+        return upsample_backward(grad_output, 2, mode, output_size, input_size, False, scales)
+
+    def backward3d(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+        scales = _scale_list(scales_d, scales_h, scales_w)
+        return upsample_backward(grad_output, 3, mode, output_size, input_size, False, scales)
+
+    return (forward1d, forward2d, forward3d), (backward1d, backward2d, backward3d)
 
 
-@impl("upsample_nearest3d", "upsample_nearest3d.vec")
-def upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        3,
-        "nearest",
-        output_size,
-        False,
-        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
-    )
+def _interpolating_forwards(mode):
+    """The forwards of an interpolating mode's ops on 1, 2 and 3 spatial dims, then of their
+    backwards: the nearest modes' arguments and align_corners."""
+
+    def forward1d(self, output_size, align_corners, scales=None):
+        return upsample(self, 1, mode, output_size, align_corners, _scale_list(scales))
+
+    def forward2d(self, output_size, align_corners, scales_h=None, scales_w=None):
+        return upsample(self, 2, mode, output_size, align_corners, _scale_list(scales_h, scales_w))
+
+    def forward3d(self, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+        return upsample(self, 3, mode, output_size, align_corners, _scale_list(scales_d, scales_h, scales_w))
+
+    def backward1d(grad_output, output_size, input_size, align_corners, scales=None):
+        return upsample_backward(grad_output, 1, mode, output_size, input_size, align_corners, _scale_list(scales))
+
+    def backward2d(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+        scales = _scale_list(scales_h, scales_w)
+        return upsample_backward(grad_output, 2, mode, output_size, input_size, align_corners, scales)
+
+    def backward3d(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+        scales = _scale_list(scales_d, scales_h, scales_w)
+        return upsample_backward(grad_output, 3, mode, output_size, input_size, align_corners, scales)
+
+    return (forward1d, forward2d, forward3d), (backward1d, backward2d, backward3d)
 
 
-@impl("upsample_linear1d", "upsample_linear1d.vec")
-def upsample_linear1d(self, output_size, align_corners, scales=None):
-    return upsample(self, 1, "linear", output_size, align_corners, scales)
+def _nearest_vec_forwards(n):
+    """The forwards of the `.vec` overloads of nearest's op on n spatial dims and of its backward:
+    one list of scale_factors (or None, with an output_size) for the scale arguments."""
+
+    def forward(input, output_size, scale_factors):
+        return upsample(input, n, "nearest", output_size, False, scale_factors)
+
+    def backward(grad_output, output_size, input_size, scale_factors):
+        return upsample_backward(grad_output, n, "nearest", output_size, input_size, False, scale_factors)
+
+    return forward, backward
 
 
-@impl("upsample_bilinear2d", "upsample_bilinear2d.vec")
-def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        2,
-        "linear",
-        output_size,
-        align_corners,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
+def _interpolating_vec_forwards(n, mode):
+    """The forwards of the `.vec` overloads of an interpolating mode's op on n spatial dims and of
+    its backward: the nearest `.vec` overloads' arguments and align_corners."""
+
+    def forward(input, output_size, align_corners, scale_factors):
+        return upsample(input, n, mode, output_size, align_corners, scale_factors)
+
+    def backward(grad_output, output_size, input_size, align_corners, scale_factors):
+        return upsample_backward(grad_output, n, mode, output_size, input_size, align_corners, scale_factors)
+
+    return forward, backward
 
 
-@impl("upsample_bicubic2d", "upsample_bicubic2d.vec")
-def upsample_bicubic2d(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        2,
-        "cubic",
-        output_size,
-        align_corners,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
-
-
-@impl("upsample_trilinear3d", "upsample_trilinear3d.vec")
-def upsample_trilinear3d(self, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        3,
-        "linear",
-        output_size,
-        align_corners,
-        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
-    )
-
-
-@impl("upsample_nearest1d_backward", "upsample_nearest1d_backward.vec")
-def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None):
-    return upsample_backward(grad_output, 1, "nearest", output_size, input_size, False, scales)
-
-
-@impl("upsample_nearest2d_backward", "upsample_nearest2d_backward.vec")
-def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
-    return upsample_backward(
-        grad_output,
-        2,
-        "nearest",
-        output_size,
-        input_size,
-        False,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
-
-
-@impl("upsample_nearest3d_backward", "upsample_nearest3d_backward.vec")
-def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample_backward(
-        grad_output,
-        3,
-        "nearest",
-        output_size,
-        input_size,
-        False,
-        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
-    )
-
-
-@impl("upsample_linear1d_backward", "upsample_linear1d_backward.vec")
-def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None):
-    return upsample_backward(grad_output, 1, "linear", output_size, input_size, align_corners, scales)
-
-
-@impl("upsample_bilinear2d_backward", "upsample_bilinear2d_backward.vec")
-def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(
-        grad_output,
-        2,
-        "linear",
-        output_size,
-        input_size,
-        align_corners,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
-
-
-@impl("upsample_bicubic2d_backward", "upsample_bicubic2d_backward.vec")
-def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(
-        grad_output,
-        2,
-        "cubic",
-        output_size,
-        input_size,
-        align_corners,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
-
-
-@impl("upsample_trilinear3d_backward", "upsample_trilinear3d_backward.vec")
-def upsample_trilinear3d_backward(
-    grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None
-):
-    return upsample_backward(
-        grad_output,
-        3,
-        "linear",
-        output_size,
-        input_size,
-        align_corners,
-        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
-    )
-
-
-# -- torch 2.13's nearest-exact mode -------------------------------------------------------------
-
-
-@impl("_upsample_nearest_exact1d")
-def _upsample_nearest_exact1d(self, output_size, scales=None):
-    return upsample(self, 1, "nearest-exact", output_size, False, scales)
-
-
-@impl("_upsample_nearest_exact2d")
-def _upsample_nearest_exact2d(self, output_size, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        2,
-        "nearest-exact",
-        output_size,
-        False,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
-
-
-@impl("_upsample_nearest_exact3d")
-def _upsample_nearest_exact3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
-    return upsample(
-        self,
-        3,
-        "nearest-exact",
-        output_size,
-        False,
-        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
-    )
-
-
-@impl("_upsample_nearest_exact1d_backward")
-def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
-    return upsample_backward(grad_output, 1, "nearest-exact", output_size, input_size, False, scales)
-
-
-@impl("_upsample_nearest_exact2d_backward")
-def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
-    return upsample_backward(
-        grad_output,
-        2,
-        "nearest-exact",
-        output_size,
-        input_size,
-        False,
-        scales_h if isinstance(scales_h, (tuple, list)) else [scales_h, scales_w],
-    )
-
-
-@impl("_upsample_nearest_exact3d_backward")
-def _upsample_nearest_exact3d_backward(
-    grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None
-):
-    return upsample_backward(
-        grad_output,
-        3,
-        "nearest-exact",
-        output_size,
-        input_size,
-        False,
-        scales_d if isinstance(scales_d, (tuple, list)) else [scales_d, scales_h, scales_w],
-    )
-
-
-# -- torch 2.13's antialiased bilinear, bicubic and Lanczos ------------------------------------------------
-
-
-@impl("_upsample_bilinear2d_aa")
-def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(self, 2, "linear-aa", output_size, align_corners, [scales_h, scales_w])
-
-
-@impl("_upsample_bicubic2d_aa")
-def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(self, 2, "cubic-aa", output_size, align_corners, [scales_h, scales_w])
-
-
-@impl("_upsample_lanczos2d_aa")
-def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
-    return upsample(self, 2, "lanczos-aa", output_size, align_corners, [scales_h, scales_w])
-
-
-@impl("_upsample_bilinear2d_aa_backward")
-def _upsample_bilinear2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "linear-aa", output_size, input_size, align_corners, [scales_h, scales_w])
-
-
-@impl("_upsample_bicubic2d_aa_backward")
-def _upsample_bicubic2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "cubic-aa", output_size, input_size, align_corners, [scales_h, scales_w])
-
-
-@impl("_upsample_lanczos2d_aa_backward")
-def _upsample_lanczos2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-    return upsample_backward(grad_output, 2, "lanczos-aa", output_size, input_size, align_corners, [scales_h, scales_w])
+# Each mode's ops on 1, 2 and 3 spatial dims (None: no such op), registered with their backwards
+# (`<op>_backward`) and, for torch's public `upsample_*` ops, both's `.vec` overloads. The
+# nearest-exact and antialiased modes are torch 2.13's.
+_OPS = {
+    "nearest": ("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"),
+    "linear": ("upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"),
+    "cubic": (None, "upsample_bicubic2d", None),
+    "nearest-exact": ("_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d"),
+    "linear-aa": (None, "_upsample_bilinear2d_aa", None),
+    "cubic-aa": (None, "_upsample_bicubic2d_aa", None),
+    "lanczos-aa": (None, "_upsample_lanczos2d_aa", None),
+}
+for _mode, _names in _OPS.items():
+    _is_nearest = _mode.startswith("nearest")
+    _forwards, _backwards = (_nearest_forwards if _is_nearest else _interpolating_forwards)(_mode)
+    for _n, (_name, _forward, _backward) in enumerate(zip(_names, _forwards, _backwards), start=1):
+        if _name is None:
+            continue
+        _overloads = {_name: _forward, f"{_name}_backward": _backward}
+        if _name.startswith("upsample_"):
+            _vec, _vec_backward = _nearest_vec_forwards(_n) if _is_nearest else _interpolating_vec_forwards(_n, _mode)
+            _overloads.update({f"{_name}.vec": _vec, f"{_name}_backward.vec": _vec_backward})
+        for _overload, _fn in _overloads.items():
+            _fn.__name__ = _fn.__qualname__ = _overload
+            impl(_overload)(_fn)
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
@@ -503,7 +372,6 @@ _UP_IN = {1: (2, 2, 5), 2: (1, 2, 4, 5), 3: (1, 2, 3, 3, 4)}
 _UP_OUT = {1: (8,), 2: (7, 9), 3: (5, 4, 6)}
 for _mode, (_n, _corners) in _UP.items():
     _in, _out = _UP_IN[_n], _UP_OUT[_n]
-    _scale_cases = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}[_n]
     _ac = [{"align_corners": a} for a in ((False, True) if _corners else (False,))]
     _register(
         f"upsample_{_mode}",
@@ -521,31 +389,20 @@ for _mode, (_n, _corners) in _UP.items():
             for a in _ac
         ],
     )
-    _register(
-        f"upsample_{_mode}_backward",
-        *[
-            lambda rng, _i=_in, _o=_out, _a=a: {
-                "grad_output": _normal(rng, *_i[:2], *_o),
-                "output_size": _o,
-                "input_size": _i,
-                **_a,
-            }
-            for a in _ac
-        ],
-    )
-    _register(
-        f"upsample_{_mode}_backward.vec",
-        *[
-            lambda rng, _i=_in, _o=_out, _a=a: {
-                "grad_output": _normal(rng, *_i[:2], *_o),
-                "output_size": _o,
-                "input_size": _i,
-                "scale_factors": None,
-                **_a,
-            }
-            for a in _ac
-        ],
-    )
+    for _suffix, _vec in (("_backward", {}), ("_backward.vec", {"scale_factors": None})):
+        _register(
+            f"upsample_{_mode}{_suffix}",
+            *[
+                lambda rng, _i=_in, _o=_out, _a=a, _v=_vec: {
+                    "grad_output": _normal(rng, *_i[:2], *_o),
+                    "output_size": _o,
+                    "input_size": _i,
+                    **_v,
+                    **_a,
+                }
+                for a in _ac
+            ],
+        )
 
 # torch 2.13's nearest-exact mode: sizes whose source positions are neither a repeat nor a stride
 for _n in (1, 2, 3):

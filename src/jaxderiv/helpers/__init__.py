@@ -5,16 +5,9 @@ Each module registers its names into `jaxderiv.namespace` on import; `load()` im
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-_loaded = False
+from ..submodules import import_once
 
 
 def load() -> None:
     """Import every module of this package: each registers its names."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{module.name}")
+    import_once(__name__, __path__)

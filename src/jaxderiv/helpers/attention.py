@@ -79,6 +79,11 @@ def attention_backward(
     return dq.astype(query.dtype), dk.astype(key.dtype), dv.astype(value.dtype), dmask
 
 
+def _wants_mask(grad_input_mask):
+    """Whether the 4th gradient (the attention bias's) is asked for."""
+    return len(grad_input_mask) > 3 and bool(grad_input_mask[3])
+
+
 @helper("_scaled_dot_product_flash_attention_for_cpu_backward")
 def _scaled_dot_product_flash_attention_for_cpu_backward(
     grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask=None, scale=None
@@ -102,7 +107,7 @@ def _scaled_dot_product_efficient_attention_backward(
     is_causal=False,
     scale=None,
 ):
-    want = len(grad_input_mask) > 3 and bool(grad_input_mask[3])
+    want = _wants_mask(grad_input_mask)
     return attention_backward(grad, query, key, value, output, log_sumexp, dropout_p, is_causal, attn_bias, scale, want)
 
 
@@ -171,15 +176,19 @@ def _scaled_dot_product_fused_attention_overrideable_backward(
     philox_offset,
     scale=None,
 ):
-    want = len(grad_input_mask) > 3 and bool(grad_input_mask[3])
+    want = _wants_mask(grad_input_mask)
     return attention_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_bias, scale, want)
 
 
 # -- the CUDA kernels' own entry points ((B, L, H, E) layouts) ---------------------------------
 
 
-def _heads_second(grads):
-    return tuple(swap_heads(g) for g in grads)
+def _kernel_layout_backward(grad, query, key, value, output, *arguments, **options):
+    """attention_backward(grad, query, key, value, output, *arguments, **options) of tensors in the
+    kernels' (B, L, H, E) layout: (dQ, dK, dV) in that layout too, and d(mask)."""
+    q, k, v, o, g = (swap_heads(x) for x in (query, key, value, output, grad))
+    dq, dk, dv, dmask = attention_backward(g, q, k, v, o, *arguments, **options)
+    return swap_heads(dq), swap_heads(dk), swap_heads(dv), dmask
 
 
 @helper("_flash_attention_backward")
@@ -204,12 +213,10 @@ def _flash_attention_backward(
 ):
     """(dQ, dK, dV) in flash-attention's (B, L, H, E) layout; causal and windows bottom-right."""
     dense_only("_flash_attention_backward", cum_seq_q=cum_seq_q, cum_seq_k=cum_seq_k)
-    q, k, v, o, g = (swap_heads(x) for x in (query, key, value, output, grad))
     window = flash_window(is_causal, window_size_left, window_size_right)
-    grads = attention_backward(
-        g, q, k, v, o, logsumexp, dropout_p, False, None, scale, bottom_right=True, window=window
-    )
-    return _heads_second(grads[:3])
+    return _kernel_layout_backward(
+        grad, query, key, value, output, logsumexp, dropout_p, False, None, scale, bottom_right=True, window=window
+    )[:3]
 
 
 @helper("_efficient_attention_backward")
@@ -234,9 +241,8 @@ def _efficient_attention_backward(
 ):
     """(dQ, dK, dV in (B, M, H, K), d(bias) when `bias_requires_grad`)."""
     dense_only("_efficient_attention_backward", cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
-    q, k, v, o, g = (swap_heads(x) for x in (query, key, value, output, grad))
     causal, bottom_right = efficient_mask(custom_mask_type)
-    dq, dk, dv, dbias = attention_backward(
-        g, q, k, v, o, logsumexp, dropout_p, causal, bias, scale, bool(bias_requires_grad), bottom_right
+    want = bool(bias_requires_grad)
+    return _kernel_layout_backward(
+        grad, query, key, value, output, logsumexp, dropout_p, causal, bias, scale, want, bottom_right
     )
-    return (*_heads_second((dq, dk, dv)), dbias)

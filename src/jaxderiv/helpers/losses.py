@@ -28,17 +28,18 @@ from ..forward.losses import (
 from ..namespace import helper
 
 
-def _grad_output_part(backward, grad, grad_output, reduction):
-    """The gradient for a backward op's grad_output: the backward applied to `grad` when the
-    loss was not reduced, else <grad, backward(1)> (grad_output was one number)."""
+def _grad_output_part(backward, grad, grad_output, input, target, reduction, *parameters):
+    """The gradient for the grad_output of `backward`(grad_output, input, target, reduction,
+    *parameters): the backward applied to `grad` when the loss was not reduced, else
+    <grad, backward(1)> (grad_output was one number)."""
     if reduction == NONE:
-        return backward(grad)
-    return jnp.sum(backward(jnp.ones_like(grad_output)) * grad)
+        return backward(grad, input, target, reduction, *parameters)
+    return jnp.sum(backward(jnp.ones_like(grad_output), input, target, reduction, *parameters) * grad)
 
 
 @helper("mse_loss_double_backward_grad_output")
 def mse_loss_double_backward_grad_output(grad, grad_output, input, target, reduction):
-    return _grad_output_part(lambda g: mse_loss_backward(g, input, target, reduction), grad, grad_output, reduction)
+    return _grad_output_part(mse_loss_backward, grad, grad_output, input, target, reduction)
 
 
 @helper("mse_loss_double_backward")
@@ -54,9 +55,7 @@ def l1_loss_double_backward_grad_output(grad, input, target, reduction):
 
 @helper("smooth_l1_loss_double_backward_grad_output")
 def smooth_l1_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, beta):
-    return _grad_output_part(
-        lambda g: smooth_l1_loss_backward(g, input, target, reduction, beta), grad, grad_output, reduction
-    )
+    return _grad_output_part(smooth_l1_loss_backward, grad, grad_output, input, target, reduction, beta)
 
 
 @helper("smooth_l1_loss_double_backward")
@@ -68,9 +67,7 @@ def smooth_l1_loss_double_backward(grad, input, target, reduction, beta):
 
 @helper("huber_loss_double_backward_grad_output")
 def huber_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, delta):
-    return _grad_output_part(
-        lambda g: huber_loss_backward(g, input, target, reduction, delta), grad, grad_output, reduction
-    )
+    return _grad_output_part(huber_loss_backward, grad, grad_output, input, target, reduction, delta)
 
 
 @helper("huber_loss_double_backward")
@@ -82,9 +79,7 @@ def huber_loss_double_backward(grad, input, target, reduction, delta):
 
 @helper("soft_margin_loss_double_backward_grad_output")
 def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, target, reduction):
-    return _grad_output_part(
-        lambda g: soft_margin_loss_backward(g, input, target, reduction), grad, grad_output, reduction
-    )
+    return _grad_output_part(soft_margin_loss_backward, grad, grad_output, input, target, reduction)
 
 
 @helper("soft_margin_loss_double_backward")

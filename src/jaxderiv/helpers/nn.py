@@ -7,13 +7,15 @@ in its first argument, `grad`.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
 from ..forward.nn import (
     MODE_SUM,
     _axis,
-    _embedding_bag_dense_backward,
+    _embedding_bag_backward as embedding_bag_backward_op,
     embedding_dense_backward,
     glu_backward,
     glu_halves,
@@ -103,34 +105,11 @@ def embedding_dense_double_backward(grad, indices, padding_idx=-1):
 
 
 @helper("_embedding_bag_backward")
-def _embedding_bag_backward(
-    grad,
-    indices,
-    offsets,
-    offset2bag,
-    bag_size,
-    maximum_indices,
-    num_weights,
-    scale_grad_by_freq,
-    mode,
-    sparse,
-    per_sample_weights,
-    padding_idx=-1,
-):
-    """The dense gradient (a sparse one would hold the same values); later files pass
-    padding_idx (`_symint`), whose row gets no gradient."""
-    return _embedding_bag_dense_backward(
-        grad,
-        indices,
-        offset2bag,
-        bag_size,
-        maximum_indices,
-        num_weights,
-        scale_grad_by_freq,
-        mode,
-        per_sample_weights,
-        padding_idx,
-    )
+@functools.wraps(embedding_bag_backward_op, assigned=())  # its signature: the arguments a call passes
+def _embedding_bag_backward(*args):
+    """The op's dense gradient whatever `sparse` (args[9]) says: a sparse one would hold the same
+    values. Later files pass padding_idx (`_symint`), whose row gets no gradient."""
+    return embedding_bag_backward_op(*args[:9], False, *args[10:])
 
 
 @helper("_embedding_bag_per_sample_weights_backward")

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from ..forward.conv import convolution_backward
 from ..namespace import helper
 from ..tensor_utils import mH, mT
-from .conv import _convolution_double_backward, _unbrace
+from .conv import _convolution_double_backward, _with_backend_flags
 
 _MEAN = 1  # at::Reduction::Mean (0.4.1: ElementwiseMean), the same value in every release
 
@@ -354,51 +354,15 @@ def select_first_equal_backward(grad, input, value):
 # -- convolution double backward before allow_tf32 (0.4 to 1.6) -------------------------------------
 
 
-@helper("_convolution_double_backward")
-def _convolution_double_backward_without_tf32(
-    ggI,
-    ggW,
-    ggb,
-    gO,
-    weight,
-    input,
-    stride,
-    padding,
-    dilation,
-    transposed,
-    output_padding,
-    groups,
-    benchmark,
-    deterministic,
-    cudnn_enabled,
-    output_mask,
-):
-    """0.4.0 to 1.6.0: `_convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride,
-    padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled,
-    grad_input_mask)`, before `allow_tf32` (1.7). ATen/native/Convolution.cpp of 0.4.0 and 1.6.0
-    passes benchmark, deterministic and cudnn_enabled only to the at::_convolution calls that pick
-    a backend: the 1.7 function's values, which helpers/conv.py computes. The THNN entries write
-    dilation and output_padding as brace lists (`{{1, 1}}`)."""
-    dilation, output_padding = _unbrace(dilation), _unbrace(output_padding)
-    return _convolution_double_backward(
-        ggI,
-        ggW,
-        ggb,
-        gO,
-        weight,
-        input,
-        stride,
-        padding,
-        dilation,
-        transposed,
-        output_padding,
-        groups,
-        benchmark,
-        deterministic,
-        cudnn_enabled,
-        False,
-        output_mask,
-    )
+# 0.4.0 to 1.6.0: `_convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding,
+# dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled,
+# grad_input_mask)`, before `allow_tf32` (1.7). ATen/native/Convolution.cpp of 0.4.0 and 1.6.0
+# passes benchmark, deterministic and cudnn_enabled only to the at::_convolution calls that pick
+# a backend: the later function's values, which helpers/conv.py computes. The THNN entries write
+# dilation and output_padding as brace lists (`{{1, 1}}`), which it reads too.
+helper("_convolution_double_backward")(
+    _with_backend_flags(_convolution_double_backward, "benchmark", "deterministic", "cudnn_enabled")
+)
 
 
 # -- pow's exponent gradient with three arguments (0.4.1 to 1.4) ------------------------------------

@@ -8,6 +8,8 @@ from the cell's inputs, so their own derivatives exist; the fused ones read the 
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -70,58 +72,12 @@ def _thnn_fused_gru_cell_backward(grad_hy, workspace, has_bias):
 
 
 @helper("mkldnn_rnn_layer_differentiable_backward")
-def mkldnn_rnn_layer_differentiable_backward(
-    input,
-    weight0,
-    weight1,
-    weight2,
-    weight3,
-    hx_,
-    cx_tmp,
-    output,
-    hy_,
-    cy_,
-    grad_output,
-    grad_hy,
-    grad_cy,
-    reverse,
-    mode,
-    hidden_size,
-    num_layers,
-    has_biases,
-    train,
-    bidirectional,
-    batch_sizes,
-    batch_first,
-    workspace,
-):
+@functools.wraps(mkldnn_rnn_layer_backward, assigned=())  # its signature: the arguments a call passes
+def mkldnn_rnn_layer_differentiable_backward(*args):
     """FunctionsManual's LSTM-layer backward in differentiable ops: the values of ATen's
-    `mkldnn_rnn_layer_backward` (whose JAX implementation is differentiable as written),
-    (d input, d w_ih, d w_hh, d b_ih, d b_hh, d hx, d cx); all undefined without a gradient."""
-    if grad_output is None and grad_hy is None and grad_cy is None:
+    `mkldnn_rnn_layer_backward` (whose JAX implementation is differentiable as written), taking
+    its arguments, (d input, d w_ih, d w_hh, d b_ih, d b_hh, d hx, d cx); all undefined without a
+    gradient (grad_output, grad_hy, grad_cy: args[10:13])."""
+    if all(g is None for g in args[10:13]):
         return (None,) * 7
-    return mkldnn_rnn_layer_backward(
-        input,
-        weight0,
-        weight1,
-        weight2,
-        weight3,
-        hx_,
-        cx_tmp,
-        output,
-        hy_,
-        cy_,
-        grad_output,
-        grad_hy,
-        grad_cy,
-        reverse,
-        mode,
-        hidden_size,
-        num_layers,
-        has_biases,
-        train,
-        bidirectional,
-        batch_sizes,
-        batch_first,
-        workspace,
-    )
+    return mkldnn_rnn_layer_backward(*args)

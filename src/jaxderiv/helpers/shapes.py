@@ -267,11 +267,30 @@ def as_strided_scatter_backward(grad, input_geometry, src_geometry, sizes, strid
     return jnp.reshape(storage, input_geometry.sizes)
 
 
-def _reduce_backward(grad, self, src, reduce, include_self, result, *, reduce_at, read, add, drop_self):
-    """FunctionsManual's scatter_reduce_backward and index_reduce_backward, one body: `reduce_at`
-    is the forward, `read` takes each source element's target (gather / index_select), `add`
-    sums source-shaped values into self's shape (scatter_add / index_add) and `drop_self`
-    zeroes the targets (include_self=False leaves self's own elements out)."""
+# The index ops of scatter_reduce and of index_reduce, each (the forward, the read of each source
+# element's target, the sum of source-shaped values into self's shape, the fill of the targets).
+_SCATTER_OPS = (indexing.scatter_reduce, indexing.gather, indexing.scatter_add, indexing.scatter_value)
+_INDEX_OPS = (indexing.index_reduce, indexing.index_select, indexing.index_add, indexing.index_fill)
+
+
+def _reduce_backward(ops, grad, self, dim, index, src, reduce, include_self, result):
+    """FunctionsManual's scatter_reduce_backward and index_reduce_backward, one body over `ops`
+    (_SCATTER_OPS or _INDEX_OPS): `reduce_at` is the forward, `read` takes each source element's
+    target, `add` sums source-shaped values into self's shape and the fill zeroes the targets
+    (include_self=False leaves self's own elements out)."""
+    if grad is None:
+        return None, None
+    forward, select, scatter_add, fill = ops
+
+    def reduce_at(x, s):
+        return forward(x, dim, index, s, reduce, include_self)
+
+    def read(x):
+        return select(x, dim, index)
+
+    def add(x, s):
+        return scatter_add(x, dim, index, s)
+
     dtype = jnp.result_type(self)
     if reduce == "sum":
         grad_self, grad_src = grad, read(grad)
@@ -301,43 +320,17 @@ def _reduce_backward(grad, self, src, reduce, include_self, result, *, reduce_at
         grad_self, grad_src = self_is_result * distributed, src_is_result * read(distributed)
     else:
         raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
-    return (grad_self if include_self else drop_self(grad_self)), grad_src
+    return (grad_self if include_self else fill(grad_self, dim, index, 0)), grad_src
 
 
 @helper("scatter_reduce_backward")
 def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
-    if grad is None:
-        return None, None
-    return _reduce_backward(
-        grad,
-        self,
-        src,
-        reduce,
-        include_self,
-        result,
-        reduce_at=lambda x, s: indexing.scatter_reduce(x, dim, index, s, reduce, include_self),
-        read=lambda x: indexing.gather(x, dim, index),
-        add=lambda x, s: indexing.scatter_add(x, dim, index, s),
-        drop_self=lambda x: indexing.scatter_value(x, dim, index, 0),
-    )
+    return _reduce_backward(_SCATTER_OPS, grad, self, dim, index, src, reduce, include_self, result)
 
 
 @helper("index_reduce_backward")
 def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result):
-    if grad is None:
-        return None, None
-    return _reduce_backward(
-        grad,
-        self,
-        source,
-        reduce,
-        include_self,
-        result,
-        reduce_at=lambda x, s: indexing.index_reduce(x, dim, index, s, reduce, include_self),
-        read=lambda x: indexing.index_select(x, dim, index),
-        add=lambda x, s: indexing.index_add(x, dim, index, s),
-        drop_self=lambda x: indexing.index_fill(x, dim, index, 0),
-    )
+    return _reduce_backward(_INDEX_OPS, grad, self, dim, index, source, reduce, include_self, result)
 
 
 @helper("scatter_reduce_jvp")

@@ -15,6 +15,8 @@ def _tuple(v, n):
 
 
 class _ConvNd(nnx.Module):
+    """torch's _ConvNd, in the argument order of Conv1d / Conv2d (ConvTranspose2d reorders them)."""
+
     spatial = 0
     transposed = False
 
@@ -29,7 +31,6 @@ class _ConvNd(nnx.Module):
         groups=1,
         bias=True,
         padding_mode="zeros",
-        output_padding=0,
         *,
         dtype=None,
         param_dtype=jnp.float32,
@@ -53,7 +54,7 @@ class _ConvNd(nnx.Module):
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
         self.stride, self.dilation, self.groups = _tuple(stride, n), _tuple(dilation, n), groups
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
-        self.output_padding = _tuple(output_padding, n)
+        self.output_padding = _tuple(0, n)  # ConvTranspose2d sets its own
         self.dtype, self.param_dtype = dtype, param_dtype
 
     def __call__(self, x):
@@ -75,37 +76,6 @@ class Conv1d(_ConvNd):
 
     spatial = 1
 
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        *,
-        dtype=None,
-        param_dtype=jnp.float32,
-        rngs: nnx.Rngs,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            dtype=dtype,
-            param_dtype=param_dtype,
-            rngs=rngs,
-        )
-
 
 class Conv2d(_ConvNd):
     """2-d convolution over (N, C, H, W) or (C, H, W), like torch.nn.Conv2d.
@@ -118,37 +88,6 @@ class Conv2d(_ConvNd):
     """
 
     spatial = 2
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        *,
-        dtype=None,
-        param_dtype=jnp.float32,
-        rngs: nnx.Rngs,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            dtype=dtype,
-            param_dtype=param_dtype,
-            rngs=rngs,
-        )
 
 
 class ConvTranspose2d(_ConvNd):
@@ -175,24 +114,10 @@ class ConvTranspose2d(_ConvNd):
         groups=1,
         bias=True,
         dilation=1,
-        padding_mode="zeros",
-        *,
-        dtype=None,
-        param_dtype=jnp.float32,
-        rngs: nnx.Rngs,
+        *args,
+        **kw,
     ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            output_padding,
-            dtype=dtype,
-            param_dtype=param_dtype,
-            rngs=rngs,
-        )
+        """torch's order: output_padding after padding, dilation after bias; then padding_mode and
+        the keyword arguments of _ConvNd."""
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, *args, **kw)
+        self.output_padding = _tuple(output_padding, self.spatial)

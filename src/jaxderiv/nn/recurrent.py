@@ -7,6 +7,7 @@ PyTorch's gradients, parameter names and initialization.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax.numpy as jnp
@@ -105,98 +106,21 @@ class _Recurrent(nnx.Module):
 
 
 class RNN(_Recurrent):
-    """torch.nn.RNN: h' = tanh (or relu) of W_ih x + b_ih + W_hh h + b_hh, per layer and direction."""
+    """torch.nn.RNN: h' = tanh (or relu) of W_ih x + b_ih + W_hh h + b_hh, per layer and direction.
+    LSTM's arguments, with `nonlinearity` ("tanh" or "relu") after num_layers."""
 
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        nonlinearity: str = "tanh",
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        *,
-        dtype=None,
-        param_dtype=jnp.float32,
-        rngs: nnx.Rngs,
-    ):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh", *args, **kw):
         mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}[nonlinearity]
-        super().__init__(
-            mode,
-            input_size,
-            hidden_size,
-            num_layers,
-            bias,
-            batch_first,
-            dropout,
-            bidirectional,
-            dtype=dtype,
-            param_dtype=param_dtype,
-            rngs=rngs,
-        )
+        super().__init__(mode, input_size, hidden_size, num_layers, *args, **kw)
 
 
 class LSTM(_Recurrent):
     """torch.nn.LSTM (gates i, f, g, o stacked in weight_ih / weight_hh as torch stacks them)."""
 
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        *,
-        dtype=None,
-        param_dtype=jnp.float32,
-        rngs: nnx.Rngs,
-    ):
-        super().__init__(
-            "LSTM",
-            input_size,
-            hidden_size,
-            num_layers,
-            bias,
-            batch_first,
-            dropout,
-            bidirectional,
-            dtype=dtype,
-            param_dtype=param_dtype,
-            rngs=rngs,
-        )
+    __init__ = functools.partialmethod(_Recurrent.__init__, "LSTM")
 
 
 class GRU(_Recurrent):
     """torch.nn.GRU (gates r, z, n stacked as torch stacks them)."""
 
-    def __init__(
-        self,
-        input_size: int,
-        hidden_size: int,
-        num_layers: int = 1,
-        bias: bool = True,
-        batch_first: bool = False,
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-        *,
-        dtype=None,
-        param_dtype=jnp.float32,
-        rngs: nnx.Rngs,
-    ):
-        super().__init__(
-            "GRU",
-            input_size,
-            hidden_size,
-            num_layers,
-            bias,
-            batch_first,
-            dropout,
-            bidirectional,
-            dtype=dtype,
-            param_dtype=param_dtype,
-            rngs=rngs,
-        )
+    __init__ = functools.partialmethod(_Recurrent.__init__, "GRU")

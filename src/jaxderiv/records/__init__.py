@@ -46,8 +46,9 @@ from .record import (
     OpKind,
     OpRecord,
     ReferenceTolerance,
+    Sample,
 )
-from .sample import CUDA_ONLY, DEFAULT_SHAPES, Sample, default_samples, draw, matrix, vector
+from .sample import CUDA_ONLY, DEFAULT_SHAPES, default_samples, draw, matrix, vector
 from .symbolic import Definition, sp
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import types
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from .record import (
     _MAPPINGS,
@@ -24,11 +24,9 @@ from .record import (
     NotApplicable,
     OpRecord,
     ReferenceTolerance,
+    Sample,
 )
 from .symbolic import Definition
-
-if TYPE_CHECKING:
-    from .sample import Sample
 
 __all__ = [
     "declare",

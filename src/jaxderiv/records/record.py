@@ -12,12 +12,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import types
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from .symbolic import Definition
-
-if TYPE_CHECKING:
-    from .sample import Sample
 
 __all__ = [
     "OpKind",
@@ -29,6 +26,7 @@ __all__ = [
     "Gauge",
     "FIRST_ORDER_MODES",
     "SampleFn",
+    "Sample",
 ]
 
 
@@ -43,6 +41,29 @@ class OpKind(enum.Enum):
 
 # The modes a declaration holds for unless it names others.
 FIRST_ORDER_MODES = ("vjp", "jvp", "vjp_vjp")
+
+
+@dataclasses.dataclass
+class Sample:
+    """One call of an op: positional and keyword arguments, with a short description."""
+
+    args: tuple
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    label: str = ""
+    # Gauge freedom (svd, eig, symeig...): derivatives exist only for some functions of the
+    # outputs, or only along some input directions. `outputs` maps the list of differentiable
+    # outputs to the list of arrays the checker compares (a gauge-invariant function of them);
+    # `tangents` projects a list of input directions onto the admissible ones (Hermitian
+    # perturbations for an op that reads one triangle); gradients are compared after it.
+    outputs: Callable[[list], list] | None = None
+    tangents: Callable[[list], list] | None = None
+    # Where the spec defines a gradient that is not the forward's derivative by design (a
+    # straight-through estimator), the function it is the derivative of: called like the
+    # forward implementation, it replaces the forward as the reference (JAX autodiff and
+    # finite differences) of the first-order checks.
+    reference: Callable | None = None
+
+
 SampleFn = Callable[..., "list[Sample]"]  # (op, rng, dtype=np.float64) -> [Sample]
 
 

@@ -3,38 +3,17 @@ default (`default_samples`) and the value makers family modules share (`draw`, `
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .declarations import lookup
+from .record import Sample
 
 __all__ = ["Sample", "DEFAULT_SHAPES", "CUDA_ONLY", "domain_of", "draw", "default_samples", "vector", "matrix"]
 
 # The reason of a torch equivalent for an op with no CPU kernel in torch, before its colon.
 CUDA_ONLY = "torch has no CPU kernel for this CUDA/ROCm op"
-
-
-@dataclasses.dataclass
-class Sample:
-    """One call of an op: positional and keyword arguments, with a short description."""
-
-    args: tuple
-    kwargs: dict = dataclasses.field(default_factory=dict)
-    label: str = ""
-    # Gauge freedom (svd, eig, symeig...): derivatives exist only for some functions of the
-    # outputs, or only along some input directions. `outputs` maps the list of differentiable
-    # outputs to the list of arrays the checker compares (a gauge-invariant function of them);
-    # `tangents` projects a list of input directions onto the admissible ones (Hermitian
-    # perturbations for an op that reads one triangle); gradients are compared after it.
-    outputs: Callable[[list], list] | None = None
-    tangents: Callable[[list], list] | None = None
-    # Where the spec defines a gradient that is not the forward's derivative by design (a
-    # straight-through estimator), the function it is the derivative of: called like the
-    # forward implementation, it replaces the forward as the reference (JAX autodiff and
-    # finite differences) of the first-order checks.
-    reference: Callable | None = None
 
 
 # Shapes of the tensor inputs in the default samples: same shape, broadcasting, 0-d.

@@ -1,4 +1,4 @@
-"""Real functions in sympy that the ops' definitions (declared in check/families) are made of,
+"""Real functions in sympy that the ops' definitions (declared with their forwards in jaxderiv/forward) are made of,
 some also the meanings of formula helpers (check/proof_definitions.py): written from PyTorch's
 math, over the reals. Functions with kinks are sympy Piecewise expressions, so that each smooth
 piece is compared on its own side. sympy is imported when one is first called (`symbolic.sp`).

@@ -183,7 +183,11 @@ def export_module(
                 ep = _export(module, args, kwargs, spec, branches)
             except DataDependentBranchError:
                 raise
-            except Exception as e:  # noqa: BLE001 - any other failure of the dynamic export falls back to static
+            except (RuntimeError, TypeError, ValueError, AssertionError) as e:
+                # what symbolic sizes make torch.export or the model's code raise: a dimension the
+                # code specializes (torch._dynamo.exc.UserError, ConstraintViolationError), an op
+                # without a symbolic-shape kernel (RuntimeError, NotImplementedError), Python that
+                # needs a concrete size (TypeError, ValueError), an assert on one: static export
                 warnings.warn(
                     f"exporting with dynamic batch and sequence dimensions failed ({type(e).__name__}: "
                     f"{str(e).splitlines()[0] if str(e) else ''}); the model is imported with static shapes",

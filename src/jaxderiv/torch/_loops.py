@@ -23,14 +23,19 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 
-from ._program import Ref, Step, is_leaf
 from ._resolve import NodeKind
+from ._steps import Ref, Step, is_leaf, step_note
 
-__all__ = ["Loop", "Slot", "find_loops", "run_loop", "MIN_SAVED", "MIN_COUNT"]
+__all__ = ["Loop", "Slot", "find_loops", "run_loop", "NOT_A_SCAN", "MIN_SAVED", "MIN_COUNT"]
 
 MIN_COUNT = 3  # copies of the block
 MIN_SAVED = 48  # steps a rolled loop must save: shorter ones compile quickly enough unrolled
 _CANDIDATES = 32  # periods tried at each position: the distances to the next steps of its kind
+# What `run_loop` raises where a loop's values do not fit a scan, and its steps run unrolled instead:
+# copies whose outside values differ in shape (jnp.stack: ValueError), a carry whose type changes
+# (jax.lax.scan: TypeError), a step whose shapes depend on values the body traces
+# (ConcretizationTypeError and its kin are TypeErrors, NonConcreteBooleanIndexError an IndexError).
+NOT_A_SCAN: tuple[type[Exception], ...] = (TypeError, ValueError, IndexError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +175,8 @@ def _as_loop(steps, start, period, count, index, read_at) -> Loop | None:
 
 def run_loop(loop: Loop, steps: Sequence[Step], env: dict, remat: Any = None) -> None:
     """Run `loop`'s steps as one scan, adding every value read after it to `env` under its step's
-    name. Raises where the values do not fit a scan (the caller runs the steps unrolled).
+    name. Raises one of NOT_A_SCAN where the values do not fit a scan (the caller runs the steps
+    unrolled); another error of a step is raised with the step's node noted.
     remat: None, or activation checkpointing of each copy (`jax.checkpoint`): True saves nothing
     but the carry, a `jax.checkpoint_policies` member chooses what else is saved."""
     body = steps[loop.start : loop.start + loop.period]
@@ -206,7 +212,11 @@ def run_loop(loop: Loop, steps: Sequence[Step], env: dict, remat: Any = None) ->
                 else:
                     values.append(carry[(j, r)])
             args, kwargs = jax.tree.unflatten(tree, values)
-            local[j] = step.fn(*args, **kwargs)
+            try:
+                local[j] = step.fn(*args, **kwargs)
+            except Exception as e:  # re-raised, with the node (of the first copy) noted
+                e.add_note(f"{step_note(step)}, as the body of a jax.lax.scan over {loop.count} copies of its block")
+                raise
         handed_on = {(j, r): local[loop.slots[j][r].j] for j, r in carry}
         return handed_on, {j: local[j] for j in loop.exported}
 

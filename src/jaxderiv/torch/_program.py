@@ -22,26 +22,19 @@ from torch.export.graph_signature import InputKind, OutputKind
 from ..errors import JaxderivError
 from ..registry import Registry
 from ._composites import eager_composite
+from ._loops import NOT_A_SCAN, Loop, run_loop
 from ._resolve import NodeKind, aten_name, resolve, runs_as
+from ._steps import Ref, Step, is_leaf, step_note
 from ._values import convert_constant
 
 __all__ = [
     "Program",
-    "Step",
-    "Ref",
     "UnsupportedGraphError",
     "UnsupportedNode",
     "build_program",
     "decompose",
     "differentiable_nodes",
 ]
-
-
-@dataclasses.dataclass(frozen=True)
-class Ref:
-    """An argument that is another node's value."""
-
-    name: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,19 +61,6 @@ class UnsupportedGraphError(JaxderivError):
 
 
 @dataclasses.dataclass(frozen=True)
-class Step:
-    """One node: `fn(*args, **kwargs)` with Refs replaced by values."""
-
-    name: str
-    op: str
-    fn: Callable
-    args: tuple
-    kwargs: dict
-    kind: NodeKind
-    source: str
-
-
-@dataclasses.dataclass(frozen=True)
 class Program:
     """Placeholders by role, the steps, and where each output goes."""
 
@@ -91,7 +71,7 @@ class Program:
     outputs: tuple[
         tuple[Any, str, str | None], ...
     ]  # (Ref or constant, role, buffer name); role: user/buffer/user_input_mutation/token
-    loops: tuple = ()  # the unrolled loops among the steps that run as scans (`_loops.Loop`)
+    loops: tuple[Loop, ...] = ()  # the unrolled loops among the steps that run as scans
     remat: Any = None  # activation checkpointing of each loop copy: None, True, or a jax.checkpoint policy
 
     def run(self, values: dict[str, Any], *, key=None, on_step: Callable | None = None) -> dict[str, Any]:
@@ -106,32 +86,25 @@ class Program:
             if i < skip_to:
                 continue
             if i in loops:
-                from ._loops import run_loop
-
                 try:
                     run_loop(loops[i], self.steps, env, remat=self.remat)
+                except NOT_A_SCAN:
+                    pass  # values that do not fit a scan: the steps run unrolled (and raise there if wrong)
+                else:
                     skip_to = loops[i].stop
                     continue
-                except Exception:  # noqa: BLE001 - values that do not fit a scan: the steps run unrolled
-                    pass
             args, kwargs = _substitute((step.args, step.kwargs), env)
             if step.kind is NodeKind.RANDOM:
                 kwargs = {**kwargs, "key": None if key is None else jax.random.fold_in(key, i)}
             try:
                 out = step.fn(*args, **kwargs)
-            except Exception as e:
-                where = f", at {step.source}" if step.source else ""
-                e.add_note(f"while running graph node {step.name!r} ({step.op}){where}")
+            except Exception as e:  # re-raised, with the node and the user's line noted
+                e.add_note(step_note(step))
                 raise
             if on_step is not None:
                 out = on_step(step, out)
             env[step.name] = out
         return env
-
-
-def is_leaf(x) -> bool:
-    """The leaves of a step's arguments: Refs, and None (an absent optional argument)."""
-    return isinstance(x, Ref) or x is None
 
 
 def _substitute(tree, env):
