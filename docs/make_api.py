@@ -13,7 +13,11 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent / "api.md"
 MODULES = (
     ("jaxderiv", "The library: ops, spec files, the checker."),
-    ("jaxderiv.check.opdb", "The op database: one record per entry, and the declarations the family modules make."),
+    (
+        "jaxderiv.records",
+        "Op records: what verification knows of an entry, declared beside its forward in its family module.",
+    ),
+    ("jaxderiv.check.opdb", "The op database: every family module's records, frozen."),
     ("jaxderiv.nn", "Flax NNX layers on jaxderiv ops (needs the `flax` extra)."),
     ("jaxderiv.nn.functional", "torch.nn.functional forms on jaxderiv ops."),
     ("jaxderiv.torch", "Import torch.export graphs onto jaxderiv ops (needs the `torch` extra)."),

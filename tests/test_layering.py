@@ -251,12 +251,12 @@ LAYERS = (
     "op",
     "registry",
     "literal",  # trees to ops
-    "check",
-    "spectools",  # verification, tools
     "nn",
     "torch",  # users of the ops
+    "check",  # verification (the OpInfo replay resolves overloads as jaxderiv.torch runs them)
+    "spectools",  # tools
     "cli",
-    "__main__",  # the command line, over all of it (`parity --opinfo` runs jaxderiv.torch's replay)
+    "__main__",  # the command line, over all of it
 )
 
 

@@ -179,7 +179,9 @@ def _parity(args) -> int:
     else:
         registry = seed_registry() if args.seeds else default_registry()
     ops = [n.strip() for n in args.ops.split(",") if n.strip()] if args.ops else None
-    rows = parity(registry, ops, max_samples=args.samples)
+    rows = parity(
+        registry, ops, max_samples=args.samples, jobs=args.jobs, progress=args.jobs > 1 and sys.stderr.isatty()
+    )
     torch_version = version("torch")
     # the known differences of the op records, per entry: those of the judged file (the seeds',
     # torch's own, torch 2.14.1's) whose entry is written the same, whatever the file's name
@@ -204,14 +206,14 @@ def _parity(args) -> int:
 
 
 def _opinfo(args) -> int:
-    """`parity --opinfo`: PyTorch's OpInfo samples replayed (jaxderiv.torch.opinfo), all of op_db
+    """`parity --opinfo`: PyTorch's OpInfo samples replayed (jaxderiv.check.opinfo), all of op_db
     unless --ops / --samples / --time-limit narrow it."""
     if args.seeds or (args.spec and args.spec != "torch") or args.json:
         raise SystemExit(
             "parity --opinfo replays against the default registry or torch's own file (--spec torch); "
             "--seeds, another --spec and --json are not taken"
         )
-    from .torch.opinfo import main
+    from .check.opinfo import main
 
     argv = ["--registry", "torch" if args.spec == "torch" else "default", "--jobs", str(args.jobs)]
     for flag, value in [
@@ -362,7 +364,9 @@ def main(argv=None) -> int:
         help="replay PyTorch's OpInfo samples instead (needs expecttest; --ops names OpInfos, "
         "--samples caps samples per OpInfo and dtype): docs/opinfo.md",
     )
-    p.add_argument("--jobs", type=int, default=1, help="with --opinfo: processes (default 1)")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="processes the ops (with --opinfo: the OpInfos) are compared in (default 1)"
+    )
     p.add_argument("--time-limit", type=float, help="with --opinfo: stop starting samples after this many seconds")
     p.set_defaults(run=_parity)
     p = sub.add_parser("diff", help="entries added, removed and changed between two spec files")

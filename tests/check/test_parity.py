@@ -9,7 +9,8 @@ the formulas are torch's own, so a difference is a bug in jaxderiv. Known differ
 declared in the op records with `parity_differs` (by column, with the reason; `torch_spec=True`
 where they hold for torch's own file too) in the family modules of jaxderiv/check/families, and
 asserted here as differences, so one that disappears or changes fails. Tolerances are stated
-once, in jaxderiv.check.parity (RTOL, ATOL; RTOL32, ATOL32 for the ops compared in float32).
+once, in the comparison core jaxderiv.check.torch_compare (RTOL, ATOL; RTOL32, ATOL32 for the ops
+compared in float32), which the OpInfo replay (tests/check/test_opinfo_replay.py) shares.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from jaxderiv import Registry, SpecError, load_seed_spec, load_spec
 from jaxderiv.check import opdb
 from jaxderiv.check import parity as P
+from jaxderiv.check import torch_compare as core
 from jaxderiv.check.parity import (
     compare,
     implemented,
@@ -30,6 +32,7 @@ from jaxderiv.check.parity import (
     unexplained,
 )
 from jaxderiv.forward import implementation
+from jaxderiv.records import Difference, Equivalent
 
 torch = pytest.importorskip("torch")
 
@@ -130,7 +133,7 @@ def test_equivalents_are_needed(registries, name):
     call = P._Call(op, sample.args, sample.kwargs, sample)
     with pytest.raises(Exception):
         args, kwargs = call._split([call._torch_value(a, v) for a, v in zip(call.arguments, call.values)])
-        P._torch_op(name)(*args, **kwargs)
+        core.aten_op(name)(*args, **kwargs)
 
 
 @pytest.mark.parametrize("name", _declaring("parity_float32"))
@@ -165,8 +168,8 @@ def test_kinks_and_complex_are_compared(registries, name, column):
 
 def test_a_wrong_gradient_is_reported(registries, monkeypatch):
     """A rule that disagrees with torch makes the row fail, with a note saying where."""
-    real = P._np
-    monkeypatch.setattr(P, "_np", lambda t: real(t) * 1.5 if np.issubdtype(real(t).dtype, np.inexact) else real(t))
+    real = P.to_numpy
+    monkeypatch.setattr(P, "to_numpy", lambda t: real(t) * 1.5 if np.issubdtype(real(t).dtype, np.inexact) else real(t))
     row = compare(registries["torch"], "sin", max_samples=1)
     assert row.forward is False and not row.ok and "vs torch" in row.note
 
@@ -182,7 +185,7 @@ def test_known_differences_are_read_from_the_records():
     the page lists it, and an equivalent torch call, from the records too."""
     row = P.ParityRow("sin", "", forward=True, vjp=False)
     assert unexplained([row]) == [row]
-    declared = opdb.Difference(("vjp",), "a test's reason")
+    declared = Difference(("vjp",), "a test's reason")
     with opdb.replaced("sin", difference=declared):
         assert (
             unexplained([row]) == []
@@ -192,10 +195,10 @@ def test_known_differences_are_read_from_the_records():
         assert known_differences()["sin"] is declared and "sin" not in known_differences(torch_spec=True)
         assert "| sin | vjp: a test's reason |" in to_markdown([row], "# t")
         assert "| sin | vjp: a test's reason |" not in to_markdown([row], "# t", torch_spec=True)
-    with opdb.replaced("sin", difference=opdb.Difference(("vjp",), "torch's only", torch_spec=True, seed_spec=False)):
+    with opdb.replaced("sin", difference=Difference(("vjp",), "torch's only", torch_spec=True, seed_spec=False)):
         assert unexplained([row]) == [row] and unexplained([row], torch_spec=True) == []
     assert "sin" not in known_differences()
-    with opdb.replaced("sin", torch_equivalent=opdb.Equivalent(lambda aten, a: [aten.sin(a["self"])], "a test's call")):
+    with opdb.replaced("sin", torch_equivalent=Equivalent(lambda aten, a: [aten.sin(a["self"])], "a test's call")):
         assert torch_has("sin") and "| sin | a test's call |" in to_markdown([row], "# t")
 
 
@@ -210,3 +213,25 @@ def test_load_spec_from_torch_without_torch(monkeypatch):
 def test_load_spec_from_torch_reads_the_packaged_file():
     assert TORCH_SPEC.files[0].endswith("torchgen/packaged/autograd/derivatives.yaml")
     assert "sgn" in TORCH_SPEC and len(TORCH_SPEC) > 600
+
+
+def test_a_parallel_run_gives_the_rows_of_one_process(registries):
+    """`parity(..., jobs=2)` (`--jobs 2`) compares the ops in two worker processes: the same rows,
+    in the same order, as one process."""
+    names = ["abs", "sin", "clamp", "max.dim", "add.Tensor"]
+    one = P.parity(registries["seed"], names, max_samples=1)
+    two = P.parity(registries["seed"], names, max_samples=1, jobs=2)
+    assert [r.op for r in two] == names and two == one
+
+
+def test_the_core_compares_values_as_both_sources_do():
+    """One element-wise test for the parity run and the replay: NaN equals NaN, integers and
+    booleans exactly, shapes first; the error ignores matching NaN and infinities."""
+    nan, inf = float("nan"), float("inf")
+    assert core.close([1.0, nan, inf], [1.0 + 1e-12, nan, inf], 1e-8, 1e-10)
+    assert not core.close([1.0, nan], [1.0, 2.0], 1e-8, 1e-10) and not core.close([1.0], [1.0, 1.0], 1, 1)
+    assert not core.close(np.array([2**62], np.int64), np.array([2**62 + 1], np.int64), 1e-8, 1e-10)
+    assert core.error([1.0, nan, inf], [1.5, nan, inf]) == 0.5 and core.error([1.0], [nan]) == inf
+    assert core.first_difference([[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.5, 4.0]], 1e-8, 0) == (1, 0)
+    assert core.verdict([("x", np.ones(2), np.ones(2), 1e-8, 0)]) == ("agree", 0.0, "")
+    assert core.verdict([("x", np.ones(2), np.zeros(2), 1e-8, 0)]) == ("mismatch", 1.0, "x: max error 1")

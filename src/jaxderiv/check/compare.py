@@ -2,7 +2,9 @@
 how the compared functions are evaluated (one jitted program per function, eager where jit fails).
 
 Apart from the checker so that its optional comparisons (elements.py, transforms.py) use the
-same measures and messages as the default one without importing the orchestrator.
+same measures and messages as the default one without importing the orchestrator. Public:
+`random_like` (the directions every comparison draws, the parity run's too), `check_jit` and
+`stack_pair`, which the checker, transforms.py and spectools/diff_numeric.py share.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Callable, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ..errors import JaxderivError
 
 ACTUAL = "the spec's rule"  # the side under test in every comparison
 AUTODIFF = "JAX autodiff of the forward"
@@ -71,7 +75,7 @@ def _input(p, k: int) -> str:
     return f"input {k}" + (f" (`{name}`)" if name else "")
 
 
-def _random_like(rng, x):
+def random_like(rng, x):
     """Standard normal entries (real and imaginary) of x's shape and dtype; x may be abstract."""
     shape, dtype = np.shape(x), np.dtype(x.dtype)
     r = rng.normal(size=shape)
@@ -91,8 +95,26 @@ _CHECK_COMPILE = {
 }
 
 
-def _jit(fn: Callable):
+def check_jit(fn: Callable):
+    """jax.jit with the checks' compiler options (above)."""
     return jax.jit(fn, compiler_options=_CHECK_COMPILE)
+
+
+# What a function may raise under jit and not eagerly: JAX's tracer errors (TypeErrors:
+# ConcretizationTypeError, TracerArrayConversionError, ...; NonConcreteBooleanIndexError, an
+# IndexError), a forward's or a formula's refusal of a traced value (ValueError, JaxderivError),
+# a missing rule (NotImplementedError), a failed XLA compile (a RuntimeError), an assertion or a
+# lookup on a value a tracer does not have. Evaluated eagerly, a genuine failure raises again.
+UNTRACEABLE: tuple[type[Exception], ...] = (
+    JaxderivError,
+    TypeError,
+    ValueError,
+    LookupError,
+    NotImplementedError,
+    RuntimeError,
+    AssertionError,
+    ArithmeticError,
+)
 
 
 class _Compiled:
@@ -104,13 +126,13 @@ class _Compiled:
     """
 
     def __init__(self, fn: Callable):
-        self.fn, self.jitted = fn, _jit(fn)
+        self.fn, self.jitted = fn, check_jit(fn)
 
     def __call__(self, *args):
         if self.jitted is not None:
             try:
                 return self.jitted(*args)
-            except Exception:  # noqa: BLE001 - evaluated eagerly below, which raises what it raises
+            except UNTRACEABLE:  # evaluated eagerly below, which raises what it raises
                 self.jitted = None
         return self.fn(*args)
 
@@ -125,7 +147,7 @@ def _differences(plus, minus, h):
     return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]
 
 
-def _stack(a: Sequence, b: Sequence) -> list:
+def stack_pair(a: Sequence, b: Sequence) -> list:
     """Arrays of `a` and `b` paired into one batch of 2 (for jax.vmap)."""
     return [jnp.stack([x, y]) for x, y in zip(a, b)]
 

@@ -1,15 +1,17 @@
 """jaxderiv against PyTorch itself: forward values, vjp, jvp, kinks and complex inputs, per op.
 
 The checker judges rules by JAX's autodiff and finite differences, which cannot judge kinks;
-this module asks the installed torch (torch.ops.aten, torch.autograd.grad, torch.func.jvp) on
-the same inputs and cotangents. Complex: jax_vjp(ct) == conj(torch_grad(conj(ct))).
+this module asks the installed torch (torch.ops.aten, torch.autograd.grad, torch.func.jvp)
+on the same inputs and cotangents. Complex: jax_vjp(ct) == conj(torch_grad(conj(ct))).
 What it needs of each entry is read from the entry's op record (jaxderiv.check.opdb), declared
-in the family modules of jaxderiv/check/families: the kink inputs (`kinks`); where torch cannot
+beside the entry's forward in jaxderiv.forward: the kink inputs (`kinks`); where torch cannot
 run an op as the spec names it (a CUDA-only kernel, a schema changed since), the torch call that
 computes the same thing (`torch_equivalent`); the ops compared in float32 (`parity_in_float32`),
 on other samples than the checker's (`parity_samples`) or not at all (`not_compared`); and, by
-column, where the results differ for a known reason (`parity_differs`). Needs torch; jaxderiv
-itself never does.
+column, where the results differ for a known reason (`parity_differs`). The comparison itself
+(tolerances, values, vjp, jvp, the worker processes) is torch_compare.py's, which the OpInfo
+replay (opinfo.py) shares: this module is its record-driven source of samples. Needs torch;
+jaxderiv itself never does.
 """
 
 from __future__ import annotations
@@ -24,16 +26,38 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..errors import NotImplementedDerivative
+from ..errors import NotImplementedDerivative, SpecError
 from ..forward import implementation
 from ..op import Op
+from ..records import Difference, Equivalent, Sample
 from ..registry import Registry
 from ..spec import Spec
-from .checker import _random_like
-from ..records import Difference, Equivalent
+from .compare import random_like
 from .opdb import database, record
-from ..records import Sample
 from .samples import samples_for
+from .torch_compare import (
+    ATOL,
+    ATOL32,
+    FAILURES,
+    RTOL,
+    RTOL32,
+    Case,
+    DrawDependent,
+    NoForwardAD,
+    TorchFailed,
+    aten_op,
+    close,
+    error,
+    first_difference,
+    gradients,
+    run_parallel,
+    seeded,
+    tangents,
+    to_numpy,
+    torch_forward,
+    torch_module,
+)
+from .torch_compare import to_torch as _to_torch  # tests/ops/* build torch's arguments with it as P._to_torch
 
 __all__ = [
     "RTOL",
@@ -54,9 +78,6 @@ __all__ = [
     "unexplained",
 ]
 
-# Tolerances for every comparison: float64 and complex128; the ops declared `parity_in_float32` in float32.
-RTOL, ATOL = 1e-8, 1e-10  # the largest error measured elsewhere is 3e-10 (binary_cross_entropy_backward)
-RTOL32, ATOL32 = 1e-4, 1e-5
 COLUMNS = ("forward", "vjp", "jvp", "kinks", "complex")
 
 
@@ -98,14 +119,10 @@ class _Tally:
             return self._differs(f"{what}: shape {a.shape} vs torch {b.shape}")
         finite = np.isfinite(a) & np.isfinite(b)
         if finite.any():
-            self.row.max_err = max(self.row.max_err, float(np.max(np.abs(a[finite] - b[finite]))))
-        if not np.allclose(a, b, rtol=self.rtol, atol=self.atol, equal_nan=True):
-            i = (
-                np.unravel_index(int(np.argmax(~np.isclose(a, b, self.rtol, self.atol, equal_nan=True))), a.shape)
-                if a.ndim
-                else ()
-            )
-            return self._differs(f"{what}: {a[i]!r} vs torch {b[i]!r} at {tuple(map(int, i))}")
+            self.row.max_err = max(self.row.max_err, error(a[finite], b[finite]))
+        if not close(a, b, self.rtol, self.atol):
+            i = first_difference(a, b, self.rtol, self.atol)
+            return self._differs(f"{what}: {a[i]!r} vs torch {b[i]!r} at {i}")
         return True
 
     def note(self, message: str) -> None:
@@ -116,26 +133,13 @@ class _Tally:
         return False
 
 
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise RuntimeError("parity compares with PyTorch: install torch to run it") from None
-    return torch
-
-
-def _torch_op(name: str):
-    base, _, overload = name.partition(".")
-    return getattr(getattr(_torch().ops.aten, base), overload or "default")
-
-
 def applies(equivalent: Equivalent, op: Op) -> bool:
     """Whether torch is asked `equivalent.call` for `op`: always for an op torch cannot run,
     and for a schema change only while `op`'s schema is not the installed torch's."""
     if not equivalent.schema_change:
         return True
     try:
-        theirs = _torch_op(op.name)._schema
+        theirs = aten_op(op.name)._schema
     except (AttributeError, RuntimeError):
         return True
     return [a.name for a in op.schema.arguments] != [a.name for a in theirs.arguments] or len(op.schema.returns) != len(
@@ -147,23 +151,6 @@ def _equivalent(op: Op) -> Equivalent | None:
     """The torch call the parity run asks for `op` instead of torch's own op, if any."""
     equivalent = record(op.name).torch_equivalent
     return equivalent if equivalent is not None and applies(equivalent, op) else None
-
-
-def _to_torch(v):
-    torch = _torch()
-    if isinstance(v, jax.Array) and jax.dtypes.issubdtype(v.dtype, jax.dtypes.prng_key):
-        return None  # a jax.random key: torch draws from its own generator
-    if isinstance(v, (np.ndarray, jax.Array)):
-        return torch.from_numpy(np.array(v))
-    if isinstance(v, np.dtype):
-        return getattr(torch, v.name)
-    if isinstance(v, (list, tuple)):
-        return [_to_torch(e) for e in v]
-    return v
-
-
-def _np(t):
-    return t.numpy(force=True) if hasattr(t, "numpy") else np.asarray(t)  # force: conj, neg and zero views
 
 
 def _outs(value) -> list:
@@ -179,8 +166,12 @@ def _narrow(v, dtype):
     return v
 
 
-class _Call:
+class _Call(Case):
     """One sample bound to an op's schema, callable on both sides with its inexact inputs replaced."""
+
+    seeds = True  # torch's generator seeded before every call: a sampler's draw repeats
+    functorch = True  # torch.func.jvp: a kernel running autograd inside (linear_backward) is not compared
+    torch_first = False  # jaxderiv's derivative first: a `not_implemented` formula is no difference
 
     def __init__(self, op: Op, args: tuple, kwargs: dict, sample: Sample | None = None, float32: bool = False):
         self.op, self.sample = op, sample
@@ -230,7 +221,7 @@ class _Call:
         return v
 
     def torch(self, *xs):
-        torch = _torch()
+        torch = torch_module()
         values = [self._torch_value(a, v) for a, v in zip(self.arguments, self._with(xs, lambda v: v))]
         if self.inplace:  # in place on a copy, so that a leaf stays a leaf
             values[0] = values[0].clone()
@@ -241,10 +232,13 @@ class _Call:
         if equivalent is not None:
             return _outs(equivalent.call(torch.ops.aten, {a.name: v for a, v in zip(self.arguments, values)}))
         args, kwargs = self._split(values)
-        return _outs(_torch_op(self.op.name)(*args, **kwargs))
+        return _outs(aten_op(self.op.name)(*args, **kwargs))
 
     def xs(self):
         return [self.values[i] if j is None else self.values[i][j] for i, j in self.paths]
+
+    def inputs(self) -> list:
+        return self.xs()
 
     def gauge(self, outs):
         """The sample's gauge-invariant function of the outputs (svd, eigh...), on either side."""
@@ -263,15 +257,20 @@ def _inexact_outputs(outs) -> list[int]:
     return [k for k, y in enumerate(outs) if jnp.issubdtype(jnp.result_type(y), jnp.inexact)]
 
 
-def _seeded(seed, fn):
-    _torch().manual_seed(seed)
-    return fn()
+def _described(e: BaseException) -> str:
+    """An exception as a row's note says it: torch's own where torch refused (TorchFailed)."""
+    cause = e.__cause__ if isinstance(e, TorchFailed) and e.__cause__ is not None else e
+    return f"{type(cause).__name__}: {str(cause).splitlines()[0][:200] if str(cause) else ''}"
+
+
+# A mode's difference: either side's failure (torch's refusals wrapped in TorchFailed).
+_MODE_FAILURES: tuple[type[Exception], ...] = (*FAILURES, TorchFailed)
 
 
 def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str, bool | None]:
     """forward, vjp and jvp verdicts of one sample (None: nothing to differentiate)."""
     xs = call.xs()
-    ours, theirs = call.jax(*[jnp.asarray(x) for x in xs]), _seeded(0, lambda: call.torch(*[_to_torch(x) for x in xs]))
+    ours, theirs = call.jax(*[jnp.asarray(x) for x in xs]), seeded(0, lambda: call.torch(*[_to_torch(x) for x in xs]))
     fwd = len(ours) >= len(theirs) and (len(ours) == len(theirs) or _equivalent(call.op) is not None)
     if not fwd:
         tally.note(f"forward: {len(ours)} outputs vs torch {len(theirs)}")
@@ -287,21 +286,21 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
             tally.note(f"forward output {k}: undefined in torch (output_mask), not compared")
             continue
         if not call.random and k not in gauged:  # a sampler's values are its generator's: shapes and dtypes compared
-            fwd &= tally.close(f"forward output {k}", o, _np(t))
+            fwd &= tally.close(f"forward output {k}", o, to_numpy(t))
         elif np.shape(o) != tuple(t.shape):
             fwd = tally._differs(f"forward output {k}: shape {np.shape(o)} vs torch {tuple(t.shape)}")
         if np.dtype(jnp.result_type(o)).name != str(t.dtype).removeprefix("torch."):
             fwd = tally._differs(f"forward output {k}: dtype {jnp.result_type(o)} vs torch {t.dtype}")
     if gauged:
         for j, (o, t) in enumerate(zip(call.gauge(_pick(ours, gauged)), call.gauge(_pick(theirs, gauged)))):
-            fwd &= tally.close(f"forward gauge-invariant value {j}", o, _np(t))
+            fwd &= tally.close(f"forward gauge-invariant value {j}", o, to_numpy(t))
     verdict: dict[str, bool | None] = {"forward": fwd, "vjp": None, "jvp": None}
     if not xs or not outs:
         return verdict
     undifferentiated = [k for k in inexact if not differentiable[k]]
     compares = {
-        "vjp": lambda: _compare_vjp(call, xs, outs, ours, rng, tally, undifferentiated),
-        "jvp": lambda: _compare_jvp(call, xs, outs, ours, rng, tally),
+        "vjp": lambda: _compare_vjp(call, outs, rng, tally, undifferentiated),
+        "jvp": lambda: _compare_jvp(call, outs, rng, tally),
     }
     for column, compare_ in compares.items():
         if column == "jvp" and not with_jvp:
@@ -310,43 +309,23 @@ def _compare_sample(call: _Call, rng, tally: _Tally, with_jvp: bool) -> dict[str
             verdict[column] = compare_()
         except NotImplementedDerivative as e:  # the spec says not_implemented: nothing to compare
             tally.note(f"{column}: {str(e).rsplit(': ', 1)[-1]}")
-        except _DrawDependent:
+        except DrawDependent:
             tally.note(f"{column}: torch's derivative depends on the draw: not compared")
-        except Exception as e:  # noqa: BLE001 - a crash in one mode is that mode's difference, reported
-            verdict[column] = tally._differs(
-                f"{column}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-            )
+        except _MODE_FAILURES as e:  # a crash of either side in one mode is that mode's difference
+            verdict[column] = tally._differs(f"{column}: {_described(e)}")
     return verdict
-
-
-class _DrawDependent(Exception):
-    """A sampler whose torch derivative changes with the draw: jaxderiv's draw is another."""
-
-
-def _stable(call: _Call, fn):
-    """torch's derivative of a sampler, if it does not depend on the draw (two seeds agree)."""
-    first = _seeded(0, fn)
-    if call.random:
-        second = _seeded(1, fn)
-        if any(
-            (a is None) != (b is None) or a is not None and not np.allclose(_np(a), _np(b), equal_nan=True)
-            for a, b in zip(first, second)
-        ):
-            raise _DrawDependent
-    return first
 
 
 def _pick(values, ks):
     return [values[k] for k in ks]
 
 
-def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally, undifferentiated=()) -> bool | None:
+def _compare_vjp(call: _Call, outs, rng, tally: _Tally, undifferentiated=()) -> bool | None:
     """`outs`: the outputs jaxderiv differentiates; `undifferentiated`: its other inexact
     outputs, each a difference if torch differentiates it (a gradient jaxderiv would drop).
     None where torch differentiates none of `outs`: nothing to compare."""
-    torch = _torch()
-    leaves = [_to_torch(x).requires_grad_() for x in xs]
-    t_outs = _seeded(0, lambda: call.torch(*leaves))
+    probe = torch_forward(call)
+    leaves, t_outs = probe
     dropped = [
         k for k in undifferentiated if t_outs[k].requires_grad and _has_gradient(leaves, t_outs[k], rng, tally.atol)
     ]
@@ -357,65 +336,38 @@ def _compare_vjp(call: _Call, xs, outs, ours, rng, tally: _Tally, undifferentiat
     ]  # torch's non-differentiable outputs (pivots, indices) carry no gradient
     if not outs:
         return None
-    ours_g = call.gauge([ours[k] for k in outs])
-    cts = [_random_like(rng, y) for y in ours_g]
-    _, pullback = jax.vjp(lambda *a: call.gauge(_pick(call.jax(*a), outs)), *[jnp.asarray(x) for x in xs])
-    our_grads = call.project([np.asarray(g) for g in pullback(cts)])
 
-    def grads():
-        leaves = [_to_torch(x).requires_grad_() for x in xs]
-        t_outs = call.gauge(_pick(call.torch(*leaves), outs))
-        return torch.autograd.grad(t_outs, leaves, [_to_torch(np.asarray(np.conj(c))) for c in cts], allow_unused=True)
+    def cotangents(ys, _):
+        cts = [random_like(rng, y) for y in ys]
+        return cts, cts
 
-    t_grads = _stable(call, grads)
-    their_grads = call.project([np.conj(_np(t)) if t is not None else np.zeros_like(x) for t, x in zip(t_grads, xs)])
-    return all([tally.close(f"vjp input {j}", g, t) for j, (g, t) in enumerate(zip(our_grads, their_grads))])
+    ours, theirs = gradients(call, probe, lambda o: call.gauge(_pick(o, outs)), cotangents)
+    return all([tally.close(f"vjp input {j}", g, t) for j, (g, t) in enumerate(zip(ours, theirs))])
 
 
 def _has_gradient(leaves, out, rng, atol) -> bool:
     """Whether torch gives `out` a nonzero gradient (not a `not_implemented` formula, not the
     zero derivative of a real input's sign)."""
-    ct = _to_torch(np.asarray(_random_like(rng, _np(out.detach()))))
+    ct = _to_torch(np.asarray(random_like(rng, to_numpy(out.detach()))))
     try:
-        grads = _torch().autograd.grad(out, leaves, ct, allow_unused=True, retain_graph=True)
+        grads = torch_module().autograd.grad(out, leaves, ct, allow_unused=True, retain_graph=True)
     except RuntimeError:
         return False
     return any(g is not None and g.numel() and float(g.abs().max()) > atol for g in grads)
 
 
-class _NoTorchForwardAD(Exception):
-    """torch has no forward-mode derivative for the op: nothing to compare a jvp with."""
-
-
-def _compare_jvp(call: _Call, xs, outs, ours, rng, tally: _Tally) -> bool | None:
+def _compare_jvp(call: _Call, outs, rng, tally: _Tally) -> bool | None:
     """jaxderiv's jvp (the `result:` formulas, or the backward formulas transposed where the
-    entry has none) against torch.func.jvp."""
-    ts = call.project([np.asarray(_random_like(rng, x)) for x in xs])
-    _, our_t = jax.jvp(
-        lambda *a: call.gauge(_pick(call.jax(*a), outs)),
-        tuple(jnp.asarray(x) for x in xs),
-        tuple(jnp.asarray(t) for t in ts),
-    )
-
-    def theirs():
-        try:
-            return _torch().func.jvp(
-                lambda *a: tuple(call.gauge(_pick(call.torch(*a), outs))),
-                tuple(_to_torch(x) for x in xs),
-                tuple(_to_torch(t) for t in ts),
-            )[1]
-        except (RuntimeError, NotImplementedError) as e:
-            # no forward-mode derivative, or a kernel torch.func cannot transform (linear_backward)
-            if any(m in str(e) for m in ("forward AD", "forward-mode", "transformed by a functorch transform")):
-                raise _NoTorchForwardAD(str(e).splitlines()[0][:150]) from None
-            raise
-
+    entry has none) against torch's forward-mode AD."""
+    ts = call.project([np.asarray(random_like(rng, x)) for x in call.xs()])
     try:
-        their_t = _stable(call, theirs)
-    except _NoTorchForwardAD as e:
-        tally.note(f"jvp: torch has no forward-mode derivative ({e}): not compared")
+        both = tangents(call, lambda o: call.gauge(_pick(o, outs)), ts)
+    except NoForwardAD as e:
+        tally.note(f"jvp: torch has no forward-mode derivative ({e.line[:150]}): not compared")
         return None
-    return all([tally.close(f"jvp output {k}", o, _np(t)) for k, (o, t) in enumerate(zip(our_t, their_t))])
+    return all(
+        [tally.close(f"jvp output {k}", o, t) for k, (o, t) in enumerate(zip(both.ours, both.theirs)) if t is not None]
+    )
 
 
 def _merge(old, new):
@@ -460,12 +412,8 @@ def compare_op(
         for args, kwargs, sample in cases:
             try:
                 verdict = _compare_sample(_Call(op, args, kwargs, sample, float32 is not None), rng, tally, with_jvp)
-            except Exception as e:  # noqa: BLE001 - a crash on either side is a difference, reported
-                verdict = {
-                    "forward": tally._differs(
-                        f"{group}: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-                    )
-                }
+            except FAILURES as e:  # a crash on either side (binding, forward) is a difference, reported
+                verdict = {"forward": tally._differs(f"{group}: {_described(e)}")}
             if group == "plain":
                 for column in ("forward", "vjp", "jvp"):
                     setattr(row, column, _merge(getattr(row, column), verdict.get(column)))
@@ -488,7 +436,7 @@ def torch_has(name: str) -> bool:
     if record(name).torch_equivalent is not None:
         return True
     try:
-        _torch_op(name)
+        aten_op(name)
     except (AttributeError, RuntimeError):
         return False
     return True
@@ -506,14 +454,16 @@ def compare(registry: Registry, name: str, seed: int = 0, max_samples: int | Non
     if declared.not_compared is not None:
         return ParityRow(name, "", note=f"n/a: {declared.not_compared}")
     if not torch_has(name):
-        return ParityRow(name, "", note=f"n/a: torch {_torch().__version__} has no aten.{name} and no equivalent call")
+        return ParityRow(
+            name, "", note=f"n/a: torch {torch_module().__version__} has no aten.{name} and no equivalent call"
+        )
     try:
         op = registry.op(name)
         rng = np.random.default_rng(seed)
         samples = _accepted(op, list(declared.parity_samples or ()) or samples_for(op, rng), max_samples)
         complex_samples = samples_for(op, rng, complex_=True)[:max_samples] if record(name).checks_complex() else []
         kinks = list(declared.kinks)
-    except Exception as e:  # noqa: BLE001 - an op that does not build is a row, not a crash
+    except FAILURES as e:  # an op that does not build (its formulas, its samples) is a row, not a crash
         return ParityRow(name, "", forward=False, note=f"{type(e).__name__}: {str(e)[:200]}")
     return compare_op(op, samples, kinks, complex_samples, seed)
 
@@ -538,20 +488,51 @@ def _accepted(op: Op, samples: list[Sample], n: int | None) -> list[Sample]:
     for s in sorted(samples, key=_size):
         try:
             call = _Call(op, s.args, s.kwargs, s, record(op.name).parity_float32 is not None)
-            _seeded(0, lambda: call.torch(*[_to_torch(x) for x in call.xs()]))
-            ok.append(s)
-        except Exception:  # noqa: BLE001 - torch refuses this input: try the next
+            seeded(0, lambda: call.torch(*[_to_torch(x) for x in call.xs()]))
+        except FAILURES:  # torch refuses this input (or it does not bind): the next is tried
             continue
+        ok.append(s)
         if len(ok) == n:
             break
     return ok or sorted(samples, key=_size)[:n]
 
 
+_REGISTRIES: dict[int, Registry] = {}  # a worker process's registry, built once per parallel run
+
+
+def _compare_chunk(task: tuple) -> list[ParityRow]:
+    """One worker process's ops of a parallel run (module level: spawned processes import it)."""
+    token, spec, names, seed, max_samples = task
+    if token not in _REGISTRIES:
+        _REGISTRIES.clear()
+        _REGISTRIES[token] = Registry(spec)
+    return [compare(_REGISTRIES[token], n, seed, max_samples) for n in names]
+
+
 def parity(
-    registry: Registry, ops: list[str] | None = None, seed: int = 0, max_samples: int | None = None
+    registry: Registry,
+    ops: list[str] | None = None,
+    seed: int = 0,
+    max_samples: int | None = None,
+    *,
+    jobs: int = 1,
+    progress: bool = False,
 ) -> list[ParityRow]:
-    """Parity rows of the named ops, or of every implemented entry of the registry's spec."""
-    return [compare(registry, n, seed, max_samples) for n in (ops if ops is not None else implemented(registry.spec))]
+    """Parity rows of the named ops, or of every implemented entry of the registry's spec; with
+    `jobs` > 1 compared in that many processes (each builds the registry again from its spec),
+    the rows in the same order and with the same verdicts."""
+    names = ops if ops is not None else implemented(registry.spec)
+    if jobs <= 1:
+        return [compare(registry, n, seed, max_samples) for n in names]
+    chunks = [names[i : i + 4] for i in range(0, len(names), 4)]
+    parts = run_parallel(
+        _compare_chunk,
+        [(id(registry), registry.spec, c, seed, max_samples) for c in chunks],
+        jobs,
+        sizes=[len(c) for c in chunks],
+        progress="ops" if progress else None,
+    )
+    return [row for part in parts for row in part]
 
 
 # Which declarations judge a spec's rows: False, the seed files' (`parity_differs`); True, torch's own
@@ -580,7 +561,7 @@ def _judged_references() -> tuple[tuple[bool | str, dict[str, tuple]], ...]:
     ]
     try:
         references.append((True, {e.name: _fingerprint(e) for e in load_spec(from_torch=True)}))
-    except Exception:  # no torch installed: only the shipped files are judged
+    except SpecError:  # no torch installed (its file not found): only the shipped files are judged
         pass
     for path in shipped_spec_files():
         references.append((False, {e.name: _fingerprint(e) for e in load_spec(path)}))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .compare import _Compiled, _input, _jit, _random_like, _stack
+from .compare import _Compiled, _input, check_jit, random_like, stack_pair
 
 # "jit": the comparison every run makes (with its batched part), in one jitted program per sample;
 # "nojit": the rule's vjp/jvp evaluated op by op; "vmap": also batched over 2 stacked inputs.
@@ -30,7 +30,7 @@ def batched_values(mode: str, linear, ds) -> dict:
     pullback for vjp, its linearized jvp) under jax.vmap over 2 cotangents or tangents, `ds`
     and SCALE * `ds`. Batching the linear map batches the backward (or `result:`) formula
     and its helpers, where a rule would go wrong, at no second trace of the forward."""
-    stacked = _stack(ds, [SCALE * d for d in ds])
+    stacked = stack_pair(ds, [SCALE * d for d in ds])
     if mode == "vjp":
         return {"batched": jax.vmap(lambda c: linear(c))(stacked)}
     return {"batched": jax.vmap(lambda t: linear(*t))(stacked)}
@@ -76,14 +76,14 @@ def compare_stacked_inputs(mode: str, p, v: dict, acc, tol, rng):
     f = _derivative(mode, p)
     xs = list(p.xs)
     d = list(v["cts"] if mode == "vjp" else v["vs"])
-    d2 = [_random_like(rng, a) for a in d] if mode == "vjp" else p.project([_random_like(rng, a) for a in d])
-    xs2 = [x + 0.01 * t for x, t in zip(xs, p.project([_random_like(rng, x) for x in xs]))]
+    d2 = [random_like(rng, a) for a in d] if mode == "vjp" else p.project([random_like(rng, a) for a in d])
+    xs2 = [x + 0.01 * t for x, t in zip(xs, p.project([random_like(rng, x) for x in xs]))]
     what = "2 cotangents" if mode == "vjp" else "2 tangents"
 
     def over_inputs(xs, xs2, d, d2):
-        return jax.vmap(f)(_stack(xs, xs2), _stack(d, d2)), f(xs2, d2)
+        return jax.vmap(f)(stack_pair(xs, xs2), stack_pair(d, d2)), f(xs2, d2)
 
-    batched, alone = (_jit if v["jitted"] else _Compiled)(over_inputs)(xs, xs2, d, d2)
+    batched, alone = (check_jit if v["jitted"] else _Compiled)(over_inputs)(xs, xs2, d, d2)
     for s, expected in enumerate((v["ours"], alone)):
         for k, (b, e) in enumerate(zip(batched, expected)):
             acc.compare(

@@ -164,13 +164,13 @@ def _paths(sides, values) -> tuple[list, list[str]]:
 def _run(f, *args):
     """f(*args) compiled as one program (the checker's compiler settings: one compile instead of
     one per primitive), else op by op where it cannot be traced (value-dependent shapes)."""
-    from ..check.compare import _jit
+    from ..check.compare import UNTRACEABLE, check_jit
 
     try:
-        return _jit(f)(*args)
+        return check_jit(f)(*args)
     except NotImplementedDerivative:  # the spec's `not_implemented`: raised the same either way
         raise
-    except Exception:  # noqa: BLE001 - evaluated eagerly, which raises what it raises (a helper that needs values)
+    except UNTRACEABLE:  # evaluated eagerly, which raises what it raises (a helper that needs values)
         return f(*args)
 
 
@@ -240,7 +240,7 @@ def _samples(op, name: str, rng):
 
 def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Verdict:
     """The numeric verdict of entry `name`, present in both registries' specs (A = old, B = new)."""
-    from ..check.compare import _random_like
+    from ..check.compare import random_like
     from ..check.opdb import record
     from ..forward import implementation
 
@@ -291,8 +291,8 @@ def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Ver
                 skipped.append(f"{label}: forward {_short(e)}")
                 continue
             ran += 1
-            cts = [_random_like(rng, y) for y in ys]
-            ts = project([_random_like(rng, x) for x in xs])
+            cts = [random_like(rng, y) for y in ys]
+            ts = project([random_like(rng, x) for x in xs])
             results = [_evaluate(f, xs, cts, ts, project, labels, split=False) for f in fns]
             if any(isinstance(v, NotImplementedDerivative) for r in results for v in r.values()) and len(xs) > 1:
                 results = [_evaluate(f, xs, cts, ts, project, labels, split=True) for f in fns]

@@ -1,4 +1,5 @@
-"""PyTorch's own OpInfo samples as a parity corpus (a first slice).
+"""PyTorch's own OpInfo samples as a parity corpus: the second source of samples of the
+comparison with torch (torch_compare.py; the first is the records' parity run, parity.py).
 
 Every sample of `torch.testing._internal.common_methods_invocations.op_db` is run under a
 `TorchDispatchMode` that records each ATen overload actually called (after autograd and
@@ -14,18 +15,23 @@ overload the registry implements (an entry with a forward implementation) is the
   seeded tangent, in float64/complex128. Where torch has no forward-mode formula the call is
   "not applicable", torch's message its reason.
 
-An in-place or `_copy` overload that derivatives.yaml does not list runs as its functional entry
-(`add_.Tensor` as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`): torch's side runs
-the recorded overload on a clone of the argument it writes, jaxderiv's result is cast to that
-argument's dtype. An overload with no derivatives.yaml entry that jaxderiv runs as a
-gradient-free forward (constructors such as `ones`, `full`, `arange`, `empty.memory_format`,
-`*_like`; `argmax`, `logical_not`, ...; `_resolve.runs_as` kind "constant", as exported graphs
-run them) has its forward compared: values and dtypes, or for the uninitialized constructors
-(`UNINITIALIZED`) shapes and dtypes. Inputs of `HERMITIAN_INPUTS` (cholesky) are compared along Hermitian
-directions only. Identical calls (same overload, shapes, dtypes and non-tensor arguments) are
-compared once.
+The tolerances, the comparisons of values and derivatives, the alignment of outputs defined up
+to a unit factor per column (an op record's `Gauge`) and the worker processes are
+torch_compare.py's; this module records the calls and decides what each is compared as.
 
-    python -m jaxderiv.torch.opinfo --registry torch --ops abs,exp --markdown report.md
+An in-place or `_copy` overload that derivatives.yaml does not list runs as its functional entry
+(`add_.Tensor` as `add.Tensor`, `expand_copy` as `expand`: `jaxderiv.torch`'s `runs_as`): torch's
+side runs the recorded overload on a clone of the argument it writes, jaxderiv's result is cast
+to that argument's dtype. An overload with no derivatives.yaml entry that jaxderiv runs as a
+gradient-free forward (constructors such as `ones`, `full`, `arange`, `empty.memory_format`,
+`*_like`; `argmax`, `logical_not`, ...; `runs_as` kind "constant", as exported graphs run them)
+has its forward compared: values and dtypes, or for the uninitialized constructors
+(`UNINITIALIZED`) shapes and dtypes. Inputs of `HERMITIAN_INPUTS` (cholesky) are compared along
+Hermitian directions only. Identical calls (same overload, shapes, dtypes and non-tensor
+arguments) are compared once. The importer's resolver (`jaxderiv.torch`: `runs_as`, `resolve`,
+its variants) decides how an overload runs, as it does for an exported graph's node.
+
+    python -m jaxderiv.check.opinfo --registry torch --ops abs,exp --markdown report.md
 
 Needs torch and `expecttest` (torch's testing module imports it).
 """
@@ -42,33 +48,44 @@ import zlib
 from typing import Any, Callable, Iterable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import forward as _forward
-from ..registry import Registry, default_registry
-from ..records import Gauge
-from ..check.opdb import record
-from ..check.parity import judged_by_content, known_difference
-from ._gauge import align, align_value, factors, torch_cotangents
-from . import _variants
-from ._resolve import NodeKind, aten_name, resolve, runs_as, torch_registry
-from ._values import convert_constant, to_numpy
 from ..forward.nondifferentiable import UNINITIALIZED
+from ..records import Gauge
+from ..registry import Registry, default_registry
+from ..torch import _variants
+from ..torch._resolve import NodeKind, aten_name, resolve, runs_as, torch_registry
+from ..torch._values import convert_constant
+from .opdb import record
+from .parity import judged_by_content, known_difference
+from .torch_compare import (
+    FAILURES,
+    REPLAY_ATOL,
+    REPLAY_RTOL,
+    Case,
+    TorchFailed,
+    Verdict,
+    align,
+    align_value,
+    as_accurate_as_torch,
+    deadline_left,
+    factors,
+    gradients,
+    low_precision,
+    progress_bar,
+    run_parallel,
+    tangents,
+    to_numpy,
+    torch_cotangents,
+    torch_forward,
+    verdict,
+)
 
-__all__ = ["Recorder", "Call", "OpRow", "Replay", "replay", "record_sample", "main"]
-
-RTOL, ATOL = 1e-7, 1e-9  # float64 (and complex128), as the issue asks
-# Other dtypes' forward values: torch.testing's default tolerances.
-_TOLS = {
-    torch.float32: (1.3e-6, 1e-5),
-    torch.complex64: (1.3e-6, 1e-5),
-    torch.float16: (1e-3, 1e-5),
-    torch.bfloat16: (1.6e-2, 1e-5),
-}
+__all__ = ["Recorder", "Call", "OpRow", "Replay", "replay", "record_sample", "compare_call", "main"]
 
 
 # -- recording ----------------------------------------------------------------------------
@@ -103,11 +120,13 @@ def _clone(x):
 
 
 class Recorder(TorchDispatchMode):
-    """Records every ATen OpOverload dispatched while active, with cloned arguments."""
+    """Records every ATen OpOverload dispatched while active, with cloned arguments; a call whose
+    arguments cannot be cloned (a storage, an odd subclass) is counted in `uncloned` instead."""
 
     def __init__(self) -> None:
         super().__init__()
         self.calls: list[Call] = []
+        self.uncloned: collections.Counter[str] = collections.Counter()  # reason -> calls not recorded
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -116,17 +135,21 @@ class Recorder(TorchDispatchMode):
                 self.calls.append(
                     Call(func, pytree.tree_map(_clone, tuple(args)), pytree.tree_map(_clone, dict(kwargs)))
                 )
-            except Exception:  # an argument that cannot be cloned (a storage, an odd subclass)
-                pass
+            except FAILURES as e:
+                self.uncloned[f"arguments that cannot be cloned: {type(e).__name__}: {str(e)[:80]}"] += 1
         return func(*args, **kwargs)
+
+
+def _record(opinfo, sample) -> Recorder:
+    rec = Recorder()
+    with torch.no_grad(), rec:
+        opinfo(sample.input, *sample.args, **sample.kwargs)
+    return rec
 
 
 def record_sample(opinfo, sample) -> list[Call]:
     """The ATen calls one OpInfo sample makes (forward only, no autograd)."""
-    rec = Recorder()
-    with torch.no_grad(), rec:
-        opinfo(sample.input, *sample.args, **sample.kwargs)
-    return rec.calls
+    return _record(opinfo, sample).calls
 
 
 # -- comparing ----------------------------------------------------------------------------
@@ -169,56 +192,6 @@ def _wide(x):
     return x
 
 
-def _verdict(pairs) -> tuple[str, float, str]:
-    """("agree" | "mismatch", worst error, where) of (label, jaxderiv's, torch's, rtol, atol) arrays."""
-    worst, why = 0.0, ""
-    for label, g, w, rtol, atol in pairs:
-        if g.shape != w.shape:
-            return "mismatch", float("inf"), f"{label}: shape {g.shape}, torch {w.shape}"
-        if not _close(g, w, rtol, atol):
-            err = _err(g, w)
-            if err >= worst:
-                worst, why = err, f"{label}: max error {err:.3g}"
-    return ("agree" if not why else "mismatch"), worst, why
-
-
-def _err(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a - b| over elements where they are not both NaN (inf where shapes differ)."""
-    if a.shape != b.shape:
-        return float("inf")
-    if a.size == 0:
-        return 0.0
-    a = a.astype(np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64)
-    b = b.astype(a.dtype)
-    both = (np.isnan(a) & np.isnan(b)) | ((a == b) & np.isinf(a))
-    with np.errstate(invalid="ignore"):
-        d = np.where(both, 0, np.abs(a - b))
-    d = np.where(np.isnan(d), np.inf, d)
-    return float(np.max(d))
-
-
-def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
-    if a.shape != b.shape:
-        return False
-    if a.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer):
-        return bool(np.array_equal(a, b.astype(a.dtype) if b.dtype != a.dtype else b))
-    return bool(
-        np.allclose(
-            a.astype(np.complex128) if np.iscomplexobj(a) else a.astype(np.float64),
-            b.astype(np.complex128) if np.iscomplexobj(b) else b.astype(np.float64),
-            rtol=rtol,
-            atol=atol,
-            equal_nan=True,
-        )
-    )
-
-
-def _np(x) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        return to_numpy(x)
-    return np.asarray(x)
-
-
 @dataclasses.dataclass
 class Outcome:
     """One distinct call's comparison: per mode 'agree' | 'mismatch' | 'crash' | 'skip'; jvp
@@ -239,20 +212,25 @@ class _Crash(Exception):
     """An exception inside jaxderiv (as opposed to torch's side or the harness)."""
 
 
-def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> tuple[str, float, str]:
+def _tolerance(dtype) -> tuple[float, float]:
+    """A forward value's tolerance: float64's and complex128's, or torch.testing's below them."""
+    return low_precision(dtype) or (REPLAY_RTOL, REPLAY_ATOL)
+
+
+def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> Verdict:
     args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
     expected = call.func(*args, **kwargs)
     jargs, jkwargs = _to_jax(call.args), _to_jax(call.kwargs)  # may raise TypeError (complex32): not comparable
     try:
         got = op(*jargs, **jkwargs)
         got = jax.block_until_ready(got)
-    except Exception as e:  # noqa: BLE001 - a crash is a result here
+    except FAILURES as e:  # a crash of jaxderiv's is a result here
         raise _Crash(f"forward: {type(e).__name__}: {e}") from e
     exp_leaves = [x for x in pytree.tree_leaves(expected) if x is not None]
     got_leaves = [x for x in jax.tree.leaves(got) if x is not None]
     if len(exp_leaves) != len(got_leaves):
-        return "mismatch", float("inf"), f"{len(got_leaves)} outputs, torch has {len(exp_leaves)}"
-    got_np, want_np = [np.asarray(g) for g in got_leaves], [_np(x) for x in exp_leaves]
+        return Verdict("mismatch", float("inf"), f"{len(got_leaves)} outputs, torch has {len(exp_leaves)}")
+    got_np, want_np = [np.asarray(g) for g in got_leaves], [to_numpy(x) for x in exp_leaves]
     p = factors(gauge, got_np, want_np) if gauge else {}
     pairs = []
     for i, (x, g) in enumerate(zip(exp_leaves, got_leaves)):
@@ -262,40 +240,22 @@ def _compare_forward(op, call: Call, gauge: Gauge | None = None) -> tuple[str, f
         if isinstance(x, torch.Tensor):
             want = convert_constant(x.dtype)
             if g.dtype != want:
-                return "mismatch", float("inf"), f"output {i}: dtype {g.dtype}, torch {want}"
-            rtol, atol = _TOLS.get(x.dtype, (RTOL, ATOL))
+                return Verdict("mismatch", float("inf"), f"output {i}: dtype {g.dtype}, torch {want}")
+            rtol, atol = _tolerance(x.dtype)
         else:
-            rtol, atol = RTOL, ATOL
-        pairs.append((f"output {i}", g, _np(x), rtol, atol))
-    verdict = _verdict(pairs)
-    if verdict[0] == "mismatch" and any(isinstance(x, torch.Tensor) and x.dtype in _TOLS for x in exp_leaves):
-        return _as_accurate_as_torch(call, pairs, verdict)
-    return verdict
-
-
-def _as_accurate_as_torch(call: Call, pairs, verdict) -> tuple[str, float, str]:
-    """A low-precision output outside torch.testing's tolerance of torch's agrees when it is as
-    close to torch's float64 result as torch's own is (twice its error, or the tolerance): two
-    float32 roundings of an ill-conditioned result (a matrix exponential of norm 1e5) differ
-    more than the tolerance from each other, not from the value."""
-    try:
-        args, kwargs = pytree.tree_map(_wide, (call.args, call.kwargs))
-        reference = [_np(x) for x in pytree.tree_leaves(call.func(*args, **kwargs)) if x is not None]
-    except Exception:  # noqa: BLE001 - no float64 kernel: the plain verdict stands
-        return verdict
-    if len(reference) != len(pairs):
-        return verdict
-    worst = 0.0
-    for (label, g, w, rtol, atol), r in zip(pairs, reference):
-        if _close(g, w, rtol, atol):
-            continue
-        if r.shape != g.shape:
-            return verdict
-        ours, theirs = _err(g, r), _err(w, r)
-        if ours > max(2 * theirs, atol):
-            return verdict
-        worst = max(worst, _err(g, w))
-    return "agree", worst, ""
+            rtol, atol = REPLAY_RTOL, REPLAY_ATOL
+        pairs.append((f"output {i}", g, to_numpy(x), rtol, atol))
+    plain = verdict(pairs)
+    if plain.status == "mismatch" and any(
+        isinstance(x, torch.Tensor) and low_precision(x.dtype) for x in exp_leaves
+    ):  # low-precision outputs: judged against torch's own float64 result
+        try:
+            args, kwargs = pytree.tree_map(_wide, (call.args, call.kwargs))
+            reference = [to_numpy(x) for x in pytree.tree_leaves(call.func(*args, **kwargs)) if x is not None]
+        except FAILURES:  # torch has no float64 kernel for it: the plain verdict stands
+            return plain
+        return as_accurate_as_torch(pairs, reference, plain)
+    return plain
 
 
 def _compare_constant(fn, call: Call) -> Outcome:
@@ -307,7 +267,7 @@ def _compare_constant(fn, call: Call) -> Outcome:
             expected = call.func(*args, **kwargs)
             try:
                 got = jax.block_until_ready(fn(*_to_jax(call.args), **_to_jax(call.kwargs)))
-            except Exception as e:  # noqa: BLE001 - a crash is a result here
+            except FAILURES as e:  # a crash of jaxderiv's is a result here
                 raise _Crash(f"forward: {type(e).__name__}: {e}") from e
             want = (tuple(expected.shape), convert_constant(expected.dtype))
             have = (tuple(got.shape), np.asarray(got).dtype)
@@ -316,7 +276,7 @@ def _compare_constant(fn, call: Call) -> Outcome:
             fwd, err, why = _compare_forward(fn, call)
     except _Crash as e:
         return Outcome("crash", "skip", message=str(e)[:300])
-    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+    except FAILURES as e:  # torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     return Outcome(fwd, "skip", err, message=why and f"forward {why}", jvp="skip")
 
@@ -355,17 +315,17 @@ def _compare_given_draw(op, call: Call, drawn: list[int]) -> Outcome:
         for i in drawn:
             given[i] = args[i]
         jargs, jkwargs = _to_jax(tuple(given)), _to_jax(call.kwargs)
-    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+    except FAILURES as e:  # torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     try:
         got = np.asarray(jax.block_until_ready(op(*jargs, **jkwargs)))
-    except Exception as e:  # noqa: BLE001 - a crash is a result here
+    except FAILURES as e:  # a crash of jaxderiv's is a result here
         return Outcome("crash", "skip", message=f"forward: {type(e).__name__}: {e}"[:300])
-    want = _np(expected)
+    want = to_numpy(expected)
     if got.dtype != want.dtype:
         return Outcome("mismatch", "skip", float("inf"), message=f"forward dtype {got.dtype}, torch {want.dtype}")
-    verdict, err, why = _verdict([("output 0 (torch's draw given)", got, want, RTOL, ATOL)])
-    return Outcome(verdict, "skip", err, message=why and f"forward {why}")
+    status, err, why = verdict([("output 0 (torch's draw given)", got, want, REPLAY_RTOL, REPLAY_ATOL)])
+    return Outcome(status, "skip", err, message=why and f"forward {why}")
 
 
 def _compare_random(op, call: Call, seed: int) -> Outcome:
@@ -385,17 +345,17 @@ def _compare_random(op, call: Call, seed: int) -> Outcome:
         first = call.func(*args, **kwargs)
         size = max(int(first.numel()), 1)
         repeats = max(1, min(200, -(-RANDOM_DRAWS // size)))
-        theirs = [_np(first)]
+        theirs = [to_numpy(first)]
         for _ in range(repeats - 1):
             args, kwargs = pytree.tree_map(_clone, (call.args, call.kwargs))
-            theirs.append(_np(call.func(*args, **kwargs)))
+            theirs.append(to_numpy(call.func(*args, **kwargs)))
         jargs, jkwargs = _to_jax(call.args), _to_jax(call.kwargs)
-    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+    except FAILURES as e:  # torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     keys = jax.random.split(jax.random.key(seed), repeats)
     try:
         ours = [np.asarray(jax.block_until_ready(op(*jargs, **{**jkwargs, "generator": k}))) for k in keys]
-    except Exception as e:  # noqa: BLE001 - a crash is a result here
+    except FAILURES as e:  # a crash of jaxderiv's is a result here
         return Outcome("crash", "skip", message=f"forward: {type(e).__name__}: {e}"[:300])
     want = (tuple(first.shape), convert_constant(first.dtype))
     have = (ours[0].shape, ours[0].dtype)
@@ -450,12 +410,14 @@ def _is_hermitian(t, recorded_dtype=None) -> bool:
     )
 
 
-class _Bound:
+class _Bound(Case):
     """A call's arguments by schema name, widened to float64/complex128, and its differentiable
-    inexact tensors (`targets`: (name, index in a list or None, tensor))."""
+    inexact tensors (`targets`: (name, index in a list or None, tensor)): the call as the
+    derivative comparisons see it, jaxderiv's `op` on one side and the recorded overload on the
+    other."""
 
     def __init__(self, op, call: Call):
-        self.call = call
+        self.op, self.call = op, call
         self.names = [a.name for a in call.func._schema.arguments]
         self.kwarg_only = {a.name for a in call.func._schema.arguments if a.kwarg_only}
         # arguments an in-place overload writes: torch's side mutates a clone of them
@@ -497,173 +459,129 @@ class _Bound:
                 b[n][i] = x
         return b
 
-    def torch_args(self, values):
-        """(args, kwargs) for torch with the targets replaced by `values` (written ones cloned)."""
-        b = self._with(self.bound, values)
+    def inputs(self) -> list:
+        return [to_numpy(t) for _, _, t in self.targets]
+
+    def torch(self, *xs) -> list:
+        """The recorded overload with the targets replaced by `xs` (written arguments cloned):
+        its tensor outputs."""
+        b = self._with(self.bound, xs)
         for n in self.written:
             if isinstance(b.get(n), torch.Tensor):
                 b[n] = b[n].clone()
-        return _split(b, self.names, self.kwarg_only)
+        pos, kw = _split(b, self.names, self.kwarg_only)
+        return [x for x in pytree.tree_leaves(self.call.func(*pos, **kw)) if isinstance(x, torch.Tensor)]
 
-    def jax_fn(self, op):
-        def f(*vals):
-            p, k = _split(self._with(self.jbound, vals), self.names, self.kwarg_only)
-            return op(*p, **k)
+    def jax(self, *xs) -> list:
+        p, k = _split(self._with(self.jbound, xs), self.names, self.kwarg_only)
+        return jax.tree.leaves(self.op(*p, **k))
 
-        return f
+    def project(self, grads: list) -> list:
+        """Gradients and tangents of the Hermitian inputs by their Hermitian parts."""
+        return [
+            _herm(g) if herm and np.shape(g) == tuple(t.shape) else g
+            for g, herm, (_, _, t) in zip(grads, self.hermitian, self.targets)
+        ]
 
     def label(self, k: int) -> str:
         n, i, _ = self.targets[k]
         return f"{n}{'' if i is None else f'[{i}]'}"
 
 
-def _random_like(rng, shape, complex_):
+def _direction(rng, shape, complex_):
+    """A seeded standard normal cotangent or tangent (real and imaginary parts) of `shape`."""
     r = np.asarray(rng.standard_normal(shape))
     return np.asarray(r + 1j * rng.standard_normal(shape)) if complex_ else r
 
 
-def _derivative_tols(outs_t, bd: _Bound) -> tuple[float, float]:
+def _derivative_tols(dtypes: list, bd: _Bound) -> tuple[float, float]:
     """float64 tolerances, or the loosest of the low-precision dtypes torch's widened call still
     returns (a `dtype=` argument) or jaxderiv's in-place result is cast to (the recorded dtype of
     the argument an in-place overload writes): derivatives through them carry their rounding."""
-    dtypes = [o.dtype for o in outs_t] + bd.written_dtypes
-    tols = [_TOLS[d] for d in dtypes if d in _TOLS]
-    return max(tols) if tols else (RTOL, ATOL)
+    tols = [t for d in list(dtypes) + bd.written_dtypes if (t := low_precision(d)) is not None]
+    return max(tols) if tols else (REPLAY_RTOL, REPLAY_ATOL)
 
 
-def _compare_vjp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple[str, float, str]:
-    """jax.vjp of the op vs torch.autograd.grad of the overload, in float64/complex128."""
+class _Skip(Exception):
+    """Nothing to compare in this mode (its message says why)."""
+
+
+class _Outputs(Exception):
+    """The two sides return different numbers of outputs (its message says how many)."""
+
+
+def _compare_vjp(op, call: Call, seed: int, gauge: Gauge | None = None) -> Verdict:
+    """jax.vjp of the op vs torch.autograd.grad of the overload, in float64/complex128, on the
+    seeded cotangents of torch's inexact outputs (carried into torch's factors for `gauge`)."""
     bd = _Bound(op, call)
-    targets = bd.targets
-    if not targets:
-        return "skip", 0.0, "no differentiable input"
-
-    # torch's forward
-    leaves_t = [t.clone().requires_grad_(True) for _, _, t in targets]
-    pos, kw = bd.torch_args(leaves_t)
+    if not bd.targets:
+        return Verdict("skip", 0.0, "no differentiable input")
     try:
-        with torch.enable_grad():
-            out_t = call.func(*pos, **kw)
-    except Exception as e:  # noqa: BLE001
-        return "skip", 0.0, f"torch forward in float64 failed: {type(e).__name__}: {str(e)[:120]}"
-    outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
-    # jaxderiv's forward
-    xs = [jnp.asarray(to_numpy(t)) for _, _, t in targets]
-    try:
-        out_j, pullback = jax.vjp(bd.jax_fn(op), *xs)
-    except Exception as e:  # noqa: BLE001
-        raise _Crash(f"vjp: {type(e).__name__}: {e}") from e
-    leaves_j, treedef = jax.tree.flatten(out_j)
-    if len(leaves_j) != len(outs_t):
-        return "mismatch", float("inf"), f"{len(leaves_j)} outputs, torch has {len(outs_t)}"
+        probe = torch_forward(bd)
+    except TorchFailed as e:
+        return Verdict("skip", 0.0, f"torch forward in float64 failed: {e.reason[:120]}")
+    outs_t = probe[1]
     rng = np.random.default_rng(seed)
-    cts = [
-        _random_like(rng, tuple(o.shape), o.is_complex()) if (o.is_floating_point() or o.is_complex()) else None
-        for o in outs_t
-    ]
-    cts_t = cts  # torch's cotangents, in JAX's convention (torch gets their conjugates)
-    if gauge is not None:  # outputs up to a factor per column (row): the cotangents carried over
-        values_t = [to_numpy(o.detach()) for o in outs_t]
-        p = factors(gauge, [np.asarray(y) for y in leaves_j], values_t)
-        cts, cts_t = torch_cotangents(gauge, p, cts, values_t)
-    grad_outs, with_grad = [], []
-    for o, c in zip(outs_t, cts_t):
-        if c is not None and o.requires_grad:
-            with_grad.append(o)
-            grad_outs.append(
-                torch.from_numpy(np.asarray(np.conj(c)).astype(np.complex128 if o.is_complex() else np.float64))
-            )
-    if not with_grad:
-        return "skip", 0.0, "torch output carries no gradient"
-    try:
-        g_t = torch.autograd.grad(with_grad, leaves_t, grad_outs, allow_unused=True)
-    except Exception as e:  # noqa: BLE001
-        return "skip", 0.0, f"torch backward failed: {type(e).__name__}: {str(e)[:120]}"
-    want = [
-        np.conj(to_numpy(g)) if g is not None else np.zeros(tuple(t.shape), to_numpy(t).dtype)
-        for g, t in zip(g_t, leaves_t)
-    ]
-    torch_has_grad = [o.requires_grad for o in outs_t]
 
-    # jaxderiv's pullback
+    def cotangents(ys, _):
+        if len(ys) != len(outs_t):
+            raise _Outputs(f"{len(ys)} outputs, torch has {len(outs_t)}")
+        cts = [_direction(rng, tuple(o.shape), o.is_complex()) if _inexact(o) else None for o in outs_t]
+        cts_t = cts  # torch's cotangents, in JAX's convention (torch gets their conjugates)
+        if gauge is not None:  # outputs up to a factor per column (row): the cotangents carried over
+            values_t = [to_numpy(o) for o in outs_t]
+            cts, cts_t = torch_cotangents(gauge, factors(gauge, [np.asarray(y) for y in ys], values_t), cts, values_t)
+        if not any(c is not None and o.requires_grad for o, c in zip(outs_t, cts_t)):
+            raise _Skip("torch output carries no gradient")
+        return [c if o.requires_grad else None for o, c in zip(outs_t, cts)], cts_t
+
     try:
-        ct_j: list[np.ndarray | jax.Array] = []
-        for y, c, has in zip(leaves_j, cts, torch_has_grad):
-            y = jnp.asarray(y)
-            if not jnp.issubdtype(y.dtype, jnp.inexact):
-                ct_j.append(np.zeros(y.shape, jax.dtypes.float0))
-            elif c is None or not has:
-                ct_j.append(jnp.zeros(y.shape, y.dtype))
-            else:
-                ct_j.append(jnp.asarray(c, y.dtype))
-        got = pullback(jax.tree.unflatten(treedef, ct_j))
-        got = [np.asarray(g) for g in jax.block_until_ready(got)]
-    except Exception as e:  # noqa: BLE001
+        got, want = gradients(bd, probe, lambda outs: outs, cotangents)
+    except _Outputs as e:
+        return Verdict("mismatch", float("inf"), str(e))
+    except _Skip as e:
+        return Verdict("skip", 0.0, str(e))
+    except TorchFailed as e:
+        return Verdict("skip", 0.0, f"torch backward failed: {e.reason[:120]}")
+    except FAILURES as e:  # jaxderiv's vjp (its forward, or its pullback) crashed
         raise _Crash(f"vjp: {type(e).__name__}: {e}") from e
-    pairs = []
-    for k, (g, w) in enumerate(zip(got, want)):
-        if bd.hermitian[k] and g.shape == w.shape:  # only the Hermitian part pairs with an admissible direction
-            g, w = _herm(g), _herm(w)
-        pairs.append((f"grad {bd.label(k)}", g, w, *_derivative_tols(outs_t, bd)))
-    return _verdict(pairs)
+    tols = _derivative_tols([o.dtype for o in outs_t], bd)
+    return verdict([(f"grad {bd.label(k)}", g, w, *tols) for k, (g, w) in enumerate(zip(got, want))])
 
 
-def _compare_jvp(op, call: Call, seed: int, gauge: Gauge | None = None) -> tuple[str, float, str]:
+def _inexact(t: torch.Tensor) -> bool:
+    return bool(t.is_floating_point() or t.is_complex())
+
+
+def _compare_jvp(op, call: Call, seed: int, gauge: Gauge | None = None) -> Verdict:
     """jax.jvp of the op vs torch's forward-mode AD of the overload along the same random
     tangent (one per differentiable inexact input), in float64/complex128. 'n/a' where torch
     has no forward-mode formula for the overload (its message is the reason)."""
-    from torch.autograd import forward_ad as fwAD
-
     bd = _Bound(op, call)
-    targets = bd.targets
-    if not targets:
-        return "skip", 0.0, "no differentiable input"
+    if not bd.targets:
+        return Verdict("skip", 0.0, "no differentiable input")
     rng = np.random.default_rng(seed + 1)
-    tangents = []
-    for (_, _, t), herm in zip(targets, bd.hermitian):
-        v = _random_like(rng, tuple(t.shape), t.is_complex()).astype(to_numpy(t).dtype)
-        tangents.append(_herm(v) if herm else v)
-
-    # torch
+    ts = bd.project(
+        [
+            _direction(rng, tuple(t.shape), t.is_complex()).astype(x.dtype)
+            for (_, _, t), x in zip(bd.targets, bd.inputs())
+        ]
+    )
     try:
-        with fwAD.dual_level():
-            duals = [
-                fwAD.make_dual(t.clone(), torch.from_numpy(np.array(v, order="C")))
-                for (_, _, t), v in zip(targets, tangents)
-            ]
-            pos, kw = bd.torch_args(duals)
-            out_t = call.func(*pos, **kw)
-            outs_t = [x for x in pytree.tree_leaves(out_t) if isinstance(x, torch.Tensor)]
-            want, primals = [], []
-            for o in outs_t:
-                primals.append(to_numpy(fwAD.unpack_dual(o).primal.detach()))
-                tan = fwAD.unpack_dual(o).tangent
-                want.append(
-                    None
-                    if not (o.is_floating_point() or o.is_complex())
-                    else (
-                        to_numpy(tan.detach())
-                        if tan is not None
-                        else np.zeros(tuple(o.shape), to_numpy(o.detach()).dtype)
-                    )
-                )
-    except Exception as e:  # noqa: BLE001 - no forward-mode formula in torch (or torch refuses)
-        return "n/a", 0.0, f"torch: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-
-    # jax
-    xs = [jnp.asarray(to_numpy(t)) for _, _, t in targets]
-    try:
-        out_j, tan_j = jax.jvp(bd.jax_fn(op), tuple(xs), tuple(jnp.asarray(v) for v in tangents))
-        tan_j = [np.asarray(x) for x in jax.block_until_ready(jax.tree.leaves(tan_j))]
-    except Exception as e:  # noqa: BLE001
+        both = tangents(bd, lambda outs: outs, ts)
+    except TorchFailed as e:  # no forward-mode formula in torch (or torch refuses)
+        cause = type(e.__cause__).__name__
+        return Verdict("n/a", 0.0, f"torch: {cause}: {e.line[:160]}")
+    except FAILURES as e:
         raise _Crash(f"jvp: {type(e).__name__}: {e}") from e
+    tan_j, want = both.ours, both.theirs
     if len(tan_j) != len(want):
-        return "mismatch", float("inf"), f"{len(tan_j)} output tangents, torch has {len(want)}"
+        return Verdict("mismatch", float("inf"), f"{len(tan_j)} output tangents, torch has {len(want)}")
     if gauge is not None:  # tangents of outputs up to a factor per column (row): in torch's factors
-        p = factors(gauge, [np.asarray(y) for y in jax.tree.leaves(out_j)], primals)
+        p = factors(gauge, both.values, both.torch_values)
         tan_j = [align(p, k, x).astype(x.dtype) if k in p else x for k, x in enumerate(tan_j)]
-    tols = _derivative_tols(outs_t, bd)
-    return _verdict(
+    tols = _derivative_tols([v.dtype for v in both.torch_values], bd)
+    return verdict(
         [
             (f"tangent of output {k}", g, w, *tols)
             for k, (g, w) in enumerate(zip(tan_j, want))
@@ -679,7 +597,7 @@ def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True, gauge: Gaug
         fwd, fe, fwhy = _compare_forward(op, call, gauge)
     except _Crash as e:
         return Outcome("crash", "skip", message=str(e)[:300])
-    except Exception as e:  # noqa: BLE001 - torch could not re-run it, or a value has no JAX form
+    except FAILURES as e:  # torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     msgs = [fwhy and f"forward {fwhy}"]
     try:
@@ -979,7 +897,7 @@ def replay(
     judged = judged_by_content(registry.spec)  # whose declared differences hold, per entry (by its text)
     cache: dict = {} if _cache is None else _cache  # call key -> outcome
     start = time.monotonic()
-    bar, task = _progress("OpInfos", len(infos)) if progress else (None, None)
+    bar, task = progress_bar("OpInfos", len(infos)) if progress else (None, None)
     try:
         with jax.enable_x64(True):
             for info in infos:
@@ -1001,12 +919,13 @@ def replay(
                                 result.timed_out = True
                                 break
                             try:
-                                calls = record_sample(info, sample)
-                            except Exception as e:  # noqa: BLE001 - torch rejects its own sample (error inputs etc.)
+                                rec = _record(info, sample)
+                            except FAILURES as e:  # torch rejects its own sample (error inputs etc.)
                                 result.sample_errors.setdefault(full, f"{type(e).__name__}: {str(e)[:120]}")
                                 continue
-                            _compare_calls(registry, calls, full, result, cache, seed, jvp, judged)
-                    except Exception as e:  # noqa: BLE001 - sample generation itself failed
+                            result.skipped.update(rec.uncloned)
+                            _compare_calls(registry, rec.calls, full, result, cache, seed, jvp, judged)
+                    except FAILURES as e:  # sample generation itself failed
                         result.sample_errors.setdefault(full, f"sample_inputs: {type(e).__name__}: {str(e)[:120]}")
                 if bar is not None:
                     bar.advance(task)
@@ -1033,16 +952,6 @@ def _declare_known(outcome: Outcome, call: Call, difference) -> None:
             outcome.declared_reason = difference.reason
 
 
-def _progress(description: str, total: int):
-    """A started rich progress bar over OpInfos, and its task."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    task = bar.add_task(description, total=total)
-    bar.start()
-    return bar, task
-
-
 def _select(op_db, ops: Iterable[str] | None, limit: int | None) -> list[int]:
     """Indices into op_db of the OpInfos named `ops` (a name, or name.variant), the first `limit`."""
     wanted = None if ops is None else set(ops)
@@ -1057,39 +966,29 @@ def _select(op_db, ops: Iterable[str] | None, limit: int | None) -> list[int]:
 def _shard(args: tuple) -> Replay:
     """One process's part of a parallel replay (module level: spawned processes import it)."""
     registry, indices, options, deadline = args
-    time_limit = None if deadline is None else max(0.0, deadline - time.time())
     # one outcome cache per process and registry: a call met in an earlier chunk is not redone
     # (merge counts it once, from the chunk that compared it)
     cache = _SHARD_CACHES.setdefault(registry, {})
-    return replay(registry, _indices=indices, time_limit=time_limit, _cache=cache, **options)
+    return replay(registry, _indices=indices, time_limit=deadline_left(deadline), _cache=cache, **options)
 
 
 _SHARD_CACHES: dict[str, dict] = {}
 
 
 def _parallel(registry: str, indices: list[int], jobs: int, options: dict, time_limit, progress: bool) -> Replay:
-    """The OpInfos in chunks of a few over `jobs` spawned processes (torch and XLA are not
-    fork-safe), merged in op_db order. Costly OpInfos sit side by side in op_db, so chunks are
-    small and taken as processes free up."""
-    import concurrent.futures
-    import multiprocessing
-
+    """The OpInfos in chunks of a few over `jobs` worker processes, merged in op_db order.
+    Costly OpInfos sit side by side in op_db, so chunks are small and taken as processes free up."""
     start = time.monotonic()
     deadline = None if time_limit is None else time.time() + time_limit
     chunks = [indices[i : i + 4] for i in range(0, len(indices), 4)]
-    parts: dict[int, Replay] = {}
-    bar, task = _progress(f"OpInfos ({jobs} processes)", len(indices)) if progress else (None, None)
-    try:
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_shard, (registry, c, options, deadline)): k for k, c in enumerate(chunks)}
-            for f in concurrent.futures.as_completed(futures):
-                parts[futures[f]] = f.result()
-                if bar is not None:
-                    bar.advance(task, len(chunks[futures[f]]))
-    finally:
-        if bar is not None:
-            bar.stop()
-    result = merge([parts[k] for k in sorted(parts)])
+    parts = run_parallel(
+        _shard,
+        [(registry, c, options, deadline) for c in chunks],
+        jobs,
+        sizes=[len(c) for c in chunks],
+        progress="OpInfos" if progress else None,
+    )
+    result = merge(parts)
     result.registry = registry
     result.seconds = time.monotonic() - start
     return result
@@ -1141,7 +1040,7 @@ def _compare_calls(registry, calls, opinfo, result: Replay, cache, seed, jvp=Tru
                     op, call, seed=seed + zlib.crc32(repr(key).encode()), jvp=jvp, gauge=record(target).gauge
                 )
                 _declare_known(outcome, call, known_difference(target, judged))
-        except Exception as e:  # noqa: BLE001 - a bug of this harness, not of jaxderiv: counted apart
+        except FAILURES as e:  # a failure of this harness, not of jaxderiv's: counted apart
             result.skipped[f"harness error: {type(e).__name__}: {str(e)[:80]}"] += 1
             continue
         cache[key] = outcome
@@ -1190,7 +1089,7 @@ def merge(parts: list[Replay]) -> Replay:
 # -- CLI ----------------------------------------------------------------------------------
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m jaxderiv.torch.opinfo",
+        prog="python -m jaxderiv.check.opinfo",
         description="Replay PyTorch's OpInfo samples through jaxderiv and compare with torch.",
     )
     p.add_argument("--registry", choices=["default", "torch"], default="torch")

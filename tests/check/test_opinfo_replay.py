@@ -1,7 +1,8 @@
-"""A CI slice of the OpInfo replay (`jaxderiv.torch.opinfo`): PyTorch's own OpInfo samples for
-15 common ops, every ATen call they make replayed through torch 2.13's registry and compared
-with torch in forward value/dtype, vjp and jvp (float64 and complex128); in-place and `_copy`
-overloads through their functional entries; complex cholesky along Hermitian directions."""
+"""A CI slice of the OpInfo replay (`jaxderiv.check.opinfo`, the comparison core's second source
+of samples): PyTorch's own OpInfo samples for 15 common ops, every ATen call they make replayed
+through torch 2.13's registry and compared with torch in forward value/dtype, vjp and jvp
+(float64 and complex128); in-place and `_copy` overloads through their functional entries;
+complex cholesky along Hermitian directions."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ pytest.importorskip("expecttest")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from jaxderiv.records import record  # noqa: E402
+from jaxderiv.check.torch_compare import to_numpy  # noqa: E402
+from jaxderiv.check.opdb import record  # noqa: E402
 from jaxderiv.forward import implementation  # noqa: E402
+from jaxderiv.torch._resolve import torch_registry  # noqa: E402
 from torch_models import edited_torch_spec  # noqa: E402
 
-opinfo = pytest.importorskip("jaxderiv.torch.opinfo")
+opinfo = pytest.importorskip("jaxderiv.check.opinfo")
 
 OPINFOS = [
     "abs",
@@ -172,7 +175,7 @@ def test_in_place_and_copy_overloads_run_as_their_functional_entries():
         x.clone().copy_(x)
     r = opinfo.Replay(rows={}, missing=collections.defaultdict(set), registry="torch")
     with jax.enable_x64(True):
-        opinfo._compare_calls(opinfo.torch_registry(), rec.calls, "manual", r, {}, 0)
+        opinfo._compare_calls(torch_registry(), rec.calls, "manual", r, {}, 0)
     routed = {
         "add_.Tensor": "add.Tensor",
         "div_.Tensor": "div.Tensor",
@@ -230,7 +233,7 @@ def test_an_entry_without_a_forward_is_missing_not_an_aborted_opinfo():
     overload up built the op, raised TranslationError and dropped the OpInfo's other calls; it is
     now listed as missing, and the rest of the sample is compared."""
     jax.config.update("jax_enable_x64", True)
-    assert opinfo._implemented(opinfo.torch_registry(), "_to_sparse") == (None, None)
+    assert opinfo._implemented(torch_registry(), "_to_sparse") == (None, None)
     r = opinfo.replay("torch", ["to_sparse"], dtypes=(torch.float64,), samples=2)
     assert "to_sparse" not in r.sample_errors, r.sample_errors
     assert "_to_sparse" in r.missing
@@ -243,10 +246,10 @@ def test_an_entry_without_a_forward_is_missing_not_an_aborted_opinfo():
 def test_torchs_storage_less_zero_tangent_is_compared():
     """Found by a larger replay: on a real input torch's forward-mode tangent of slogdet's sign
     is an `_efficientzerotensor`, which `.numpy()` refuses; the call was counted as jvp not
-    applicable (and a zero gradient as a harness error). `to_numpy` materializes it now."""
+    applicable (and a zero gradient as a harness error). The comparison's `to_numpy` materializes it."""
     jax.config.update("jax_enable_x64", True)
     z = torch._efficientzerotensor((2, 3), dtype=torch.float64)
-    assert (opinfo.to_numpy(z) == 0).all() and opinfo.to_numpy(z).shape == (2, 3)
+    assert (to_numpy(z) == 0).all() and to_numpy(z).shape == (2, 3)
     r = opinfo.replay("torch", ["linalg.slogdet"], dtypes=(torch.float64,), samples=2)
     row = r.rows["_linalg_slogdet"]
     assert row.calls > 0 and row.jvp_na == 0 and row.jvp_agree == row.jvp_compared == row.calls, row.messages
@@ -346,9 +349,9 @@ def test_eigenvectors_are_compared_up_to_a_unit_factor_per_column(dtype):
     unit factor) stay a mismatch in every mode."""
     jax.config.update("jax_enable_x64", True)
     call = _eigh_call(getattr(torch, dtype))
-    registry = opinfo.torch_registry()
+    registry = torch_registry()
     op, _ = opinfo._implemented(registry, "_linalg_eigh")
-    gauge = opinfo.record("_linalg_eigh").gauge
+    gauge = record("_linalg_eigh").gauge
     assert gauge is not None and gauge.columns == (1,)
     unit = [-1.0, 1.0, -1.0, 1.0] if dtype == "float64" else [1j, -1.0, (0.6 + 0.8j), -1j]
     flipped = _eigenvectors_times(op, unit)
@@ -381,7 +384,7 @@ def test_declared_differences_are_counted_apart_by_their_records_reason():
     jax.config.update("jax_enable_x64", True)
     r = opinfo.replay("torch", ["triangular_solve"], dtypes=(torch.float64,), samples=3)
     row = r.rows["triangular_solve"]
-    reason = opinfo.record("triangular_solve").difference.reason
+    reason = record("triangular_solve").difference.reason
     assert row.jvp_declared > 0 and row.jvp_mismatch == 0 and row.vjp_agree == row.vjp_compared > 0
     assert r.declared == {("triangular_solve", "jvp", reason): row.jvp_declared}
     assert row.forward_agree == row.calls
@@ -422,7 +425,7 @@ def test_random_overloads_are_compared_in_distribution():
     with torch.no_grad(), rec:
         torch.empty(40, 50, dtype=torch.float64).normal_(0.5, 2.0)
     (call,) = [c for c in rec.calls if c.name == "normal_"]
-    op, _ = opinfo._implemented(opinfo.torch_registry(), "normal_")
+    op, _ = opinfo._implemented(torch_registry(), "normal_")
     assert opinfo._compare_random(op, call, seed=0).forward == "agree"
     scaled = opinfo._compare_random(lambda *a, **k: op(*a, **k) * 1.5, call, seed=0)
     assert scaled.forward == "mismatch" and "Kolmogorov-Smirnov" in scaled.message
@@ -464,8 +467,8 @@ def test_a_full_svds_complement_is_compared_through_its_span():
     with torch.no_grad(), rec:
         torch.linalg.svd(a, full_matrices=True)
     (call,) = [c for c in rec.calls if c.name == "_linalg_svd"]
-    op, _ = opinfo._implemented(opinfo.torch_registry(), "_linalg_svd")
-    gauge = opinfo.record("_linalg_svd").gauge
+    op, _ = opinfo._implemented(torch_registry(), "_linalg_svd")
+    gauge = record("_linalg_svd").gauge
     c, s_ = 0.6, 0.8
 
     def complement(mix):
@@ -511,8 +514,6 @@ def test_float32_samples_agree_at_float32_tolerances():
 def test_a_float32_forward_less_accurate_than_torchs_is_a_mismatch(monkeypatch):
     """Low-precision outputs outside torch.testing's tolerance agree only when as close to torch's
     float64 result as torch's own float32 one: an exp off by 1e-4 relative is still reported."""
-    from jaxderiv.torch._resolve import torch_registry
-
     op = torch_registry().op("exp")
     real = op.impl
     monkeypatch.setattr(op, "impl", lambda x: real(x) * (1 + 1e-4))
