@@ -7,7 +7,7 @@ entries under torch 2.13's own spec build the same rules where the formula text 
 that run compares only the entries whose text differs (or that only torch's file has): there
 the formulas are torch's own, so a difference is a bug in jaxderiv. Known differences are
 declared in the op records with `parity_differs` (by column, with the reason; `torch_spec=True`
-where they hold for torch's own file too) in the family modules of jaxderiv/check/families, and
+where they hold for torch's own file too) beside their forwards in jaxderiv/forward, and
 asserted here as differences, so one that disappears or changes fails. Tolerances are stated
 once, in the comparison core jaxderiv.check.torch_compare (RTOL, ATOL; RTOL32, ATOL32 for the ops
 compared in float32), which the OpInfo replay (tests/check/test_opinfo_replay.py) shares.

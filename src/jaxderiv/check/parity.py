@@ -631,7 +631,7 @@ def counts(rows: list[ParityRow]) -> str:
 
 METHOD = f"""Each op is called on every checker sample (`jaxderiv.check.samples_for`; real, and complex where the
 checker checks complex; `--samples N`: the N smallest that torch accepts) and on the hand-picked kink and tie inputs declared with `kinks` in its op record
-(`jaxderiv.check.opdb`, in the family modules of jaxderiv/check/families), once through jaxderiv and once
+(`jaxderiv.check.opdb`, declared beside each forward in jaxderiv/forward), once through jaxderiv and once
 through `torch.ops.aten.<name>.<overload>` with the same arguments.
 
 - **forward**: values, dtype and shape of every output (random ops: shapes and dtypes only, the values
@@ -669,12 +669,12 @@ def _table(title: str, head: str, items) -> list[str]:
 
 # The heading of the known differences, per `torch_spec` (None: another spec file, none listed).
 _LISTED = {
-    False: "seed files; declared with `parity_differs` in the op records of jaxderiv/check/families",
-    True: "torch's own spec; declared with `parity_differs(..., torch_spec=True)` in the op records of jaxderiv/check/families",
+    False: "seed files; declared with `parity_differs` in the op records of jaxderiv/forward",
+    True: "torch's own spec; declared with `parity_differs(..., torch_spec=True)` in the op records of jaxderiv/forward",
     "newest": "torch 2.14.1's file; declared with `parity_differs(..., newest_spec=True)`, else as for torch's own file, in "
-    "the op records of jaxderiv/check/families",
+    "the op records of jaxderiv/forward",
     "mixed": "per entry by the file it comes from: torch 2.14.1's declarations (`newest_spec`, else torch's own file's, "
-    "`torch_spec=True`) for its entries, the seed files' for the seeds'; in the op records of jaxderiv/check/families",
+    "`torch_spec=True`) for its entries, the seed files' for the seeds'; in the op records of jaxderiv/forward",
 }
 
 

@@ -3,7 +3,7 @@
 An entry's formula is translated into sympy by a small translator of its own (the names
 elementwise formulas use, proof_definitions.FUNCTIONS and METHODS; any other name means no
 proof), and compared with the derivative of the op's sympy definition, its op record's
-`definition` (declared in check/families): `sum_j grads[j] * d out_j / d input` for a backward
+`definition` (declared beside the forward in jaxderiv/forward): `sum_j grads[j] * d out_j / d input` for a backward
 formula (each component of a tuple-returning one against its input), `sum_i d out / d input_i
 * input_i_t` for a `result:` formula. Comparisons, masks and `where` become sympy Piecewise, so
 an op with kinks is compared piece by piece. When the residual is not plainly zero it is

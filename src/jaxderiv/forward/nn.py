@@ -720,7 +720,7 @@ torch_equivalent(
 # schema changes since the seed files: the same computation under torch 2.13's signature
 torch_equivalent(
     Equivalent(
-        lambda aten, a: aten._softmax_backward_data_samples(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
+        lambda aten, a: aten._softmax_backward_data(a["grad_output"], a["output"], a["dim"], a["self"].dtype),
         "torch 2.13 takes ScalarType input_dtype where the seed takes Tensor self",
         True,
     ),

@@ -48,7 +48,7 @@ from .record import (
     ReferenceTolerance,
     Sample,
 )
-from .sample import CUDA_ONLY, DEFAULT_SHAPES, default_samples, draw, matrix, vector
+from .sample import CUDA_ONLY, DEFAULT_SHAPES, default_samples, domain_of, draw, matrix, vector
 from .symbolic import Definition, sp
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "default_samples",
     "definition",
     "domain",
+    "domain_of",
     "draw",
     "gauge",
     "kinks",
