@@ -9,9 +9,10 @@ imports inside functions and imports under `if TYPE_CHECKING:` count too):
   - the shared utilities have one definition, in tensor_utils.py;
   - the formula pipeline imports one way: spec -> grammar -> normalize -> translate -> rules -> op
     -> registry (a stage imports only those before it);
-  - the top-level modules and subpackages import one way, bottom up along LAYERS.
+  - the top-level modules and subpackages import one way, bottom up along LAYERS;
+  - no module imports another module's private names, nor another package's private modules.
 
-Each check is also run on a constructed example it must fail (`test_cycle_finder`,
+Each check is also run on a constructed example it must fail (`test_cycle_finder`, `test_a_private_import_is_found`,
 `test_a_lazy_import_cycle_in_a_new_subpackage_is_found`, `_pipeline_violations`,
 `test_a_lazy_import_against_the_layers_is_found`).
 
@@ -312,3 +313,63 @@ def test_a_lazy_import_against_the_layers_is_found(tmp_path):
     units = _units(tmp_path)
     assert units == {"errors": {"records"}, "records": {"spectools"}, "spectools": {"records"}}
     assert _layer_violations(units) == ["jaxderiv.errors -> jaxderiv.records", "jaxderiv.records -> jaxderiv.spectools"]
+
+
+def _private_imports(root: Path = ROOT) -> list[str]:
+    """Imports of another module's private names: `from .mod import _name` (a function, class or
+    constant of mod), and a private module (`_values`) imported from outside its own package.
+    A private name is its module's own; what another module needs is given a public name."""
+    bad = []
+    for path in sorted((root / "jaxderiv").rglob("*.py")):
+        module = _module_name(path, root)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    target = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                names = [f"{target}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                target, names = "", [a.name for a in node.names]
+            else:
+                continue
+            for full in [target, *names]:
+                if full.split(".")[0] != "jaxderiv":
+                    continue
+                parts = full.split(".")
+                for k, part in enumerate(parts[1:], 1):
+                    if not part.startswith("_") or part.startswith("__"):
+                        continue
+                    owner = ".".join(parts[:k])  # the module or package that the private name belongs to
+                    if _is_module(".".join(parts[: k + 1]), root):
+                        if not _inside(module, owner):
+                            bad.append(f"{module} imports {'.'.join(parts[: k + 1])} (private to {owner})")
+                    elif owner != module:
+                        bad.append(f"{module} imports {owner}.{part}")
+                    break
+    return sorted(set(bad))
+
+
+def test_no_module_imports_another_modules_private_names():
+    bad = _private_imports()
+    assert not bad, f"private names imported from another module (give them a public name): {bad}"
+
+
+def test_a_private_import_is_found(tmp_path):
+    """`from .b import _helper` and another package's private module are caught; a package's
+    own private module and a dunder are not."""
+    top = tmp_path / "jaxderiv"
+    (top / "pkg").mkdir(parents=True)
+    (top / "other").mkdir()
+    for path in (top / "__init__.py", top / "pkg" / "__init__.py", top / "other" / "__init__.py"):
+        path.write_text("")
+    (top / "pkg" / "b.py").write_text("def _helper():\n    pass\n")
+    (top / "pkg" / "_hidden.py").write_text("X = 1\n")
+    (top / "pkg" / "a.py").write_text("from . import _hidden\nfrom .b import _helper\nfrom .. import __version__\n")
+    (top / "other" / "c.py").write_text("from ..pkg._hidden import X\n")
+    assert _private_imports(tmp_path) == [
+        "jaxderiv.other.c imports jaxderiv.pkg._hidden (private to jaxderiv.pkg)",
+        "jaxderiv.pkg.a imports jaxderiv.pkg.b._helper",
+    ]

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from .entry_rules import EntryRules, is_tensor_arg, output_index, output_variable
 from .errors import NotImplementedDerivative, RealOnlyDerivative, TranslationError
 from .normalize import Kind
-from .rules import LinearRule, _like
+from .rules import LinearRule, shaped_like
 from .schema import FunctionSchema
 from .spec import Entry
 
@@ -320,7 +320,7 @@ class Application:
 
         def vjp(*cts):
             gs = self.cotangent_map(xs, ys, list(cts), wanted)
-            return [_like(g, x) for g, x, w in zip(gs, xs, wanted) if w]  # as the engine: summed to x's shape
+            return [shaped_like(g, x) for g, x, w in zip(gs, xs, wanted) if w]  # as the engine: summed to x's shape
 
         return _transpose(vjp, [_zeros_like(y) for y in diff_ys], [t for t in ts if t is not None])
 

@@ -157,10 +157,15 @@ def _coverage(args) -> int:
                 progress=lambda n: bar.update(task, description=n),
                 compilation_cache=default_cache_dir(),
             )
-    print(result.table())
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result.to_json(), f, indent=1)
+    return _report(result.table(), result.to_json(), args.json)
+
+
+def _report(text: str, data, path: str | None) -> int:
+    """Print a command's report and, where --json names a file, write its data there too."""
+    print(text)
+    if path:
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
     return 0
 
 
@@ -259,11 +264,7 @@ def _diff(args) -> int:
         ) as bar:
             task = bar.add_task("", total=len(result.changed))
             result.numeric(progress=lambda n: bar.update(task, advance=1, description=n), seed=args.seed)
-    print(result.to_text())
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result.to_json(), f, indent=1)
-    return 0
+    return _report(result.to_text(), result.to_json(), args.json)
 
 
 def _op(args) -> int:

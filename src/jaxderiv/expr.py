@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from typing import Union
+from collections.abc import Iterator, Sequence
+from typing import Union, cast
 
 # Every node carries `col`, the 1-based column of its first character in the formula
 # text. It is excluded from equality so that `parse(to_source(tree)) == tree`.
@@ -178,6 +178,34 @@ def children(node: Node) -> tuple[Node, ...]:
         case Lambda():
             return (node.body,)
     return ()
+
+
+def with_children(node: Node, kids: Sequence[Node]) -> Node:
+    """`node` with its direct sub-nodes (in `children` order) replaced by `kids`."""
+    match node:
+        case Template():
+            return dataclasses.replace(
+                node, base=cast(Name, kids[0]), args=tuple(kids[1:])
+            )  # its base: the Name it had
+        case Attr():
+            return dataclasses.replace(node, obj=kids[0])
+        case Call():
+            return dataclasses.replace(node, func=kids[0], args=tuple(kids[1:]))
+        case Index():
+            return dataclasses.replace(node, obj=kids[0], index=kids[1])
+        case Unary():
+            return dataclasses.replace(node, operand=kids[0])
+        case Binary():
+            return dataclasses.replace(node, left=kids[0], right=kids[1])
+        case Ternary():
+            return dataclasses.replace(node, cond=kids[0], then=kids[1], other=kids[2])
+        case BraceList():
+            if node.type is None:
+                return dataclasses.replace(node, items=tuple(kids))
+            return dataclasses.replace(node, type=kids[0], items=tuple(kids[1:]))
+        case Lambda():
+            return dataclasses.replace(node, body=kids[0])
+    return node
 
 
 def iter_nodes(node: Node) -> Iterator[Node]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Collection
-from typing import NamedTuple
+from typing import Callable, NamedTuple, TypeVar
 
 from .errors import FormulaError
 from .expr import (
@@ -37,6 +37,8 @@ from .expr import (
 )
 
 __all__ = ["MAX_LENGTH", "MAX_DEPTH", "parse_formula"]
+
+T = TypeVar("T")  # what one item of a comma-separated list parses to
 
 MAX_LENGTH = 20000  # characters in one formula
 MAX_DEPTH = 200  # levels of brackets, operators and template arguments
@@ -68,6 +70,7 @@ _CV_QUALIFIERS = frozenset({"const", "volatile"})
 _BUILTIN_TYPE_WORDS = frozenset(
     {"unsigned", "signed", "short", "long", "int", "char", "float", "double", "bool", "void"}
 )
+
 _UNESCAPES = {letter: char for char, letter in STRING_ESCAPES.items()} | {"'": "'", "?": "?"}
 
 
@@ -250,13 +253,18 @@ class _Parser:
             else:
                 return node
 
+    def separated(self, closer: str, parse: Callable[[], T]) -> list[T]:
+        """What `parse` reads, separated by commas, up to (not past) `closer`."""
+        out = []
+        if not self.at(closer):
+            out.append(parse())
+            while self.accept(","):
+                out.append(parse())
+        return out
+
     def items(self, closer: str, opener: _Token) -> tuple[Node, ...]:
         """Comma-separated expressions up to `closer`; `opener` is already consumed."""
-        items = []
-        if not self.at(closer):
-            items.append(self.expr())
-            while self.accept(","):
-                items.append(self.expr())
+        items = self.separated(closer, self.expr)
         if not self.at(closer):
             raise self.error(f"expected ',' or '{closer}' to close '{opener.text}' opened at column {opener.col}")
         self.advance()
@@ -385,18 +393,10 @@ class _Parser:
     def lambda_(self) -> Lambda:
         """`[captures](type name, ...) { return expr; }`"""
         opener = self.advance()
-        captures = []
-        if not self.at("]"):
-            captures.append(self.capture())
-            while self.accept(","):
-                captures.append(self.capture())
+        captures = self.separated("]", self.capture)
         self.expect("]", f" to close '[' opened at column {opener.col}")
         paren = self.expect("(", " to start the lambda's parameters")
-        params = []
-        if not self.at(")"):
-            params.append(self.parameter())
-            while self.accept(","):
-                params.append(self.parameter())
+        params = self.separated(")", self.parameter)
         self.expect(")", f" to close '(' opened at column {paren.col}")
         brace = self.expect("{", " to start the lambda's body")
         if not self.at_word(("return",)):

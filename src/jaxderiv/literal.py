@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from .entry_rules import is_tensor_arg as _is_tensor_arg
 from .op import Op
 from .registry import default_registry
-from .rules import _like
+from .rules import shaped_like
 
 __all__ = ["vjp_op", "jvp_op"]
 
@@ -82,7 +82,7 @@ def _make(op: Op, kind: str):
             )
             gs = call.cotangent_map(xs, ys, cts, wanted)
             # as in rules.py: summed back over broadcast dimensions, in the input's dtype
-            return _scatter(op, call, [None if g is None else _like(g, x) for g, x in zip(gs, xs)])
+            return _scatter(op, call, [None if g is None else shaped_like(g, x) for g, x in zip(gs, xs)])
 
         fn.defvjp(fwd, bwd)
     else:
@@ -95,7 +95,7 @@ def _make(op: Op, kind: str):
             ys = call.primal(*xs)
             ts = [t if s.arg in op.differentiable_inputs else None for t, s in zip(ts, call.slots)]
             diff = iter(call.tangent_map(xs, ys, ts))
-            out_t = [_like(next(diff), y) if d else jnp.zeros_like(y) for y, d in zip(ys, call.flags)]
+            out_t = [shaped_like(next(diff), y) if d else jnp.zeros_like(y) for y, d in zip(ys, call.flags)]
             return call.pack(ys), call.pack(out_t)
 
         fn.defjvp(jvp)

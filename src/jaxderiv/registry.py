@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import keyword
@@ -16,7 +17,7 @@ from . import helpers as _helpers
 from .errors import JaxderivError, SchemaError
 from .normalize import Kind, normalize
 from .op import Op
-from .schema import Argument
+from .schema import Argument, Type
 from .spec import Entry, Spec, load_seed_spec, load_spec
 
 __all__ = [
@@ -37,6 +38,7 @@ class Registry:
         _helpers.load()
         self.spec = spec if spec is not None else load_spec()
         self._ops: dict[str, Op] = {}
+        self._extended: dict[tuple, Op] = {}
         self._lock = threading.Lock()
         self.aten = _AtenNamespace(self)
 
@@ -52,6 +54,22 @@ class Registry:
                 if impl is not None:
                     check_forward_signature(entry, impl)  # against this registry's spec, as torchgen checks at load
                 found = self._ops[name] = Op(entry, impl, calls=self._entry_call)
+            return found
+
+    def op_with_keyword_tensors(self, name: str, forward: Callable, *extra: str) -> Op:
+        """Entry `name`'s op (its formulas) over `forward`, which takes the keyword-only Tensor
+        arguments `extra` beyond the schema's: what a variant draws for itself (dropout's mask).
+        They must be arguments, not values the forward closes over: JAX may run an op's rule
+        after the trace that drew them has ended (`grad` of a jitted step), and a closed-over
+        traced value would then be stale. They are never differentiated."""
+        with self._lock:
+            found = self._extended.get((name, forward, extra))
+            if found is None:
+                entry = self.spec[name]
+                added = tuple(Argument(n, Type.parse("Tensor"), kwarg_only=True) for n in extra)
+                schema = dataclasses.replace(entry.schema, arguments=entry.schema.arguments + added)
+                found = Op(dataclasses.replace(entry, schema=schema), forward, calls=self._entry_call)
+                self._extended[(name, forward, extra)] = found
             return found
 
     def _entry_call(self, name: str):

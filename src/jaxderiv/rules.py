@@ -91,12 +91,12 @@ def _evaluate(*operands, rule: LinearRule, has_tangent, levels: Levels):
         ts, xs, ys = _split(ops, rule, has_tangent)
         outs = rule.tangent_map(xs, ys, ts)
         diff_ys = [y for y, d in zip(ys, rule.out_differentiable) if d]
-        return [_vary_like(_like(t, y), y) for t, y in zip(outs, diff_ys)]
+        return [_vary_like(shaped_like(t, y), y) for t, y in zip(outs, diff_ys)]
 
     return _batched(tangent, levels, lambda flags: tuple(_in_axes(flags)))(*operands)
 
 
-def _like(value, target):
+def shaped_like(value, target):
     """A formula's value brought to the shape and dtype of the array it stands for.
 
     Like PyTorch's engine (validate_outputs): a gradient of a broadcast input is summed back
@@ -169,7 +169,9 @@ def _transpose(cts, *operands, rule: LinearRule, has_tangent, levels: Levels):
         for i, c in zip(present, given):
             full[i] = c
         grads = rule.cotangent_map(xs, ys, full, wanted)
-        return [_vary_like(_like(g, x), x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)]
+        return [
+            _vary_like(shaped_like(g, x), x) if w else jnp.zeros((), jnp.float32) for g, x, w in zip(grads, xs, wanted)
+        ]
 
     def axes(flags):
         return (_in_axes(flags[n_t : n_t + rule.n_inputs]), _in_axes(flags[n_t + rule.n_inputs :]), 0)

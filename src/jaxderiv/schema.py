@@ -302,7 +302,7 @@ class _Token:
     pos: int  # 0-based offset into the text
 
 
-def _tokenize(text: str, location: Location | None) -> list[_Token]:
+def tokenize(text: str, location: Location | None) -> list[_Token]:
     """Split schema text into tokens, dropping whitespace."""
     tokens = []
     i, n = 0, len(text)
@@ -386,7 +386,7 @@ class _Parser:
         self.text = text
         self.legacy = legacy  # the old form: the returns may be absent
         self.location = location
-        self.tokens = _tokenize(text, location)
+        self.tokens = tokenize(text, location)
         self.i = 0
 
     # -- token helpers
@@ -432,7 +432,7 @@ class _Parser:
     def check_round_trip(self, result: object) -> None:
         """Fail unless `result` prints back to the parsed tokens (whitespace aside)."""
         printed = str(result)
-        if [t.text for t in _tokenize(printed, None)] != [t.text for t in self.tokens]:
+        if [t.text for t in tokenize(printed, None)] != [t.text for t in self.tokens]:
             raise SchemaError(f"{self.text!r} does not round-trip: it prints as {printed!r}", self.location)
 
     # -- grammar

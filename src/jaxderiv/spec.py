@@ -238,7 +238,7 @@ def _marker_text(marker: tuple[str, ...]) -> str:
     return f"{kind} `{what[0]}`" if len(what) == 1 else f"{kind} `{what[1]}` of `{what[0]}`"
 
 
-def _has_marker(content: Content, marker: tuple[str, ...]) -> bool:
+def has_marker(content: Content, marker: tuple[str, ...]) -> bool:
     kind = marker[0]
     if kind == "entry":
         return marker[1] in content.entries
@@ -255,7 +255,7 @@ def detect_version(content: "Mapping[str, Entry] | Content") -> Version:
         content = Content.of(content)
     for release, markers in FINGERPRINTS:
         for m in markers:
-            if _has_marker(content, m):
+            if has_marker(content, m):
                 return Version(release, f"detected from content: {_marker_text(m)}")
     return Version(None, UNDETERMINABLE)
 

@@ -357,7 +357,7 @@ def test_a_derivative_in_another_dtype_than_its_primal_fails():
     checker._compare_dtypes("vjp", P(), good)
     checker._compare_dtypes("jvp", P(), good)
     for mode in ("vjp", "jvp", "vjp_vjp"):
-        with pytest.raises(checker._Mismatch, match="float32 derivative of a float64 value"):
+        with pytest.raises(checker.Mismatch, match="float32 derivative of a float64 value"):
             checker._compare_dtypes(mode, P(), {"ours": [np.ones(3, np.float32)], "plus": [np.ones(3)]})
 
 

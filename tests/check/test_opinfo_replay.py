@@ -19,7 +19,7 @@ import jax.numpy as jnp  # noqa: E402
 from jaxderiv.check.torch_compare import to_numpy  # noqa: E402
 from jaxderiv.check.opdb import record  # noqa: E402
 from jaxderiv.forward import implementation  # noqa: E402
-from jaxderiv.torch._resolve import torch_registry  # noqa: E402
+from jaxderiv.torch.resolve import torch_registry  # noqa: E402
 from torch_models import edited_torch_spec  # noqa: E402
 
 opinfo = pytest.importorskip("jaxderiv.check.opinfo")
@@ -189,7 +189,7 @@ def test_in_place_and_copy_overloads_run_as_their_functional_entries():
         row = r.rows[name]
         assert row.calls == row.forward_agree == row.vjp_agree == row.jvp_agree == 1, (name, row.messages)
     assert r.calls_routed == len(routed)
-    # VariableTypeManual's, no derivatives.yaml entry: run as expand then _to_copy (_variants.py)
+    # VariableTypeManual's, no derivatives.yaml entry: run as expand then _to_copy (a `forward.variant`)
     assert not r.missing
     row = r.rows["copy_"]
     assert row.calls == row.forward_agree == row.vjp_agree == row.jvp_agree == 1, row.messages

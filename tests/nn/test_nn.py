@@ -353,13 +353,13 @@ def test_native_dropout_zero_size_and_refusals(torch_registry):
 
 @pytest.mark.parametrize("train", [True, None])
 def test_native_dropout_with_a_drawn_mask_has_torchs_scales(torch_registry, train):
-    """Training at 0 < p < 1 through jaxderiv.torch's variant (the mask from a key). Its formula
+    """Training at 0 < p < 1 through its variant (the mask from a key). Its formula
     scales the gradient by 1 / (1 - p) when train is True but by 1 when train is None, while
     the forward scales by 1 / (1 - p) in both: torch 2.13 does the same."""
-    from jaxderiv.torch._variants import VARIANTS
+    from jaxderiv.forward import variants
 
     p, x, ct = 0.3, RNG.normal(size=(400,)) + 3, RNG.normal(size=(400,))
-    variant = VARIANTS["native_dropout"]
+    variant = variants()["native_dropout"]
     out, vjp = jax.vjp(lambda x: variant.run(torch_registry, x, p, train, key=jax.random.key(5))[0], jnp.asarray(x))
     (g,) = vjp(jnp.asarray(ct))
     mask = np.asarray(out) != 0

@@ -627,7 +627,7 @@ def test_ops_without_an_aten_derivative_raise_when_differentiated(name, args):
     them so that differentiating raises too (a zero gradient would be silently wrong), and
     only then: the forward runs, under jit as well."""
     from jaxderiv.errors import NotImplementedDerivative
-    from jaxderiv.torch._resolve import resolve, torch_registry
+    from jaxderiv.torch.resolve import resolve, torch_registry
 
     assert torch.randn(2, requires_grad=True).heaviside(torch.zeros(2)).requires_grad
     run = resolve(name, torch_registry()).fn
@@ -896,7 +896,7 @@ def test_embedding_bag_padding_idx_gradient():
     runs its derivatives.yaml formula on the forward's bag_size) is torch's; the padding row
     gets none. _embedding_bag_forward_only has no derivative: differentiating raises."""
     from jaxderiv.errors import NotImplementedDerivative
-    from jaxderiv.torch._resolve import resolve, torch_registry
+    from jaxderiv.torch.resolve import resolve, torch_registry
 
     rng = np.random.default_rng(1)
     w = torch.tensor(rng.normal(size=(5, 3)))
@@ -917,3 +917,24 @@ def test_embedding_bag_padding_idx_gradient():
     only = resolve("_embedding_bag_forward_only", torch_registry()).fn
     with pytest.raises(NotImplementedDerivative):
         jax.grad(lambda a: jnp.sum(only(a, _jax(idx), _jax(offsets), False, 0, False, None, False, 2)[0]))(_jax(w))
+
+
+# -- tril_indices, triu_indices ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+def test_triangle_indices(name):
+    """Every size to 5 x 5 and every offset that matters (and beyond), int64 and int32; a
+    negative size and a float dtype are refused, as torch refuses them."""
+    t = getattr(torch, name)
+    for row, col, offset in itertools.product(range(6), range(6), range(-7, 8)):
+        _agree(name, t, row, col, offset)
+    for dtype in (torch.int32, torch.int64, torch.float32):
+        _agree(name, t, 4, 3, -1, dtype=dtype)
+    _agree(name, t, -1, 3)
+    assert kind_of(name) is OpKind.GRADIENT_FREE
+
+
+def test_triangle_indices_catch_the_other_triangle():
+    """The comparison fails on the other triangle's indices: the two are not interchangeable."""
+    assert _differs(implementation("tril_indices")(4, 3, 0), torch.triu_indices(4, 3, 0))

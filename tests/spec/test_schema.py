@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jaxderiv.errors import Location, SchemaError
-from jaxderiv.schema import BASE_TYPES, Argument, FunctionSchema, Return, Type, _tokenize
+from jaxderiv.schema import BASE_TYPES, Argument, FunctionSchema, Return, Type, tokenize
 
 FORMULAS = Path(__file__).resolve().parents[2] / "formulas"
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the packaged native_functions.yaml is big
@@ -484,7 +484,7 @@ def test_print_then_parse_is_identity(schema):
 @settings(max_examples=200, deadline=None)
 @given(_schemas(), st.data())
 def test_whitespace_between_tokens_is_ignored(schema, data):
-    tokens = _tokenize(str(schema), None)
+    tokens = tokenize(str(schema), None)
     pieces = []
     for tok, following in zip(tokens, tokens[1:]):
         pieces.append(tok.text)

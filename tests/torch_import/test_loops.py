@@ -12,7 +12,7 @@ nn = torch.nn
 import jaxderiv.torch as jt  # noqa: E402
 from jaxderiv.torch._loops import find_loops  # noqa: E402
 from jaxderiv.torch._program import Program  # noqa: E402
-from jaxderiv.torch._resolve import NodeKind  # noqa: E402
+from jaxderiv.torch.resolve import NodeKind  # noqa: E402
 from jaxderiv.torch._steps import Ref, Step  # noqa: E402
 from torch_models import against_torch  # noqa: E402
 

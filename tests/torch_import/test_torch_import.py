@@ -183,7 +183,7 @@ def test_random_constructor_draws_from_the_key_and_carries_no_gradient():
 def test_copy_runs_expand_then_to_copy_with_torchs_gradients(self_dtype, src_dtype, src_shape):
     """`copy_` (VariableTypeManual's derivative): src broadcast and cast; its gradient summed
     to src's shape, the real part for a real src; none for self."""
-    from jaxderiv.torch._resolve import resolve, torch_registry
+    from jaxderiv.torch.resolve import resolve, torch_registry
 
     rng = np.random.default_rng(3)
     target, src = torch.randn(3, 4, dtype=self_dtype), torch.randn(src_shape, dtype=src_dtype)
@@ -208,7 +208,7 @@ def test_copy_gradient_follows_to_copys_formula(tmp_path):
         "  self: _to_copy_backward(grad, self.options())\n",
         "  self: _to_copy_backward(grad * 2, self.options())\n",
     )
-    from jaxderiv.torch._resolve import resolve
+    from jaxderiv.torch.resolve import resolve
 
     fn = resolve("copy_", registry).fn
     g = jax.grad(lambda s: jnp.sum(fn(jnp.zeros((2, 3)), s)))(jnp.ones(3))

@@ -36,26 +36,26 @@ from ..translate import names_called
 from ..spec import Spec, load_spec, shipped_spec_files
 from .compare import (
     AUTODIFF,
-    _Accumulator,
-    _Compiled,
-    _differences,
-    _inexact_cotangents,
-    _input,
+    Accumulator,
+    Compiled,
+    central_differences,
+    inexact_cotangents,
+    input_label,
     check_jit,
-    _Mismatch,
-    _moved_cotangents,
-    _pair,
+    Mismatch,
+    moved_cotangents,
+    real_pairing,
     random_like,
     stack_pair,
 )
-from .elements import _per_element, _rerun
+from .elements import jacobian_by_element, rerun_by_element
 from . import precision
 from .refusals import check_refusals, refused_inputs, states_not_implemented
 from .pool import check_in_workers, compilation_cache as _compilation_cache
 from .tasks import CheckOptions, Task
 from .report import Report, Row
-from .opdb import record
-from ..records import Sample
+from .opdb import families_where, record, traits
+from ..records import Sample, values_with
 from .samples import samples_for
 from . import undefined
 from .transforms import TRANSFORMS, batched_values, compare_batched, compare_stacked_inputs, unjitted
@@ -203,13 +203,7 @@ class _Problem:
         return self.values[i] if j is None else self.values[i][j]
 
     def _with(self, xs):
-        values = [list(v) if isinstance(v, list) else v for v in self.values]
-        for (i, j), x in zip(self.paths, xs):
-            if j is None:
-                values[i] = x
-            else:
-                values[i][j] = x
-        return values
+        return values_with(self.values, self.paths, xs)
 
     def _outputs(self, out):
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -248,7 +242,7 @@ def outputs_of(p) -> list:
     try:
         return jax.eval_shape(p.rule_fn, *p.xs)
     except _UNTRACEABLE:  # value-dependent output shapes: evaluated, as the check will (raising again if wrong)
-        return _Compiled(p.rule_fn)(*p.xs)
+        return Compiled(p.rule_fn)(*p.xs)
 
 
 def _to_jax(v):
@@ -298,11 +292,11 @@ def _third_order_not_applicable(mode: str, op: Op) -> str | None:
     )
 
 
-def _check_sample(
+def check_sample(
     mode: str,
     p,
     rng,
-    acc: _Accumulator,
+    acc: Accumulator,
     tol=Tolerance,
     *,
     thorough: bool = False,
@@ -349,7 +343,7 @@ def _evaluate(mode: str, p, d: dict, tol, thorough: bool) -> dict:
     return v
 
 
-def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
+def _compare(mode: str, p, v: dict, acc: Accumulator, tol, variant: str = ""):
     """The default comparisons: the rule's derivative against JAX autodiff and finite differences."""
     fd_name = f"central finite differences, step {tol.fd_step:g}"
     _compare_dtypes(mode, p, v, variant)
@@ -357,7 +351,7 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
         if v["ref"] is not None:
             for k, (o, r) in enumerate(zip(v["ours"], v["ref"])):
                 acc.compare(f"jvp{variant}", f"output {k}", AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
-        fd = _differences(v["plus"], v["minus"], tol.fd_step)
+        fd = central_differences(v["plus"], v["minus"], tol.fd_step)
         for k, (o, f) in enumerate(zip(v["ours"], fd)):
             acc.compare(f"jvp{variant}", f"output {k}", fd_name, o, f, tol.fd_rtol, tol.fd_atol)
         return
@@ -365,9 +359,9 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
     if mode == "vjp":
         if ref is not None:
             for k, (o, r) in enumerate(zip(ours, ref)):
-                acc.compare(f"vjp{variant}", _input(p, k), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
-        lhs = _pair(ours, v["vs"])
-        rhs = _pair(v["cts"], _differences(v["plus"], v["minus"], tol.fd_step))
+                acc.compare(f"vjp{variant}", input_label(p, k), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
+        lhs = real_pairing(ours, v["vs"])
+        rhs = real_pairing(v["cts"], central_differences(v["plus"], v["minus"], tol.fd_step))
         acc.compare(
             f"vjp{variant}",
             "<vjp(ct), v> summed over every input",
@@ -382,12 +376,12 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
         check = "jvp_vjp (forward-mode derivative of the vjp)"
         if ref is not None:
             for k, (o, r) in enumerate(zip(ours, ref)):
-                acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
-        fd = p.project(_differences(v["plus"], v["minus"], tol.fd_step * 10))
+                acc.compare(check, input_label(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+        fd = p.project(central_differences(v["plus"], v["minus"], tol.fd_step * 10))
         for k, (o, f) in enumerate(zip(ours, fd)):
             acc.compare(
                 check,
-                _input(p, k),
+                input_label(p, k),
                 f"central finite differences of vjp(ct), step {tol.fd_step * 10:g}",
                 o,
                 f,
@@ -402,13 +396,13 @@ def _compare(mode: str, p, v: dict, acc: _Accumulator, tol, variant: str = ""):
     }[mode]
     if ref is not None:
         for k, (o, r) in enumerate(zip(ours, ref)):
-            acc.compare(check, _input(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
+            acc.compare(check, input_label(p, k), AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
     ours_ct, ct_outputs = v.get("ours_ct", []), v.get("ct_outputs", [])
     if v.get("ref_ct") is not None:
         for k, o, r in zip(ct_outputs, ours_ct, v["ref_ct"]):
             acc.compare(check, f"cotangent of output {k}", AUTODIFF, o, r, tol.ref_rtol * 10, tol.ref_atol * 10)
     fd = (np.asarray(v["plus"]) - np.asarray(v["minus"])) / (2 * tol.fd_step * 10)
-    lhs = _pair(ours, v["vs"]) + _pair(ours_ct, v.get("cs", []))
+    lhs = real_pairing(ours, v["vs"]) + real_pairing(ours_ct, v.get("cs", []))
     acc.compare(
         check,
         "<second-order gradient, v> summed over every input" + (" and cotangent" if ct_outputs else ""),
@@ -427,11 +421,11 @@ def _compare_dtypes(mode: str, p, v: dict, variant: str = ""):
     if mode == "jvp":  # `plus` holds the outputs themselves (at a shifted input)
         pairs = [(f"output {k}", o, y) for k, (o, y) in enumerate(zip(v["ours"], v["plus"]))]
     else:
-        pairs = [(_input(p, k), o, x) for k, (o, x) in enumerate(zip(v["ours"], p.xs))]
+        pairs = [(input_label(p, k), o, x) for k, (o, x) in enumerate(zip(v["ours"], p.xs))]
     for side, ours, primal in pairs:
         got, want = np.asarray(ours).dtype, np.asarray(primal).dtype
         if got != want:
-            raise _Mismatch(
+            raise Mismatch(
                 f"{mode}{variant}, {side}: the spec's rule gives a {got} derivative of a {want} value "
                 "(a derivative has its primal's dtype)",
                 float("nan"),
@@ -557,7 +551,7 @@ def _program(mode: str, p, d: dict, tol, thorough: bool = False) -> tuple[Callab
 
 def _cotangents_differentiated(mode: str, cts) -> list[int]:
     """The outputs whose cotangents `mode` differentiates with respect to (COTANGENT_MODES)."""
-    return _inexact_cotangents(cts) if mode in COTANGENT_MODES else []
+    return inexact_cotangents(cts) if mode in COTANGENT_MODES else []
 
 
 def _scalar_in_cotangents(mode: str, fn, cts, ws, n: int, where: Sequence[int]):
@@ -565,7 +559,7 @@ def _scalar_in_cotangents(mode: str, fn, cts, ws, n: int, where: Sequence[int]):
     the outputs `where`; the other cotangents stay constant."""
 
     def scalar(*args):
-        return _scalar_of(mode)(fn, _moved_cotangents(cts, where, args[n:]), ws)(*args[:n])
+        return _scalar_of(mode)(fn, moved_cotangents(cts, where, args[n:]), ws)(*args[:n])
 
     return scalar
 
@@ -611,7 +605,7 @@ def _evaluate_all(work: Sequence[tuple], tol, thorough: bool) -> dict:
 def _or_none(fn: Callable, *args):
     """fn(*args), or None for a reference JAX cannot differentiate: finite differences only."""
     try:
-        return _Compiled(fn)(*args)
+        return Compiled(fn)(*args)
     except _UNTRACEABLE:  # JAX cannot differentiate the reference (or trace it): finite differences only
         return None
 
@@ -619,14 +613,14 @@ def _or_none(fn: Callable, *args):
 def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
     """The same values function by function, for a sample whose reference or shapes defeat one program."""
     if mode in PRECISION_MODES:
-        return precision.evaluate_apart(mode, p, d, _Compiled, _or_none)
+        return precision.evaluate_apart(mode, p, d, Compiled, _or_none)
     xs, vs, cts, ws = p.xs, d["vs"], d["cts"], d["ws"]
     if mode in ("vjp", "jvp"):
         ds = vs if mode == "jvp" else cts
-        rule = _Compiled(lambda xs, ds: _rule_values(mode, p, xs, ds, linearize=False))(list(xs), list(ds))
+        rule = Compiled(lambda xs, ds: _rule_values(mode, p, xs, ds, linearize=False))(list(xs), list(ds))
         out = dict(rule, vs=vs, cts=cts)
         out["ref"] = _or_none(lambda xs, ds: _reference(mode, p.native_fn, xs, ds), list(xs), list(ds))
-        fd_fn = _Compiled(p.fd_fn)
+        fd_fn = Compiled(p.fd_fn)
         plus, minus = _shifted(xs, vs, tol.fd_step)
         out["plus"], out["minus"] = fd_fn(*plus), fd_fn(*minus)
         if thorough and "p_ours" in out:
@@ -635,17 +629,17 @@ def _evaluate_apart(mode: str, p, d: dict, tol, thorough: bool = False) -> dict:
                 out["p_plus"], out["p_minus"] = undefined.shifts(fd_fn, xs, vs, tol.fd_step)
         return out
     if mode == "jvp_vjp":
-        ours = _Compiled(lambda xs, vs: jax.jvp(_backward(p.rule_fn, cts), xs, vs)[1])(tuple(xs), tuple(vs))
+        ours = Compiled(lambda xs, vs: jax.jvp(_backward(p.rule_fn, cts), xs, vs)[1])(tuple(xs), tuple(vs))
         ref = _or_none(lambda xs, vs: jax.jvp(_backward(p.native_fn, cts), xs, vs)[1], tuple(xs), tuple(vs))
-        bwd = _Compiled(_backward(p.rule_fn, cts))
+        bwd = Compiled(_backward(p.rule_fn, cts))
         plus, minus = _shifted(xs, vs, tol.fd_step * 10)
         return {"vs": vs, "cts": cts, "ours": ours, "ref": ref, "plus": bwd(*plus), "minus": bwd(*minus)}
     n, where = len(xs), _cotangents_differentiated(mode, cts)
     args = [*xs, *(cts[k] for k in where)]
     argnums = tuple(range(len(args)))
-    ours = _Compiled(jax.grad(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where), argnums=argnums))(*args)
+    ours = Compiled(jax.grad(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where), argnums=argnums))(*args)
     ref = _or_none(jax.grad(_scalar_in_cotangents(mode, p.native_fn, cts, ws, n, where), argnums=argnums), *args)
-    hv = _Compiled(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where))
+    hv = Compiled(_scalar_in_cotangents(mode, p.rule_fn, cts, ws, n, where))
     plus, minus = _shifted(args, [*vs, *(d["cs"][k] for k in where)], tol.fd_step * 10)
     return {"vs": vs, "plus": hv(*plus), "minus": hv(*minus), **_split_cotangents(ours, ref, d, n, where)}
 
@@ -654,8 +648,9 @@ def _precision_not_applicable(mode: str, op: Op) -> str | None:
     if mode not in PRECISION_MODES:
         return None
     family = op.impl.__module__.rsplit(".", 1)[-1] if op.impl is not None else ""
-    if family not in precision.PRECISION_FAMILIES:
-        return f"{mode} runs cover the elementwise and reduction entries ({', '.join(precision.PRECISION_FAMILIES)}), not {family or 'this family'}"
+    if not traits(family).low_precision:
+        covered = ", ".join(families_where("low_precision"))
+        return f"{mode} runs cover the elementwise and reduction entries ({covered}), not {family or 'this family'}"
     return None
 
 
@@ -727,7 +722,7 @@ def _check_op(
         seconds[mode] += (time.perf_counter() - start) / len(prepared)
     for mode in modes:
         start = time.perf_counter()
-        acc = _Accumulator()
+        acc = Accumulator()
         if (skip_reason := why_not[mode]) is not None:
             rows.append(Row(op.name, mode, "not_applicable", reason=skip_reason, formula=label[mode]))
             continue
@@ -738,7 +733,7 @@ def _check_op(
             row.reason = prep.reason
             checked = 0
             for index, problem in prep.items:
-                _check_sample(
+                check_sample(
                     mode,
                     problem,
                     None,
@@ -752,7 +747,7 @@ def _check_op(
                 if (
                     per_element
                     and mode not in PRECISION_MODES
-                    and _per_element(mode, problem, tol, tol.element_inputs, tol.element_entries)
+                    and jacobian_by_element(mode, problem, tol, tol.element_inputs, tol.element_entries)
                 ):
                     too_large.append(index)
                 checked += 1
@@ -771,7 +766,7 @@ def _check_op(
                 index = None
             elif too_large:
                 row.reason = f"per-element comparison skipped for sample(s) {too_large}: over the size caps of Tolerance.element_inputs/element_entries"
-        except _Mismatch as m:
+        except Mismatch as m:
             assert index is not None  # a mismatch is raised only by comparing a sample
             s, is_complex = cases[index]
             row.status, row.reason = (
@@ -779,7 +774,7 @@ def _check_op(
                 f"{op.name} [{mode}] {_sample_text(index, len(cases), s, is_complex)}: {m}",
             )
             if "per-element Jacobian" not in str(m) and mode not in PRECISION_MODES + THIRD_ORDER_MODES:
-                row.reason += _rerun(mode, problem, tol, per_element)
+                row.reason += rerun_by_element(mode, problem, tol, per_element)
         except NotImplementedDerivative as e:
             row.status, row.reason = "not_applicable", str(e)
         except JaxderivError as e:

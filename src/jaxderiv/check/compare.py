@@ -21,7 +21,7 @@ ACTUAL = "the spec's rule"  # the side under test in every comparison
 AUTODIFF = "JAX autodiff of the forward"
 
 
-class _Mismatch(Exception):
+class Mismatch(Exception):
     """A rule outside the tolerance: the message says where; the errors feed the row's figures."""
 
     def __init__(self, message, abs_err, rel_err):
@@ -29,7 +29,7 @@ class _Mismatch(Exception):
         self.abs_err, self.rel_err = abs_err, rel_err
 
 
-def _errors(actual, expected):
+def errors_between(actual, expected):
     a, e = np.asarray(actual), np.asarray(expected)
     both_nan = np.isnan(a) & np.isnan(e)
     diff = np.where(both_nan, 0.0, np.abs(a - e))
@@ -39,12 +39,12 @@ def _errors(actual, expected):
     return abs_err, rel_err, diff, np.abs(np.where(np.isnan(e), 0, e))
 
 
-def _number(v) -> str:
+def format_number(v) -> str:
     v = complex(v) if np.iscomplexobj(v) else float(v)
     return f"{v.real:.8g}{v.imag:+.8g}j" if isinstance(v, complex) else f"{v:.8g}"
 
 
-class _Accumulator:
+class Accumulator:
     """Worst errors seen over the samples of one op and mode."""
 
     def __init__(self):
@@ -52,16 +52,16 @@ class _Accumulator:
 
     def compare(self, check: str, side: str, reference: str, actual, expected, rtol, atol):
         """Raise _Mismatch, saying where and by how much, unless |actual - expected| <= atol + rtol |expected|."""
-        abs_err, rel_err, diff, scale = _errors(actual, expected)
+        abs_err, rel_err, diff, scale = errors_between(actual, expected)
         self.abs_err, self.rel_err = max(self.abs_err, abs_err), max(self.rel_err, min(rel_err, abs_err))
         bad = diff > atol + rtol * scale
         if np.any(bad):
             index = np.unravel_index(int(np.argmax(diff - rtol * scale)), diff.shape) if diff.ndim else ()
             where = tuple(int(i) for i in index)
-            raise _Mismatch(
+            raise Mismatch(
                 f"{check}, {side}: actual ({ACTUAL}) differs from the reference ({reference}): "
                 f"max |actual - reference| = {abs_err:.3e} at element {where} "
-                f"(actual {_number(np.asarray(actual)[where])}, reference {_number(np.asarray(expected)[where])}); "
+                f"(actual {format_number(np.asarray(actual)[where])}, reference {format_number(np.asarray(expected)[where])}); "
                 f"{int(np.sum(bad))} of {bad.size} element(s) outside the tolerance |actual - reference| <= atol + rtol * |reference|, "
                 f"rtol={rtol:g}, atol={atol:g}",
                 abs_err,
@@ -69,7 +69,7 @@ class _Accumulator:
             )
 
 
-def _input(p, k: int) -> str:
+def input_label(p, k: int) -> str:
     """Differentiable input k as reports name it, with its schema argument where known."""
     name = p.input_name(k) if hasattr(p, "input_name") else None
     return f"input {k}" + (f" (`{name}`)" if name else "")
@@ -117,7 +117,7 @@ UNTRACEABLE: tuple[type[Exception], ...] = (
 )
 
 
-class _Compiled:
+class Compiled:
     """`fn` as one jitted XLA program, or eager where it cannot be traced (value-dependent shapes).
 
     Eager evaluation compiles one small program per primitive and shape; a check runs
@@ -137,12 +137,12 @@ class _Compiled:
         return self.fn(*args)
 
 
-def _pair(a: Sequence, b: Sequence) -> float:
+def real_pairing(a: Sequence, b: Sequence) -> float:
     """Re(sum(a * b)): the pairing under which JAX's vjp is the transpose of its jvp."""
     return float(sum(np.real(np.sum(np.asarray(x) * np.asarray(y))) for x, y in zip(a, b)))
 
 
-def _differences(plus, minus, h):
+def central_differences(plus, minus, h):
     # numpy: in JAX each shape would compile two more tiny programs (same IEEE arithmetic)
     return [(np.asarray(a) - np.asarray(b)) / (2 * h) for a, b in zip(plus, minus)]
 
@@ -152,12 +152,12 @@ def stack_pair(a: Sequence, b: Sequence) -> list:
     return [jnp.stack([x, y]) for x, y in zip(a, b)]
 
 
-def _inexact_cotangents(cts: Sequence) -> list[int]:
+def inexact_cotangents(cts: Sequence) -> list[int]:
     """The outputs whose cotangents a mode may differentiate with respect to (not integer ones)."""
     return [k for k, c in enumerate(cts) if jnp.issubdtype(c.dtype, jnp.inexact)]
 
 
-def _moved_cotangents(cts: Sequence, where: Sequence[int], values: Sequence) -> list:
+def moved_cotangents(cts: Sequence, where: Sequence[int], values: Sequence) -> list:
     """`cts` with the cotangents of the outputs `where` replaced by `values` (traced ones)."""
     moved = list(cts)
     for k, c in zip(where, values):

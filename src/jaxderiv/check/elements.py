@@ -11,7 +11,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import JaxderivError
-from .compare import AUTODIFF, _Compiled, _errors, _inexact_cotangents, _input, _Mismatch, _moved_cotangents, _number
+from .compare import (
+    AUTODIFF,
+    Compiled,
+    errors_between,
+    inexact_cotangents,
+    input_label,
+    Mismatch,
+    moved_cotangents,
+    format_number,
+)
 
 # What JAX raises where a function cannot be traced or transformed: its tracer errors (TypeErrors:
 # ConcretizationTypeError, TracerArrayConversionError, ...; NonConcreteBooleanIndexError, an
@@ -69,7 +78,7 @@ class _Coordinates:
         raise IndexError(k)
 
 
-def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
+def jacobian_by_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     """Compare the full Jacobians of the sample's derivative element by element: the rule's
     (jax.jacrev for vjp, vjp_vjp and vjp_jvp, jax.jacfwd for jvp and jvp_vjp; vjp_vjp's in the
     cotangents too), JAX autodiff's of the forward, and
@@ -80,18 +89,18 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     if mode in ("vjp_vjp", "jvp_vjp"):
         cts = p.directions["cts"]
         if mode == "vjp_vjp":  # the backward in the cotangents too, as gradgradcheck differentiates it
-            where = _inexact_cotangents(cts)
+            where = inexact_cotangents(cts)
             xs += [cts[k] for k in where]
 
         def backward(fn):
             def at(*args):
-                return p.project(list(jax.vjp(fn, *args[:n])[1](_moved_cotangents(cts, where, args[n:]))))
+                return p.project(list(jax.vjp(fn, *args[:n])[1](moved_cotangents(cts, where, args[n:]))))
 
             return at
 
         rule, native = backward(p.rule_fn), backward(p.native_fn)
         fd_base, step, scale = rule, tol.fd_step * 10, 10
-        out_name = lambda k: f"gradient of {_input(p, k)}"  # noqa: E731
+        out_name = lambda k: f"gradient of {input_label(p, k)}"  # noqa: E731
     elif mode == "vjp_jvp":
         ws = tuple(p.directions["ws"])
         rule = lambda *xs: list(jax.jvp(p.rule_fn, tuple(xs), ws)[1])  # noqa: E731
@@ -121,17 +130,17 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
 
     jac = jax.jacfwd if mode in ("jvp", "jvp_vjp") else jax.jacrev
     zero = jnp.zeros((inputs.size,))
-    actual = np.asarray(_Compiled(jac(moved(rule)))(zero))
+    actual = np.asarray(Compiled(jac(moved(rule)))(zero))
     try:
-        ref = np.asarray(_Compiled(jac(moved(native)))(zero))
+        ref = np.asarray(Compiled(jac(moved(native)))(zero))
     except _UNTRACEABLE:  # a forward JAX cannot differentiate: finite differences only
         ref = None
     f = moved(fd_base)
     column = lambda e: (f(e) - f(-e)) / (2 * step)  # noqa: E731
     try:
-        fd = np.asarray(_Compiled(jax.vmap(column))(step * jnp.eye(inputs.size))).T
+        fd = np.asarray(Compiled(jax.vmap(column))(step * jnp.eye(inputs.size))).T
     except _UNTRACEABLE:  # not batchable: one column at a time
-        one = _Compiled(column)
+        one = Compiled(column)
         fd = (
             np.stack([np.asarray(one(step * jnp.eye(inputs.size)[i])) for i in range(inputs.size)], axis=1)
             if inputs.size
@@ -154,33 +163,33 @@ def _per_element(mode: str, p, tol, max_inputs: int, max_entries: int) -> str:
     def entry(j, i):
         ko, wo, po = outputs.locate(j)
         ki, wi, pi = inputs.locate(i)
-        wrt = _input(p, ki) if ki < n else f"cotangent of output {where[ki - n]}"
+        wrt = input_label(p, ki) if ki < n else f"cotangent of output {where[ki - n]}"
         return f"d {out_name(ko)}{list(wo)}{po} / d {wrt}{list(wi)}{pi}"
 
     for expected, name, rtol, atol in comparisons:
-        abs_err, rel_err, diff, mag = _errors(actual, expected)
+        abs_err, rel_err, diff, mag = errors_between(actual, expected)
         limit = atol + rtol * mag
         bad = diff > limit
         if np.any(bad):
             j, i = np.unravel_index(int(np.argmax(diff - limit)), diff.shape)
             fj, fi = np.argwhere(bad)[0]
-            raise _Mismatch(
+            raise Mismatch(
                 f"per-element Jacobian ({outputs.size} x {inputs.size}, {how}) vs {name}: {int(np.sum(bad))} of {bad.size} entries "
                 f"outside |actual - reference| <= atol + rtol * |reference| (rtol={rtol:g}, atol={atol:g}); "
-                f"worst {entry(j, i)}: actual {_number(actual[j, i])}, reference {_number(expected[j, i])}, |difference| {diff[j, i]:.3e}; "
-                f"first {entry(fj, fi)}: actual {_number(actual[fj, fi])}, reference {_number(expected[fj, fi])}",
+                f"worst {entry(j, i)}: actual {format_number(actual[j, i])}, reference {format_number(expected[j, i])}, |difference| {diff[j, i]:.3e}; "
+                f"first {entry(fj, fi)}: actual {format_number(actual[fj, fi])}, reference {format_number(expected[fj, fi])}",
                 abs_err,
                 rel_err,
             )
     return ""
 
 
-def _rerun(mode: str, p, tol, per_element: bool) -> str:
+def rerun_by_element(mode: str, p, tol, per_element: bool) -> str:
     """A failed sample compared again element by element (small samples only, unless per_element)."""
     caps = (tol.element_inputs, tol.element_entries) if per_element else (tol.rerun_inputs, tol.rerun_entries)
     try:
-        note = _per_element(mode, p, tol, *caps)
-    except _Mismatch as m:
+        note = jacobian_by_element(mode, p, tol, *caps)
+    except Mismatch as m:
         return f". Re-run element by element: {m}"
     except _RERUN_FAILURES as e:  # the first failure stands; say why the re-run did not run
         return f". Re-run element by element could not run: {type(e).__name__}: {e}"

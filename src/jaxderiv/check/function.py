@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import JaxderivError
-from .checker import _Accumulator, _check_sample, _Mismatch, outputs_of
+from .checker import Accumulator, check_sample, Mismatch, outputs_of
 from .report import Report, Row
 
 __all__ = ["check_function"]
@@ -118,7 +118,7 @@ def check_function(
         for mode in modes:
             start = time.perf_counter()
             rng = np.random.default_rng(seed)
-            acc = _Accumulator()
+            acc = Accumulator()
             row = Row(label, mode, "passed", formula=f"jaxderiv's rules vs {what}")
             try:
                 if not problem.xs:
@@ -127,8 +127,8 @@ def check_function(
                     row.status, row.reason = "not_applicable", "no floating-point output"
                 else:
                     for _ in range(directions):
-                        _check_sample(mode, problem, rng, acc)
-            except _Mismatch as m:
+                        check_sample(mode, problem, rng, acc)
+            except Mismatch as m:
                 row.status, row.reason = "failed", str(m)
             except _REPORTED as e:  # a derivative that cannot be evaluated is reported in the row
                 row.status, row.reason = "error", f"{type(e).__name__}: {e}"

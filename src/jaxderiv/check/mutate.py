@@ -21,7 +21,6 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from typing import cast
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
@@ -31,17 +30,14 @@ from ..errors import JaxderivError
 from ..expr import (
     Attr,
     Binary,
-    BraceList,
     Call,
     Index,
-    Lambda,
     Name,
     Node,
     Num,
-    Template,
-    Ternary,
     Unary,
     children,
+    with_children,
     to_source,
 )
 from ..normalize import Kind, derivative
@@ -83,34 +79,6 @@ class Mutant:
 # -- tree surgery ------------------------------------------------------------------------
 
 
-def _rebuild(node: Node, kids: list[Node]) -> Node:
-    """`node` with its direct sub-nodes (in `expr.children` order) replaced by `kids`."""
-    match node:
-        case Template():
-            return dataclasses.replace(
-                node, base=cast(Name, kids[0]), args=tuple(kids[1:])
-            )  # its base: the Name it had
-        case Attr():
-            return dataclasses.replace(node, obj=kids[0])
-        case Call():
-            return dataclasses.replace(node, func=kids[0], args=tuple(kids[1:]))
-        case Index():
-            return dataclasses.replace(node, obj=kids[0], index=kids[1])
-        case Unary():
-            return dataclasses.replace(node, operand=kids[0])
-        case Binary():
-            return dataclasses.replace(node, left=kids[0], right=kids[1])
-        case Ternary():
-            return dataclasses.replace(node, cond=kids[0], then=kids[1], other=kids[2])
-        case BraceList():
-            if node.type is None:
-                return dataclasses.replace(node, items=tuple(kids))
-            return dataclasses.replace(node, type=kids[0], items=tuple(kids[1:]))
-        case Lambda():
-            return dataclasses.replace(node, body=kids[0])
-    return node
-
-
 def _rewrites(node: Node, site) -> Iterator[Node]:
     """Every tree made from `node` by rewriting one sub-node `n` into each of `site(n, parent)`."""
 
@@ -119,7 +87,7 @@ def _rewrites(node: Node, site) -> Iterator[Node]:
         kids = list(children(n))
         for i, kid in enumerate(kids):
             for new in walk(kid, n):
-                yield _rebuild(n, kids[:i] + [new] + kids[i + 1 :])
+                yield with_children(n, kids[:i] + [new] + kids[i + 1 :])
 
     yield from walk(node, None)
 
@@ -158,9 +126,9 @@ def _value_read(n: Node, parent: Node | None, names: list[str]) -> bool:
 
 
 def _low_precision_families() -> frozenset[str]:
-    from .precision import PRECISION_FAMILIES
+    from .opdb import families_where
 
-    return frozenset(PRECISION_FAMILIES)
+    return frozenset(families_where("low_precision"))
 
 
 def mutants_of(entry: Entry, formula: Formula, family: str = "") -> list[Mutant]:
@@ -326,12 +294,7 @@ def _copy_spec(path: str, entry: Entry):
 
 
 def run_mutant(
-    mutant: Mutant,
-    entry: Entry,
-    *,
-    seed: int = 0,
-    modes: list[str] | None = None,
-    callers: Sequence[str] | None = None,
+    mutant: Mutant, entry: Entry, *, seed: int = 0, modes: list[str] | None = None, callers: Sequence[str] | None = None
 ) -> dict:
     """Check `mutant` mode by mode (`modes`, default all that apply) until one fails, on the
     entry and `callers` (default: every caller in its file, see `neighbours`; the baseline
@@ -381,7 +344,7 @@ def _baseline(entry: Entry) -> list[str] | None:
     return [c for c in callers if not any(_failing(r) for r in rows if r.op == c)]
 
 
-def _baseline_ok(entry: Entry) -> bool:
+def baseline_ok(entry: Entry) -> bool:
     """Whether the unmutated entry, written the same way, passes every mode (else mutants prove nothing)."""
     return _baseline(entry) is not None
 

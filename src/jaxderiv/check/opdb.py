@@ -8,13 +8,14 @@ of `jaxderiv.forward` has declared its ops' records beside their forwards.
 
 from __future__ import annotations
 
+import sys
 from typing import Mapping
 
 from .. import forward
-from ..records import OpRecord
+from ..records import FamilyTraits, OpRecord
 from ..records.declarations import freeze, lookup, replaced
 
-__all__ = ["database", "record", "replaced", "family_of"]
+__all__ = ["database", "record", "replaced", "family_of", "families_where", "traits"]
 
 
 def family_of(declared: OpRecord) -> str:
@@ -36,3 +37,19 @@ def record(name: str) -> OpRecord:
     """Entry `name`'s record; the empty record where nothing is declared."""
     database()
     return lookup(name)
+
+
+def traits(family: str) -> FamilyTraits:
+    """What family module `family` of `jaxderiv.forward` declares of its ops (its `FAMILY`, a
+    dict of FamilyTraits' fields); no traits for a module that declares none, or for "" (no forward)."""
+    forward.load()
+    module = sys.modules.get(f"{forward.__name__}.{family}") if family else None
+    return FamilyTraits(**getattr(module, "FAMILY", {}))
+
+
+def families_where(trait: str) -> tuple[str, ...]:
+    """The family modules whose `FAMILY` sets `trait` (`"low_precision"`), sorted."""
+    forward.load()
+    prefix = forward.__name__ + "."
+    names = (m[len(prefix) :] for m in list(sys.modules) if m.startswith(prefix))
+    return tuple(sorted(n for n in names if "." not in n and getattr(traits(n), trait)))

@@ -26,8 +26,8 @@ to that argument's dtype. An overload with no derivatives.yaml entry that jaxder
 gradient-free forward (constructors such as `ones`, `full`, `arange`, `empty.memory_format`,
 `*_like`; `argmax`, `logical_not`, ...; `runs_as` kind "constant", as exported graphs run them)
 has its forward compared: values and dtypes, or for the uninitialized constructors
-(`UNINITIALIZED`) shapes and dtypes. Inputs of `HERMITIAN_INPUTS` (cholesky) are compared along
-Hermitian directions only. Identical calls (same overload, shapes, dtypes and non-tensor
+(`UNINITIALIZED`) shapes and dtypes. Inputs a record declares Hermitian (cholesky's
+`hermitian_inputs`) are compared along Hermitian directions only. Identical calls (same overload, shapes, dtypes and non-tensor
 arguments) are compared once. The importer's resolver (`jaxderiv.torch`: `runs_as`, `resolve`,
 its variants) decides how an overload runs, as it does for an exported graph's node.
 
@@ -57,9 +57,7 @@ from .. import forward as _forward
 from ..forward.nondifferentiable import UNINITIALIZED
 from ..records import Gauge
 from ..registry import Registry, default_registry
-from ..torch import _variants
-from ..torch._resolve import NodeKind, aten_name, resolve, runs_as, torch_registry
-from ..torch._values import convert_constant
+from ..torch.resolve import NodeKind, aten_name, convert_constant, resolve, runs_as, torch_registry, variant_op
 from .opdb import record
 from .parity import judged_by_content, known_difference
 from .torch_compare import (
@@ -391,9 +389,6 @@ def _split(b: dict, names: list, kwarg_only: set):
 # a derivative there is defined only along Hermitian directions (torch's OpInfos test them through
 # `gradcheck_wrapper_hermitian_input`). Their gradients are compared by their Hermitian parts and
 # their tangents are Hermitian, when the recorded input is Hermitian. Overload -> argument.
-HERMITIAN_INPUTS = {"cholesky": "self", "linalg_cholesky_ex": "self"}
-
-
 def _herm(x: np.ndarray) -> np.ndarray:
     return (x + np.conj(np.swapaxes(x, -1, -2))) / 2
 
@@ -438,13 +433,13 @@ class _Bound(Case):
                 for i, t in enumerate(v):
                     if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
                         self.targets.append((n, i, t))
-        herm = HERMITIAN_INPUTS.get(call.name)
+        herm = record(call.name).hermitian_inputs
         recorded = dict(zip([n for n in self.names if n not in self.kwarg_only], call.args)) | dict(call.kwargs)
         # the dtypes an in-place overload writes in: jaxderiv's functional result is cast to them
         self.written_dtypes = [recorded[n].dtype for n in self.written if isinstance(recorded.get(n), torch.Tensor)]
         # per target: compared on Hermitian directions only
         self.hermitian = [
-            n == herm and i is None and _is_hermitian(t, getattr(recorded.get(n), "dtype", None))
+            n in herm and i is None and _is_hermitian(t, getattr(recorded.get(n), "dtype", None))
             for n, i, t in self.targets
         ]
         self.jbound = {k: _to_jax(v) for k, v in self.bound.items()}
@@ -600,20 +595,19 @@ def compare_call(op, call: Call, seed: int = 0, *, jvp: bool = True, gauge: Gaug
     except FAILURES as e:  # torch could not re-run it, or a value has no JAX form
         return Outcome("skip", "skip", message=f"not comparable: {type(e).__name__}: {str(e)[:120]}")
     msgs = [fwhy and f"forward {fwhy}"]
-    try:
-        vjp, ve, vwhy = _compare_vjp(op, call, seed, gauge)
-    except _Crash as e:
-        vjp, ve, vwhy = "crash", 0.0, str(e)[:300]
-    if vjp in ("mismatch", "crash"):
-        msgs.append(vwhy if vjp == "crash" else f"vjp {vwhy}")
-    j, je, jwhy = "skip", 0.0, "not compared"
-    if jvp:
+
+    def mode(name, compare):
+        """(status, error, reason) of one mode, a crash included; its message kept for the row."""
         try:
-            j, je, jwhy = _compare_jvp(op, call, seed, gauge)
+            status, error, why = compare(op, call, seed, gauge)
         except _Crash as e:
-            j, je, jwhy = "crash", 0.0, str(e)[:300]
-        if j in ("mismatch", "crash"):
-            msgs.append(jwhy if j == "crash" else f"jvp {jwhy}")
+            status, error, why = "crash", 0.0, str(e)[:300]
+        if status in ("mismatch", "crash"):
+            msgs.append(why if status == "crash" else f"{name} {why}")
+        return status, error, why
+
+    vjp, ve, _ = mode("vjp", _compare_vjp)
+    j, je, jwhy = mode("jvp", _compare_jvp) if jvp else ("skip", 0.0, "not compared")
     return Outcome(
         fwd, vjp, fe, ve, "; ".join(m for m in msgs if m), jvp=j, jvp_error=je, jvp_reason=jwhy if j == "n/a" else ""
     )
@@ -815,8 +809,8 @@ class Replay:
 def _implemented(registry: Registry, name: str):
     """(op, the entry it runs) for an overload: its own entry with a forward, or for an in-place
     or `_copy` overload derivatives.yaml does not list, its functional entry (`add_.Tensor` runs
-    as `add.Tensor`, `expand_copy` as `expand`: `_resolve.runs_as`, as `jaxderiv.torch` runs
-    them), or a variant composing entries' ops (`copy_`: `_variants.py`); (None, None)
+    as `add.Tensor`, `expand_copy` as `expand`: `resolve.runs_as`, as `jaxderiv.torch` runs
+    them), or a variant composing entries' ops (`copy_`: `forward.variant`); (None, None)
     otherwise. An entry without a forward is not built: its formulas need
     not translate (`_to_sparse`'s `.sym_blocksize()`), and building it would abort the OpInfo."""
     if name in registry.spec:
@@ -827,11 +821,8 @@ def _implemented(registry: Registry, name: str):
     if kind is NodeKind.ENTRY and target != name:
         assert target is not None  # runs_as names the entry
         return registry.op(target), target
-    if kind is NodeKind.VARIANT:  # `copy_`: entries' ops composed (`_variants.py`)
-        variant = _variants.VARIANTS[name]
-        run = functools.partial(variant.run, registry)
-        run.differentiable_inputs = variant.differentiable_inputs(registry)  # type: ignore[attr-defined]  # read as Op's
-        return run, name
+    if kind is NodeKind.VARIANT:  # `copy_`: entries' ops composed (`forward.variant`)
+        return variant_op(registry, name), name
     return None, None
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import NotImplementedDerivative, SpecError
 from ..forward import implementation
 from ..op import Op
-from ..records import Difference, Equivalent, Sample
+from ..records import Difference, Equivalent, Sample, values_with
 from ..registry import Registry
 from ..spec import Spec
 from .compare import random_like
@@ -201,14 +201,7 @@ class _Call(Case):
         return args, {a.name: v for a, v in zip(self.arguments, values) if a.kwarg_only}
 
     def _with(self, xs, convert):
-        values = [convert(v) for v in self.values]
-        values = [list(v) if isinstance(v, (list, tuple)) and not isinstance(v, str) else v for v in values]
-        for (i, j), x in zip(self.paths, xs):
-            if j is None:
-                values[i] = x
-            else:
-                values[i][j] = x
-        return values
+        return values_with([convert(v) for v in self.values], self.paths, xs)
 
     def jax(self, *xs):
         args, kwargs = self._split(self._with(xs, lambda v: jnp.asarray(v) if isinstance(v, np.ndarray) else v))

@@ -20,14 +20,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import NotImplementedDerivative
-from .compare import AUTODIFF, _Mismatch, _input
+from .compare import AUTODIFF, Mismatch, input_label
 
-__all__ = ["LOW_PRECISION", "PRECISION_FAMILIES", "Precision"]
+__all__ = ["LOW_PRECISION", "Precision"]
 
 # mode -> (real dtype, complex dtype or None where the dtype has no complex counterpart)
 LOW_PRECISION = {"float32": (np.float32, np.complex64), "bfloat16": (jnp.bfloat16, None)}
-# The forward modules whose entries the low-precision modes cover: elementwise and reductions.
-PRECISION_FAMILIES = ("unary", "binary", "activation", "special", "reductions")
 
 
 class Precision:
@@ -146,13 +144,13 @@ def compare(mode: str, p, v: dict, acc, tol=Precision):
     """Raise _Mismatch where a low-precision derivative loses more than its dtype allows, or its dtype."""
     eps = float(jnp.finfo(LOW_PRECISION[mode][0]).eps)
     ours, ref, exact = v["ours"], v["ref"], v["exact"]
-    sides = [("vjp", k, _input(p, k)) for k in range(len(ours["vjp"]))]
+    sides = [("vjp", k, input_label(p, k)) for k in range(len(ours["vjp"]))]
     sides += [("jvp", k, f"output {k}") for k in range(len(ours.get("jvp", [])))]
     for kind, k, side in sides:
         got = ours[kind][k]
         want_dtype = np.asarray(v["xs"][k]).dtype if kind == "vjp" else np.asarray(ours["out"][k]).dtype
         if np.asarray(got).dtype != want_dtype:
-            raise _Mismatch(
+            raise Mismatch(
                 f"{mode} {kind}, {side}: the spec's rule gives a {np.asarray(got).dtype} derivative of a {want_dtype} value "
                 "(a derivative has its primal's dtype)",
                 float("nan"),
@@ -169,7 +167,7 @@ def compare(mode: str, p, v: dict, acc, tol=Precision):
                 if ref is not None
                 else "not available"
             )
-            raise _Mismatch(
+            raise Mismatch(
                 f"{mode} {kind}, {side}: the spec's rule in {mode} differs from the same rule in float64 by {err:.3e} "
                 f"({rel / eps:.1f} {mode} epsilons of max |derivative| = {scale:.3e}); allowed {allowed:.3e}: the larger of "
                 f"{tol.eps_units:g} epsilons and {tol.autodiff_slack:g} x the error of {AUTODIFF} in {mode}, {ref_text}",

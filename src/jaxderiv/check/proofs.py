@@ -25,7 +25,7 @@ from ..errors import SchemaError
 from ..expr import Attr, Binary, Bool, Call, Index, Name, Node, Num, Str, Ternary, Unary, iter_nodes, to_source
 from ..normalize import Kind, derivative
 from ..spec import Entry, Formula, load_spec
-from .opdb import record
+from .opdb import record, traits
 from ..namespace import lookup
 from .proof_definitions import CONSTANTS, FUNCTIONS, METHODS, OPAQUE, as_condition, as_number
 from ..records.symbolic import Definition
@@ -368,9 +368,6 @@ def mode_proofs(entry: Entry) -> dict[str, str]:
     return {mode: v for mode, v in out.items() if v}
 
 
-_FAMILIES = ("unary", "binary", "activation", "special")
-
-
 def _marker(formula: Formula) -> str:
     """What a formula that states no derivative says: `auto_linear`, `not_implemented_list`."""
     d = derivative(formula)
@@ -393,7 +390,7 @@ def elementwise_entries(spec) -> list[Entry]:
         r = record(name)
         return r.definition is not None or r.without_meaning
 
-    return [e for e in spec if known(e.name) or family(e.name) in _FAMILIES]
+    return [e for e in spec if known(e.name) or traits(family(e.name)).elementwise]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .compare import _Compiled, _input, check_jit, random_like, stack_pair
+from .compare import Compiled, input_label, check_jit, random_like, stack_pair
 
 # "jit": the comparison every run makes (with its batched part), in one jitted program per sample;
 # "nojit": the rule's vjp/jvp evaluated op by op; "vmap": also batched over 2 stacked inputs.
@@ -37,7 +37,7 @@ def batched_values(mode: str, linear, ds) -> dict:
 
 
 def _side(mode: str, p, k: int) -> str:
-    return _input(p, k) if mode == "vjp" else f"output {k}"
+    return input_label(p, k) if mode == "vjp" else f"output {k}"
 
 
 def compare_batched(mode: str, p, v: dict, acc, tol):
@@ -83,7 +83,7 @@ def compare_stacked_inputs(mode: str, p, v: dict, acc, tol, rng):
     def over_inputs(xs, xs2, d, d2):
         return jax.vmap(f)(stack_pair(xs, xs2), stack_pair(d, d2)), f(xs2, d2)
 
-    batched, alone = (check_jit if v["jitted"] else _Compiled)(over_inputs)(xs, xs2, d, d2)
+    batched, alone = (check_jit if v["jitted"] else Compiled)(over_inputs)(xs, xs2, d, d2)
     for s, expected in enumerate((v["ours"], alone)):
         for k, (b, e) in enumerate(zip(batched, expected)):
             acc.compare(

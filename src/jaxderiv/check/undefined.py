@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .compare import AUTODIFF, _differences, _input, _pair
+from .compare import AUTODIFF, central_differences, input_label, real_pairing
 
 ZERO_FILLED = "the same derivative with the undefined parts arrays of zeros"
 
@@ -79,14 +79,14 @@ def compare(mode: str, p, v: dict, acc, tol, thorough: bool):
             check = f"vjp of output {k} alone (the other outputs' cotangents undefined)"
             ours = p.project(ours)
             for i, (o, z) in enumerate(zip(ours, p.project(v["p_zero"][k]))):
-                acc.compare(check, _input(p, i), ZERO_FILLED, o, z, tol.ref_rtol, tol.ref_atol)
+                acc.compare(check, input_label(p, i), ZERO_FILLED, o, z, tol.ref_rtol, tol.ref_atol)
             if not thorough:
                 continue
             if v.get("p_ref") is not None:
                 for i, (o, r) in enumerate(zip(ours, p.project(v["p_ref"][k]))):
-                    acc.compare(check, _input(p, i), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
-            fd = _differences(v["plus"], v["minus"], tol.fd_step)
-            lhs, rhs = _pair(ours, v["vs"]), _pair([v["cts"][k]], [fd[k]])
+                    acc.compare(check, input_label(p, i), AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
+            fd = central_differences(v["plus"], v["minus"], tol.fd_step)
+            lhs, rhs = real_pairing(ours, v["vs"]), real_pairing([v["cts"][k]], [fd[k]])
             acc.compare(
                 check,
                 "<vjp(ct), v> summed over every input",
@@ -98,7 +98,7 @@ def compare(mode: str, p, v: dict, acc, tol, thorough: bool):
             )
     elif mode == "jvp":
         for i, ours in enumerate(v.get("p_ours") or []):
-            check = f"jvp with {_input(p, i)} held fixed (its tangent undefined, the others' random)"
+            check = f"jvp with {input_label(p, i)} held fixed (its tangent undefined, the others' random)"
             for k, (o, z) in enumerate(zip(ours, v["p_zero"][i])):
                 acc.compare(check, f"output {k}", ZERO_FILLED, o, z, tol.ref_rtol, tol.ref_atol)
             if not thorough:
@@ -106,7 +106,7 @@ def compare(mode: str, p, v: dict, acc, tol, thorough: bool):
             if v.get("p_ref") is not None:
                 for k, (o, r) in enumerate(zip(ours, v["p_ref"][i])):
                     acc.compare(check, f"output {k}", AUTODIFF, o, r, tol.ref_rtol, tol.ref_atol)
-            for k, (o, f) in enumerate(zip(ours, _differences(v["p_plus"][i], v["p_minus"][i], tol.fd_step))):
+            for k, (o, f) in enumerate(zip(ours, central_differences(v["p_plus"][i], v["p_minus"][i], tol.fd_step))):
                 acc.compare(
                     check,
                     f"output {k}",

@@ -9,19 +9,37 @@ Each implementation takes the schema's arguments positionally, in schema order: 
 JAX arrays (None for an absent optional), Tensor lists as lists, other arguments as Python
 values with the schema's defaults applied. It returns an array, or a tuple for tuple returns.
 In-place entries (`abs_`) use their out-of-place op's implementation unless they have their own.
+
+An ATen overload that derivatives.yaml does not list but that is a variant of an entry it does
+(`native_dropout`'s mask drawn from a key, `_native_batch_norm_legit_functional`'s running
+statistics, `copy_`) is declared with `variant`, beside that entry's forward: it runs the entry's
+op, so its derivatives are the entry's formulas, and computes what it adds with no gradient.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import dataclasses
+from typing import Any, Callable, Mapping
 
 from ..records import OpKind, declare
 from ..submodules import import_once
 
-__all__ = ["IMPLS", "OpKind", "impl", "implementation", "kind_of", "callable_named", "load"]
+__all__ = [
+    "IMPLS",
+    "OpKind",
+    "Variant",
+    "impl",
+    "implementation",
+    "kind_of",
+    "callable_named",
+    "load",
+    "variant",
+    "variants",
+]
 
 IMPLS: dict[str, Callable] = {}
 _KINDS: dict[str, OpKind] = {}  # the ops whose kind is not DIFFERENTIABLE
+_VARIANTS: dict[str, "Variant"] = {}
 
 
 def impl(*names: str, kind: OpKind = OpKind.DIFFERENTIABLE, **record: Any):
@@ -43,6 +61,47 @@ def impl(*names: str, kind: OpKind = OpKind.DIFFERENTIABLE, **record: Any):
         return fn
 
     return deco
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """An ATen overload that runs the op of derivatives.yaml entry `entry` and adds outputs of
+    its own; `run_with(registry, entry_op, *node_args, **kw)` computes them."""
+
+    entry: str  # the derivatives.yaml entry whose formulas apply
+    run_with: Callable
+    gradient: str  # what the docs table says of its gradient
+    random: bool = False  # takes `key=`: a jax.random key of its own for each node
+    inputs: tuple[str, ...] | None = None  # the arguments it differentiates; None: the entry's
+
+    def differentiable_inputs(self, registry) -> tuple[str, ...]:
+        return self.inputs if self.inputs is not None else tuple(registry.op(self.entry).differentiable_inputs)
+
+    def run(self, registry, *args, **kwargs):
+        return self.run_with(registry, registry.op(self.entry), *args, **kwargs)
+
+    def describe(self, registry) -> str:
+        return f"{registry.spec[self.entry].location} ({self.entry}'s formulas; {self.gradient})"
+
+
+def variant(*names: str, entry: str, gradient: str, random: bool = False, inputs: tuple[str, ...] | None = None):
+    """Register the decorated `run_with(registry, entry_op, *args, **kw)` as the overloads
+    `names`, variants of `entry` (see the module docstring and `Variant`)."""
+
+    def deco(fn):
+        for n in names:
+            if n in _VARIANTS:
+                raise ValueError(f"variant {n!r} registered twice")
+            _VARIANTS[n] = Variant(entry, fn, gradient, random, inputs)
+        return fn
+
+    return deco
+
+
+def variants() -> Mapping[str, Variant]:
+    """Every declared variant, by overload name (the family modules are imported first)."""
+    load()
+    return _VARIANTS
 
 
 def _registered_name(name: str) -> str | None:

@@ -1,5 +1,5 @@
 """Sample makers the linear-algebra families share (linalg.py, householder.py,
-linalg_factorizations.py): well-posed matrices and the `_register` of their cases."""
+linalg_factorizations.py): well-posed matrices and `register_matrix_cases`, which declares their cases."""
 
 from __future__ import annotations
 
@@ -13,50 +13,50 @@ from ..records import Sample, complex_ok, samples
 from ..tensor_utils import mH
 
 
-def _rand(rng, shape, dtype):
+def random_matrix(rng, shape, dtype):
     x = rng.normal(size=shape)
     if np.issubdtype(dtype, np.complexfloating):
         x = x + 1j * rng.normal(size=shape)
     return x.astype(dtype)
 
 
-def _mH_numpy(x):
+def mH_numpy(x):
     """tensor_utils.mH computed in NumPy: a sample stays a NumPy array."""
     return mH(x, xp=np)
 
 
-def _well_conditioned(rng, shape, dtype):
+def well_conditioned(rng, shape, dtype):
     n = shape[-1]
-    return _rand(rng, shape, dtype) * 0.3 + 2 * np.eye(n, dtype=dtype)
+    return random_matrix(rng, shape, dtype) * 0.3 + 2 * np.eye(n, dtype=dtype)
 
 
-def _spd(rng, shape, dtype):
-    x = _rand(rng, shape, dtype)
-    return x @ _mH_numpy(x) + shape[-1] * np.eye(shape[-1], dtype=dtype)
+def spd(rng, shape, dtype):
+    x = random_matrix(rng, shape, dtype)
+    return x @ mH_numpy(x) + shape[-1] * np.eye(shape[-1], dtype=dtype)
 
 
-def _lower_factor(rng, shape, dtype):
+def lower_factor(rng, shape, dtype):
     """A Cholesky factor: lower triangular with a real positive diagonal (LAPACK's potri and
     potrs, torch's cholesky_inverse and cholesky_solve, read only the diagonal's real part)."""
-    return np.tril(_rand(rng, shape, dtype) * 0.3, -1) + (2 + 0.3 * np.abs(rng.normal(size=shape[-1]))) * np.eye(
-        shape[-1], dtype=dtype
-    )
+    return np.tril(random_matrix(rng, shape, dtype) * 0.3, -1) + (
+        2 + 0.3 * np.abs(rng.normal(size=shape[-1]))
+    ) * np.eye(shape[-1], dtype=dtype)
 
 
-def _spread_singular_values(rng, shape, dtype):
+def spread_singular_values(rng, shape, dtype):
     """Q1 diag(1.5, 2.5, ...) Q2ᴴ: singular values 1 apart."""
     m, n = shape[-2:]
     k = min(m, n)
-    q1 = np.linalg.qr(_rand(rng, shape[:-2] + (m, m), dtype))[0][..., :k]
-    q2 = np.linalg.qr(_rand(rng, shape[:-2] + (n, n), dtype))[0][..., :k]
-    return (q1 * (1.5 + np.arange(k))) @ _mH_numpy(q2)
+    q1 = np.linalg.qr(random_matrix(rng, shape[:-2] + (m, m), dtype))[0][..., :k]
+    q2 = np.linalg.qr(random_matrix(rng, shape[:-2] + (n, n), dtype))[0][..., :k]
+    return (q1 * (1.5 + np.arange(k))) @ mH_numpy(q2)
 
 
-def _hermitian(x):
-    return (x + _mH_numpy(x)) / 2
+def hermitian(x):
+    return (x + mH_numpy(x)) / 2
 
 
-def _squares(x):
+def squares(x):
     return x * x.conj()
 
 
@@ -78,7 +78,7 @@ def _calls_conj(tree) -> bool:
     )
 
 
-def _register(*names, cases, complex_=True):
+def register_matrix_cases(*names, cases, complex_=True):
     """`cases(rng, dtype) -> [Sample]`, registered for each op of names."""
 
     @samples(*names)
@@ -98,11 +98,11 @@ def _register(*names, cases, complex_=True):
         complex_ok(*names)
 
 
-def _s(label, outputs=None, tangents=None, **kwargs):
+def labelled_sample(label, outputs=None, tangents=None, **kwargs):
     return Sample((), kwargs, label, outputs=outputs, tangents=tangents)
 
 
-def _householder(r, d, shape=(4, 3)):
+def householder(r, d, shape=(4, 3)):
     """LAPACK's geqrf reflectors of a random matrix (what orgqr, ormqr and linalg_householder_product are given)."""
-    a, tau = np.linalg.qr(_rand(r, shape, d), mode="raw")
+    a, tau = np.linalg.qr(random_matrix(r, shape, d), mode="raw")
     return np.ascontiguousarray(np.swapaxes(a, -1, -2)), tau

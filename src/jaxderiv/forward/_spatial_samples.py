@@ -10,11 +10,11 @@ import numpy as np
 from ..records import Sample, samples
 
 
-def _normal(rng, *shape):
+def standard_normal(rng, *shape):
     return rng.normal(size=shape)
 
 
-def _register(name, *variants):
+def register_spatial_samples(name, *variants):
     """`variants`: functions rng -> keyword arguments of one sample."""
 
     @samples(name)

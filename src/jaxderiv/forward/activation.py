@@ -30,7 +30,7 @@ from ..records import (
     vector,
 )
 from ..records.symbolic import sp
-from . import impl
+from . import impl, variant
 
 
 def _require_floating(name: str, x) -> None:
@@ -157,6 +157,28 @@ def rrelu_with_noise_functional(self, noise, lower=0.125, upper=0.33333333333333
     return out, jnp.where(self > 0, jnp.ones((), dtype), jnp.full((), lower, dtype))
 
 
+@variant(
+    "rrelu_with_noise_functional",
+    entry="rrelu_with_noise_functional",
+    gradient="the entry's formulas, the slopes drawn from apply's key",
+    random=True,
+)
+def rrelu_with_noise_functional_variant(
+    registry, op, self, noise, lower=0.125, upper=0.3333333333333333, training=False, generator=None, *, key=None
+):
+    """`rrelu_with_noise_functional` in training: ATen draws each slope into `noise` (U(lower,
+    upper) where self <= 0, 1 elsewhere) and its formula reads `noise` for the gradient. The
+    functional graph hands it an empty tensor, so the slopes are drawn from the node's key and
+    passed as `noise`: the output is self * noise and the gradient the entry's formula of it."""
+    x = jnp.asarray(self)
+    if training and upper - lower > 1e-6:
+        if key is None and generator is None:
+            raise ValueError("rrelu in training mode draws its slopes: pass key=jax.random.key(...) to apply()")
+        slopes = jax.random.uniform(key if generator is None else generator, x.shape, x.dtype, lower, upper)
+        noise = jnp.where(x > 0, jnp.ones((), x.dtype), slopes)
+    return op(self, noise, lower, upper, training)
+
+
 @impl("rrelu_with_noise_backward")
 def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, self_is_result):
     if training and upper - lower > 1e-6:
@@ -167,7 +189,7 @@ def rrelu_with_noise_backward(grad_output, self, noise, lower, upper, training, 
 # -- prelu: a learnt slope per channel (dimension 1) -------------------------------------------
 
 
-def _prelu_weight(self, weight):
+def prelu_weight(self, weight):
     """The weight shaped to broadcast over self: one slope, or one per channel (dimension 1)."""
     n = weight.size
     if n != 1:
@@ -186,7 +208,7 @@ def _prelu_weight(self, weight):
     return weight.reshape(shape)
 
 
-def _sum_to_weight(value, weight, self):
+def sum_to_weight(value, weight, self):
     """Sum a per-element gradient to the weight: over everything but the channels."""
     keep = (1,) if weight.size != 1 and self.ndim > 1 else ()
     axes = tuple(d for d in range(value.ndim) if d not in keep)
@@ -200,17 +222,17 @@ def prelu(self, weight):
         raise TypeError(
             f"prelu: self ({jnp.result_type(self)}) and weight ({jnp.result_type(weight)}) must have the same dtype"
         )
-    return jnp.where(self > 0, self, _prelu_weight(self, weight) * self)
+    return jnp.where(self > 0, self, prelu_weight(self, weight) * self)
 
 
 @impl("prelu_backward")
 def prelu_backward(grad_output, self, weight):
     """(grad * (x > 0 ? 1 : w), sum of grad * (x > 0 ? 0 : x) per channel)."""
-    w = _prelu_weight(self, weight)
+    w = prelu_weight(self, weight)
     positive = self > 0
     grad_self = jnp.where(positive, grad_output, w * grad_output)
     grad_weight = jnp.where(positive, 0, self * grad_output)
-    return grad_self, _sum_to_weight(grad_weight, weight, self)
+    return grad_self, sum_to_weight(grad_weight, weight, self)
 
 
 # -- smooth activations -------------------------------------------------------------------------
@@ -255,23 +277,23 @@ def gelu(self, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF: the exact erf form, or with approximate='tanh'
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     _require_floating("gelu", self)
-    if _gelu_tanh(approximate):
-        return 0.5 * self * (1 + jnp.tanh(_gelu_inner(self)))
+    if gelu_tanh(approximate):
+        return 0.5 * self * (1 + jnp.tanh(gelu_inner(self)))
     return self * _normal_cdf(self)
 
 
-def _gelu_tanh(approximate: str) -> bool:
+def gelu_tanh(approximate: str) -> bool:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
     return approximate == "tanh"
 
 
-_GELU_BETA = math.sqrt(2 / math.pi)
-_GELU_KAPPA = 0.044715
+GELU_BETA = math.sqrt(2 / math.pi)
+GELU_KAPPA = 0.044715
 
 
-def _gelu_inner(x):
-    return _GELU_BETA * (x + _GELU_KAPPA * x * x * x)
+def gelu_inner(x):
+    return GELU_BETA * (x + GELU_KAPPA * x * x * x)
 
 
 def _normal_cdf(x):
@@ -282,9 +304,9 @@ def _normal_cdf(x):
 def gelu_backward(grad_output, self, approximate="none"):
     """grad * (Phi(x) + x * phi(x)), phi the standard normal density; with approximate='tanh'
     grad * (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = beta (x + kappa x^3)."""
-    if _gelu_tanh(approximate):
-        t = jnp.tanh(_gelu_inner(self))
-        du = _GELU_BETA * (1 + 3 * _GELU_KAPPA * self * self)
+    if gelu_tanh(approximate):
+        t = jnp.tanh(gelu_inner(self))
+        du = GELU_BETA * (1 + 3 * GELU_KAPPA * self * self)
         return grad_output * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * du)
     pdf = jnp.exp(-0.5 * self * self) / math.sqrt(2 * math.pi)
     return grad_output * (_normal_cdf(self) + self * pdf)
@@ -408,7 +430,11 @@ def hardswish_backward(grad_output, self):
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
-#
+
+# The family's traits (records.FamilyTraits; jaxderiv.check.opdb.traits reads them):
+# elementwise (listed for the sympy proofs), checked in float32 and bfloat16 too.
+FAMILY = {"elementwise": True, "low_precision": True}
+
 # Checker samples for the pointwise activations: inputs kept clear of every kink.
 #
 # Finite differences cannot judge a derivative at a kink, so each op's inputs stay at least

@@ -16,10 +16,10 @@ import jax.numpy as jnp
 
 from ..records import CUDA_ONLY, Equivalent, known_failure, parity_differs, samples, torch_equivalent
 from . import impl
-from ._spatial_samples import _register
-from .conv import _DEPTHWISE, _conv_entry, convolution
+from ._spatial_samples import register_spatial_samples
+from .conv import DEPTHWISE, conv_entry, convolution
 from .nn import linear, linear_samples
-from .pooling import _MAX2, _MAX3, _P2, _P3, _pool, adaptive_avg_pool, max_pool
+from .pooling import MAX2, MAX3, P2, P3, pool_sample, adaptive_avg_pool, max_pool
 
 
 @impl("_conv_depthwise2d", "conv_depthwise3d")
@@ -78,11 +78,13 @@ def mkldnn_adaptive_avg_pool2d(self, output_size):
 # 5, 5] to have 1 channels"). Autograd never reaches these formulas in torch (its depthwise
 # convolutions differentiate through `convolution`), so the spec bug is latent; the checker runs
 # the entries on two channels and reports the failure as known.
-_register("_conv_depthwise2d", _conv_entry("", _DEPTHWISE, n=2, groups=2, depthwise=True))
-_register("conv_depthwise3d", _conv_entry("", _DEPTHWISE, n=3, groups=2, depthwise=True))
-_register("mkldnn_max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
-_register("mkldnn_max_pool3d", *[_pool(_P3, **v) for v in _MAX3])
-_register("mkldnn_adaptive_avg_pool2d", *[_pool((2, 2, 6, 4), output_size=s) for s in ((3, 2), (2, 4), (6, 1))])
+register_spatial_samples("_conv_depthwise2d", conv_entry("", DEPTHWISE, n=2, groups=2, depthwise=True))
+register_spatial_samples("conv_depthwise3d", conv_entry("", DEPTHWISE, n=3, groups=2, depthwise=True))
+register_spatial_samples("mkldnn_max_pool2d", *[pool_sample(P2, **v) for v in MAX2])
+register_spatial_samples("mkldnn_max_pool3d", *[pool_sample(P3, **v) for v in MAX3])
+register_spatial_samples(
+    "mkldnn_adaptive_avg_pool2d", *[pool_sample((2, 2, 6, 4), output_size=s) for s in ((3, 2), (2, 4), (6, 1))]
+)
 samples("mkldnn_linear")(linear_samples)
 known_failure(
     "torch 2.13's formula passes groups=1 to convolution_backward: wrong for a depthwise weight of C > 1 "

@@ -36,6 +36,7 @@ from ..records import (
 from ..records.symbolic import sp
 from . import impl
 
+
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 # The dtype ATen gives a wrapped number of each category: the default dtypes.
 _WRAPPED = {
@@ -340,7 +341,11 @@ for _name, _fn in _COMPARISONS.items():
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
-#
+
+# The family's traits (records.FamilyTraits; jaxderiv.check.opdb.traits reads them):
+# elementwise (listed for the sympy proofs), checked in float32 and bfloat16 too.
+FAMILY = {"elementwise": True, "low_precision": True}
+
 # Checker inputs of the elementwise binary and ternary ops: Scalars, bounds, and gaps from kinks.
 #
 # Each op's samples are the default shapes (same shape, broadcasting, 0-d) for each variant of

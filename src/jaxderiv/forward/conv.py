@@ -17,10 +17,10 @@ from jax import lax
 
 from ..records import CUDA_ONLY, Equivalent, known_failure, parity_differs, torch_equivalent
 from . import impl
-from ._spatial_samples import _normal, _register
+from ._spatial_samples import standard_normal, register_spatial_samples
 
 
-def _tuple(v, n: int) -> tuple:
+def spatial_tuple(v, n: int) -> tuple:
     """An int[] argument expanded to n spatial dims (ATen repeats a single value); a formula's
     brace initializer `{{1, 1}}` arrives wrapped once more."""
     v = tuple(v) if isinstance(v, (tuple, list)) else (v,)
@@ -44,9 +44,9 @@ def _conv(x, w, stride, padding, dilation, groups):
     return lax.conv_general_dilated(
         x,
         w,
-        _tuple(stride, n),
-        [(p, p) for p in _tuple(padding, n)],
-        rhs_dilation=_tuple(dilation, n),
+        spatial_tuple(stride, n),
+        [(p, p) for p in spatial_tuple(padding, n)],
+        rhs_dilation=spatial_tuple(dilation, n),
         dimension_numbers=_dims(x),
         feature_group_count=groups,
         precision=lax.Precision.HIGHEST,
@@ -56,7 +56,9 @@ def _conv(x, w, stride, padding, dilation, groups):
 def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
     """The adjoint of `_conv` with weight w (I O/groups k...): a dilated-input convolution."""
     n = x.ndim - 2
-    stride, padding, dilation, output_padding = (_tuple(v, n) for v in (stride, padding, dilation, output_padding))
+    stride, padding, dilation, output_padding = (
+        spatial_tuple(v, n) for v in (stride, padding, dilation, output_padding)
+    )
     cin, cout_g, *k = w.shape
     w = jnp.reshape(w, (groups, cin // groups, cout_g, *k))
     w = jnp.reshape(jnp.swapaxes(w, 1, 2), (groups * cout_g, cin // groups, *k))
@@ -81,7 +83,7 @@ def _weight_grad(x, grad, wshape, stride, padding, dilation, groups):
     feature dim, grad the kernel, the stride its dilation and the dilation the window stride;
     each group of output channels reads its own group of input channels (batch groups)."""
     n = x.ndim - 2
-    s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))
+    s, p, d = (spatial_tuple(v, n) for v in (stride, padding, dilation))
     k = tuple(wshape[2:])
     # the high padding that ends the last window at kernel tap k - 1 (may drop input at the end)
     pads = [
@@ -147,7 +149,7 @@ def convolution_backward(
             gi = gi[(..., *(slice(0, i) for i in input.shape[2:]))]
         else:
             # the output_padding that gives back input's size from grad_output's
-            s, p, d = (_tuple(v, n) for v in (stride, padding, dilation))
+            s, p, d = (spatial_tuple(v, n) for v in (stride, padding, dilation))
             extra = [
                 i - ((o - 1) * ss - 2 * pp + dd * (kk - 1) + 1)
                 for i, o, ss, pp, dd, kk in zip(input.shape[2:], grad_output.shape[2:], s, p, d, weight.shape[2:])
@@ -359,7 +361,7 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
     """The adjoint of im2col: every column entry added back into its pixel of (N, C, H, W)."""
     kh, kw = kernel_size
     c = self.shape[1] // (kh * kw)
-    s, p, d = (_tuple(v, 2) for v in (stride, padding, dilation))
+    s, p, d = (spatial_tuple(v, 2) for v in (stride, padding, dilation))
     blocks = [(o + 2 * pp - dd * (k - 1) - 1) // ss + 1 for o, pp, dd, k, ss in zip(output_size, p, d, kernel_size, s)]
     cols = jnp.reshape(self, (self.shape[0], self.shape[1], *blocks))
     extra = [
@@ -426,7 +428,7 @@ def _out_size(size, k, s, p, d, transposed, op=0):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
-def _conv_entry(
+def conv_entry(
     name,
     arg_names,
     n,
@@ -456,9 +458,9 @@ def _conv_entry(
     op = output_padding if transposed else 0
 
     def make(rng):
-        values = {arg_names[0]: _normal(rng, *x_shape), "weight": _normal(rng, *w_shape)}
+        values = {arg_names[0]: standard_normal(rng, *x_shape), "weight": standard_normal(rng, *w_shape)}
         if bias:
-            values["bias"] = _normal(rng, cout)
+            values["bias"] = standard_normal(rng, cout)
         named = {
             "stride": (stride,) * n,
             "padding": (padding,) * n,
@@ -479,7 +481,7 @@ def _conv_entry(
             out = tuple(
                 _out_size(x_shape[2 + i], w_shape[2 + i], stride, padding, dilation, transposed, op) for i in range(n)
             )
-            values["grad_output"] = _normal(rng, x_shape[0], cout, *out)
+            values["grad_output"] = standard_normal(rng, x_shape[0], cout, *out)
             values["output_mask"] = mask
         for k in arg_names:
             if k not in values and k in ("columns", "ones", "finput", "fgrad_input"):
@@ -566,7 +568,7 @@ for _name, (_args, _kw) in _CONV.items():
         ]
     else:
         variants = [_kw]
-    _register(_name, *[_conv_entry(_name, _args, **v) for v in variants])
+    register_spatial_samples(_name, *[conv_entry(_name, _args, **v) for v in variants])
 
 _BACKWARD = {  # backward entry: its forward's argument names
     "convolution_backward_overrideable": "convolution_overrideable",
@@ -593,33 +595,42 @@ for _name, _fwd in _BACKWARD.items():
         variants = [dict(n=1), dict(n=2, groups=2, dilation=2)]
     else:
         variants = [_kw]
-    _register(
+    register_spatial_samples(
         _name,
         *[
-            _conv_entry(_name, _args, **{**v, "bias": False, "backward": True, "mask": ALL[:2] if two else ALL})
+            conv_entry(_name, _args, **{**v, "bias": False, "backward": True, "mask": ALL[:2] if two else ALL})
             for v in variants
         ],
     )
 
-_DEPTHWISE = ("self", "kernel_size", "stride", "padding", "dilation")
-_register("thnn_conv_depthwise2d_forward", _conv_entry("", _DEPTHWISE, n=2, groups=2, depthwise=True))
-_register(
+DEPTHWISE = ("self", "kernel_size", "stride", "padding", "dilation")
+register_spatial_samples("thnn_conv_depthwise2d_forward", conv_entry("", DEPTHWISE, n=2, groups=2, depthwise=True))
+register_spatial_samples(
     "thnn_conv_depthwise2d_backward.output_mask",
-    _conv_entry("", _DEPTHWISE, n=2, groups=2, depthwise=True, bias=False, backward=True, mask=(True, True)),
+    conv_entry("", DEPTHWISE, n=2, groups=2, depthwise=True, bias=False, backward=True, mask=(True, True)),
 )
 
 
-_register("_nnpack_spatial_convolution", _conv_entry("", ("input", "padding", "stride"), n=2, stride=1))
-_register(
+register_spatial_samples("_nnpack_spatial_convolution", conv_entry("", ("input", "padding", "stride"), n=2, stride=1))
+register_spatial_samples(
     "conv_tbc",
-    lambda rng: {"self": _normal(rng, 6, 2, 3), "weight": _normal(rng, 3, 3, 2), "bias": _normal(rng, 2), "pad": 1},
+    lambda rng: {
+        "self": standard_normal(rng, 6, 2, 3),
+        "weight": standard_normal(rng, 3, 3, 2),
+        "bias": standard_normal(rng, 2),
+        "pad": 1,
+    },
 )
 # im2col and col2im (and their backwards, each the other) of a (2, 2, 5, 6) image, 2x3 kernel
 _UNFOLD = {"kernel_size": (2, 3), "dilation": (1, 2), "padding": (1, 0), "stride": (2, 1)}
-_register("im2col", lambda rng: {"self": _normal(rng, 2, 2, 5, 6), **_UNFOLD})
-_register("col2im", lambda rng: {"self": _normal(rng, 2, 12, 6), "output_size": (5, 6), **_UNFOLD})
-_register("im2col_backward", lambda rng: {"grad_output": _normal(rng, 2, 12, 6), "input_size": (5, 6), **_UNFOLD})
-_register("col2im_backward", lambda rng: {"grad_output": _normal(rng, 2, 2, 5, 6), **_UNFOLD})
+register_spatial_samples("im2col", lambda rng: {"self": standard_normal(rng, 2, 2, 5, 6), **_UNFOLD})
+register_spatial_samples(
+    "col2im", lambda rng: {"self": standard_normal(rng, 2, 12, 6), "output_size": (5, 6), **_UNFOLD}
+)
+register_spatial_samples(
+    "im2col_backward", lambda rng: {"grad_output": standard_normal(rng, 2, 12, 6), "input_size": (5, 6), **_UNFOLD}
+)
+register_spatial_samples("col2im_backward", lambda rng: {"grad_output": standard_normal(rng, 2, 2, 5, 6), **_UNFOLD})
 
 
 _OVERRIDEABLE_BUG = (

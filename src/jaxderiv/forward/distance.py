@@ -61,7 +61,7 @@ def _pair_grad(diff, grad, dist, p):
     return jnp.where(zero, 0.0, diff * a ** (p - 2) * grad / safe ** (p - 1))
 
 
-def _pair_grad_partials(diff, dist, p):
+def pair_grad_partials(diff, dist, p):
     """The pieces of `_pair_grad` = grad * u(diff, dist), with `dist` an input of its own (as the
     backward ops take it): u, its elementwise derivative in diff (the Jacobian is diagonal) and
     its derivative in dist. u is piecewise constant for p in {0, 1, inf}; otherwise
@@ -82,7 +82,7 @@ def _pair_grad_partials(diff, dist, p):
 # -- pdist: the distances between the rows of one matrix, i < j in row-major order -------------
 
 
-def _pairs(n):
+def pairs(n):
     i, j = np.triu_indices(n, 1)
     return jnp.asarray(i), jnp.asarray(j)
 
@@ -94,14 +94,14 @@ def _pdist_forward(self, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    i, j = _pairs(self.shape[0])
+    i, j = pairs(self.shape[0])
     return _reduce(self[i] - self[j], p)
 
 
 @impl("_pdist_backward")
 def _pdist_backward(grad_output, self, p, pdist):
     """1.7's schema names grad_output `grad` (registry.RENAMED_ARGUMENTS)."""
-    i, j = _pairs(self.shape[0])
+    i, j = pairs(self.shape[0])
     part = _pair_grad(self[i] - self[j], grad_output[:, None], pdist[:, None], p)
     return jnp.zeros_like(self).at[i].add(part).at[j].add(-part)
 
@@ -109,7 +109,7 @@ def _pdist_backward(grad_output, self, p, pdist):
 # -- cdist: the distances between the rows of x1 and those of x2, batched ----------------------
 
 
-def _expanded(x1, x2):
+def expanded(x1, x2):
     """x1 and x2 with their batch dims broadcast together (ATen's expand_batch_portion)."""
     batch = jnp.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
     return jnp.broadcast_to(x1, batch + x1.shape[-2:]), jnp.broadcast_to(x2, batch + x2.shape[-2:])
@@ -128,7 +128,7 @@ def _cdist_forward(x1, x2, p, compute_mode):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    x1, x2 = _expanded(x1, x2)
+    x1, x2 = expanded(x1, x2)
     if _uses_matmul(x1, x2, p, compute_mode):
         return _euclidean_dist(x1, x2)
     return _reduce(x1[..., :, None, :] - x2[..., None, :, :], p)
@@ -138,7 +138,7 @@ def _cdist_forward(x1, x2, p, compute_mode):
 def _cdist_backward(grad_output, x1, x2, p, cdist):
     """The gradient of x1, in x1's batch-expanded shape (the engine sums it back). 1.7's schema
     names grad_output `grad` (registry.RENAMED_ARGUMENTS)."""
-    x1, x2 = _expanded(x1, x2)
+    x1, x2 = expanded(x1, x2)
     diff = x1[..., :, None, :] - x2[..., None, :, :]
     return jnp.sum(_pair_grad(diff, grad_output[..., None], cdist[..., None], p), axis=-2)
 
@@ -164,7 +164,7 @@ def _unsqueezed(x, expand, total):
 
 
 @impl("_trilinear")
-def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
     """ATen's _trilinear; `unroll_dim` only picks the order ATen loops in, not the value."""
     total = i1.ndim + len(expand1)
     e1, e2, e3 = ({d % total for d in e} for e in (expand1, expand2, expand3))

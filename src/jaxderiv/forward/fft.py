@@ -50,13 +50,13 @@ def _complex_dtype(x):
 
 
 @impl("_fft_c2c")
-def _fft_c2c(self, dim, normalization, forward):
+def fft_c2c(self, dim, normalization, forward):
     _complex_dtype(self)
     return _c2c(self, dim, normalization, forward)
 
 
 @impl("_fft_r2c")
-def _fft_r2c(self, dim, normalization, onesided):
+def fft_r2c(self, dim, normalization, onesided):
     if not jnp.issubdtype(self.dtype, jnp.floating):
         raise RuntimeError(f"expected a real floating input tensor, got {self.dtype}")
     return _r2c(self, dim, normalization, onesided)
@@ -82,7 +82,7 @@ def _as_real(z):
 
 
 @impl("_fft_with_size.norm_modes")
-def _fft_with_size(
+def fft_with_size(
     self,
     signal_ndim,
     complex_input,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from . import impl
-from ._linalg_samples import _householder, _register, _s, _spread_singular_values
+from ._linalg_samples import householder, register_matrix_cases, labelled_sample, spread_singular_values
 
 
 def check_float_operands(name, *xs):
@@ -85,18 +85,20 @@ def linalg_qr(A, mode="reduced"):
 # QR), as orgqr and ormqr are, once with fewer reflectors than columns. linalg_qr gets matrices
 # whose singular values are 1 apart (square, tall, wide and batched; reduced and complete), so
 # R's diagonal stays clear of zero; Q and R are compared themselves, as qr's are (linalg.py).
-# Complex samples where the entry's formula takes them (linalg.py's `_register`).
-_register(
+# Complex samples where the entry's formula takes them (`register_matrix_cases`).
+register_matrix_cases(
     "linalg_householder_product",
     cases=lambda r, d: [
-        _s("4x3", **dict(zip(("input", "tau"), _householder(r, d)))),
-        _s("5x3, 2 reflectors", **dict(zip(("input", "tau"), (lambda a, t: (a, t[:2]))(*_householder(r, d, (5, 3)))))),
+        labelled_sample("4x3", **dict(zip(("input", "tau"), householder(r, d)))),
+        labelled_sample(
+            "5x3, 2 reflectors", **dict(zip(("input", "tau"), (lambda a, t: (a, t[:2]))(*householder(r, d, (5, 3)))))
+        ),
     ],
 )
-_register(
+register_matrix_cases(
     "linalg_qr",
     cases=lambda r, d: [
-        _s(f"{shape} {mode}", self=_spread_singular_values(r, shape, d), mode=mode)
+        labelled_sample(f"{shape} {mode}", self=spread_singular_values(r, shape, d), mode=mode)
         for shape, mode in [((4, 3), "reduced"), ((2, 3, 3), "reduced"), ((3, 4), "reduced"), ((3, 4), "complete")]
     ],
 )

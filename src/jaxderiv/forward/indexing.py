@@ -16,7 +16,7 @@ import numpy as np
 from ..records import Equivalent, Sample, draw, kinks, known_failure, matrix, samples, torch_equivalent
 from . import impl
 from .nondifferentiable import without_derivative
-from .shapes import T, _register, concrete, wrap_dim
+from .shapes import T, register_shape_cases, concrete, wrap_dim
 
 _MASK_REMEDY = "make the mask into indices outside jit (jnp.nonzero(mask)), or use jnp.where with a static shape"
 
@@ -384,7 +384,7 @@ def _mask(shape, seed=0):
 
 
 _ROWS = _idx([0, 3], [2, 1], [1, 2])  # per row: distinct columns of a 3x4 input
-_register(
+register_shape_cases(
     "gather",
     cases=[
         (T(3, 4), 1, _idx([0, 3], [2, 2], [1, 1])),
@@ -393,15 +393,15 @@ _register(
     ],
 )
 # src of index's shape: the spec's gradient of src, grad.gather(dim, index), has index's shape
-_register(
+register_shape_cases(
     "scatter_.src", "scatter.src", cases=[(T(3, 4), 1, _ROWS, T(3, 2)), (T(3, 4), 0, _idx([0, 2, 1, 1]), T(1, 4))]
 )
-_register(
+register_shape_cases(
     "scatter_.value",
     "scatter.value",
     cases=[(T(3, 4), 1, _ROWS, 0.5), (T(3, 4), 0, _idx([0, 2, 1, 1], [1, 1, 0, 2]), -1.0)],
 )
-_register(
+register_shape_cases(
     "scatter_add_",
     "scatter_add",
     cases=[
@@ -409,7 +409,7 @@ _register(
         (T(3, 4), 0, _idx([0, 2, 2, 1], [0, 0, 0, 2]), T(2, 4)),
     ],
 )
-_register(
+register_shape_cases(
     "index.Tensor",
     cases=[
         (T(3, 4), [_idx(2, 0, 2)]),
@@ -418,19 +418,23 @@ _register(
         (T(3, 4, 5), [_idx([2], [0]), None, _idx(1, 4, 3)]),
     ],
 )
-_register("index_add_", "index_add", cases=[(T(4, 3), 0, _idx(1, 3, 1), T(3, 3)), (T(3, 4), -1, _idx(2), T(3, 1))])
-_register(
+register_shape_cases(
+    "index_add_", "index_add", cases=[(T(4, 3), 0, _idx(1, 3, 1), T(3, 3)), (T(3, 4), -1, _idx(2), T(3, 1))]
+)
+register_shape_cases(
     "index_add_.alpha",
     cases=[(T(4, 3), 0, _idx(1, 3, 1), T(3, 3)), (T(3, 4), -1, _idx(2), T(3, 1))],
     kwargs={"alpha": 2.0},
 )
-_register("index_copy_", "index_copy", cases=[(T(4, 3), 0, _idx(3, 1), T(2, 3)), (T(3, 4), -1, _idx(2, 0), T(3, 2))])
-_register("index_fill_.int_Scalar", cases=[(T(4, 3), 0, _idx(1, 3, 1), 0.5), (T(3, 4), -1, _idx(2), -1.0)])
+register_shape_cases(
+    "index_copy_", "index_copy", cases=[(T(4, 3), 0, _idx(3, 1), T(2, 3)), (T(3, 4), -1, _idx(2, 0), T(3, 2))]
+)
+register_shape_cases("index_fill_.int_Scalar", cases=[(T(4, 3), 0, _idx(1, 3, 1), 0.5), (T(3, 4), -1, _idx(2), -1.0)])
 # distinct indices: 1.7's formula for `value` counts a repeated index twice (1.10 takes _unique)
-_register("index_fill.int_Scalar", cases=[(T(4, 3), 0, _idx(1, 3, 1), 0.5), (T(3, 4), -1, _idx(2), -1.0)])
+register_shape_cases("index_fill.int_Scalar", cases=[(T(4, 3), 0, _idx(1, 3, 1), 0.5), (T(3, 4), -1, _idx(2), -1.0)])
 # torch 2.13's formula for `value` takes _unique: a repeated index counts once
-_register("index_fill.int_Tensor", cases=[(T(4, 3), 0, _idx(1, 3, 1), T()), (T(3, 4), -1, _idx(2), T())])
-_register("index_fill_.int_Tensor", cases=[(T(4, 3), 0, _idx(1, 3), T()), (T(3, 4), -1, _idx(2), T())])
+register_shape_cases("index_fill.int_Tensor", cases=[(T(4, 3), 0, _idx(1, 3, 1), T()), (T(3, 4), -1, _idx(2), T())])
+register_shape_cases("index_fill_.int_Tensor", cases=[(T(4, 3), 0, _idx(1, 3), T()), (T(3, 4), -1, _idx(2), T())])
 _PUT = [
     (T(3, 4), [_idx(2, 0)], T(2, 4), False),
     (T(3, 4), [_idx(2, 0, 2, 2)], T(4, 4), True),
@@ -438,29 +442,31 @@ _PUT = [
     (T(3, 4), [_idx(1, 0)], T(4), False),
     (T(3, 4), [_mask((3, 4), seed=1)], T(int(_mask((3, 4), seed=1).sum())), True),
 ]
-_register("index_put_", "index_put", cases=_PUT)
-_register("_index_put_impl_", cases=[c + (False,) for c in _PUT])
-_register("index_select", cases=[(T(4, 3), 0, _idx(1, 3, 1, 0, 1)), (T(3, 4), -1, np.int64(2))])
-_register(
+register_shape_cases("index_put_", "index_put", cases=_PUT)
+register_shape_cases("_index_put_impl_", cases=[c + (False,) for c in _PUT])
+register_shape_cases("index_select", cases=[(T(4, 3), 0, _idx(1, 3, 1, 0, 1)), (T(3, 4), -1, np.int64(2))])
+register_shape_cases(
     "masked_fill_.Scalar", "masked_fill.Scalar", cases=[(T(3, 4), _mask((3, 4)), 0.5), (T(3, 4), _mask((4,)), -1.0)]
 )
-_register("masked_fill_.Tensor", cases=[(T(3, 4), _mask((3, 4)), T()), (T(3, 4), _mask((4,)), T())])
+register_shape_cases("masked_fill_.Tensor", cases=[(T(3, 4), _mask((3, 4)), T()), (T(3, 4), _mask((4,)), T())])
 # `sizes` equal to grad_output's: torch 2.13's result formula gives the tangent grad_output's
 # sizes, so forward mode (in torch as here) fails for any other `sizes`
-_register(
+register_shape_cases(
     "masked_scatter_backward",
     cases=[(T(3, 4), _mask((3, 4)), (3, 4)), (T(3, 4), _mask((4,)), (3, 4)), (T(2, 3), _mask((2, 3), 1), (2, 3))],
 )
-_register("masked_scatter_", "masked_scatter", cases=[(T(3, 4), _mask((3, 4)), T(12)), (T(3, 4), _mask((4,)), T(3, 5))])
-_register("masked_select", cases=[(T(3, 4), _mask((3, 4))), (T(3, 4), _mask((4,))), (T(4), _mask((3, 4)))])
-_register("take", cases=[(T(3, 4), _idx([0, 11, -1], [5, 5, 2]))])
-_register(
+register_shape_cases(
+    "masked_scatter_", "masked_scatter", cases=[(T(3, 4), _mask((3, 4)), T(12)), (T(3, 4), _mask((4,)), T(3, 5))]
+)
+register_shape_cases("masked_select", cases=[(T(3, 4), _mask((3, 4))), (T(3, 4), _mask((4,))), (T(4), _mask((3, 4)))])
+register_shape_cases("take", cases=[(T(3, 4), _idx([0, 11, -1], [5, 5, 2]))])
+register_shape_cases(
     "put_",
     "put",
     cases=[(T(3, 4), _idx(0, 7, -1, 5, 3), T(5), False), (T(3, 4), _idx([1, 1, 9], [4, 1, 0]), T(2, 3), True)],
 )
-_register("masked_fill.Tensor", cases=[(T(3, 4), _mask((3, 4)), T()), (T(3, 4), _mask((4,)), T())])
-_register(
+register_shape_cases("masked_fill.Tensor", cases=[(T(3, 4), _mask((3, 4)), T()), (T(3, 4), _mask((4,)), T())])
+register_shape_cases(
     "_unsafe_index.Tensor",
     cases=[
         (T(3, 4), [_idx(2, 0, 2)]),
@@ -468,7 +474,7 @@ _register(
         (T(3, 4, 5), [None, _idx(3, 1, 3), _idx(0, -1, 0)]),  # a repeated (row, column) pair
     ],
 )
-_register(
+register_shape_cases(
     "_unsafe_index_put",
     cases=[
         (T(3, 4), [_idx(2, 0)], T(2, 4), False),
@@ -479,11 +485,11 @@ _register(
 # indices out of range only where the mask is False, as upsampling's borders use them
 _OUT = _idx(0, 2, 5)
 _KEEP = np.array([[True], [True], [False]])
-_register(
+register_shape_cases(
     "_unsafe_masked_index",
     cases=[(T(3, 4), _KEEP, [_OUT], 0.5), (T(3, 4), _mask((2, 4)), [None, _idx([0, 3, 3, 1], [2, 2, 0, 1])], 0.0)],
 )
-_register(
+register_shape_cases(
     "_unsafe_masked_index_put_accumulate",
     cases=[
         (T(3, 4), _KEEP, [_OUT], T(3, 4)),

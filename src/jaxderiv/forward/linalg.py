@@ -24,17 +24,17 @@ from ..records import (
 from ..tensor_utils import mH
 from . import impl
 from ._linalg_samples import (
-    _hermitian,
-    _householder,
-    _lower_factor,
-    _mH_numpy,
-    _rand,
-    _register,
-    _s,
-    _spd,
-    _spread_singular_values,
-    _squares,
-    _well_conditioned,
+    hermitian,
+    householder,
+    lower_factor,
+    mH_numpy,
+    random_matrix,
+    register_matrix_cases,
+    labelled_sample,
+    spd,
+    spread_singular_values,
+    squares,
+    well_conditioned,
 )
 from .householder import apply_reflectors, check_float_operands
 
@@ -210,7 +210,7 @@ def linalg_cross(self, other, dim=-1):
 # -- Cholesky -------------------------------------------------------------------------------
 
 
-@impl("cholesky")
+@impl("cholesky", hermitian_inputs=("self",))  # it reads one triangle: a Hermitian input
 def cholesky(self, upper=False):
     """Reads one triangle only, as LAPACK does: the lower one, the upper one with upper=True
     (the two differ where the input is Hermitian only up to rounding)."""
@@ -222,7 +222,7 @@ def cholesky(self, upper=False):
     return mH(L) if upper else L
 
 
-@impl("linalg_cholesky_ex")
+@impl("linalg_cholesky_ex", hermitian_inputs=("self",))
 def linalg_cholesky_ex(self, upper=False, check_errors=False):
     return cholesky(self, upper), _info(self)
 
@@ -275,7 +275,7 @@ def logdet(self):
     return jnp.where(sign < 0, jnp.nan, logabsdet)
 
 
-def _lu(a):
+def lu_factors(a):
     lu, piv, _ = jax.lax.linalg.lu(a)
     return lu, (piv + 1).astype(jnp.int32)
 
@@ -300,7 +300,7 @@ def permutation_matrix(pivots, m, dtype):
 
 @impl("_det_lu_based_helper")
 def _det_lu_based_helper(self):
-    lu, piv = _lu(self)
+    lu, piv = lu_factors(self)
     swaps = jnp.sum(piv != jnp.arange(1, piv.shape[-1] + 1, dtype=piv.dtype), -1)
     sign = jnp.where(swaps % 2 == 0, 1, -1).astype(self.dtype)
     return sign * jnp.prod(jnp.diagonal(lu, 0, -2, -1), -1), lu, piv
@@ -310,7 +310,7 @@ def _det_lu_based_helper(self):
 def _lu_with_info(self, pivot=True, check_errors=True):
     if not pivot:
         raise RuntimeError("lu without pivoting is not implemented on the CPU")
-    lu, piv = _lu(self)
+    lu, piv = lu_factors(self)
     return lu, piv, _info(self)
 
 
@@ -345,7 +345,7 @@ def solve(self, A):
     """The legacy torch.solve(B, A): (A⁻¹ B, A's packed LU factorization)."""
     batch = jnp.broadcast_shapes(self.shape[:-2], A.shape[:-2])
     A = jnp.broadcast_to(A, batch + A.shape[-2:])
-    return jnp.linalg.solve(A, jnp.broadcast_to(self, batch + self.shape[-2:])), _lu(A)[0]
+    return jnp.linalg.solve(A, jnp.broadcast_to(self, batch + self.shape[-2:])), lu_factors(A)[0]
 
 
 @impl("triangular_solve")
@@ -512,33 +512,50 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
 # and eig_backward are real matrix calculus (eig's needs real eigenvalues).
 # LU samples are square, wide and tall: the 1.10 LU formulas cover every shape.
 # -- products -------------------------------------------------------------------------------------
-_register("mm", cases=lambda r, d: [_s("3x4 @ 4x2", self=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d))])
-_register("bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
-_register("_bmm", cases=lambda r, d: [_s("2x3x4 @ 2x4x2", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d))])
+register_matrix_cases(
+    "mm",
+    cases=lambda r, d: [
+        labelled_sample("3x4 @ 4x2", self=random_matrix(r, (3, 4), d), mat2=random_matrix(r, (4, 2), d))
+    ],
+)
+register_matrix_cases(
+    "bmm",
+    cases=lambda r, d: [
+        labelled_sample("2x3x4 @ 2x4x2", self=random_matrix(r, (2, 3, 4), d), mat2=random_matrix(r, (2, 4, 2), d))
+    ],
+)
+register_matrix_cases(
+    "_bmm",
+    cases=lambda r, d: [
+        labelled_sample("2x3x4 @ 2x4x2", self=random_matrix(r, (2, 3, 4), d), mat2=random_matrix(r, (2, 4, 2), d))
+    ],
+)
 # Grouped products (mixture-of-experts layers): each operand layout ATen accepts, an empty
 # group, and rows past the last offset (in no group).
-_register(
+register_matrix_cases(
     "_grouped_mm",
     cases=lambda r, d: [
-        _s(
+        labelled_sample(
             "6x4 rows grouped 2,0,3 (+1 past) @ 3x4x5",
-            self=_rand(r, (6, 4), d),
-            mat2=_rand(r, (3, 4, 5), d),
+            self=random_matrix(r, (6, 4), d),
+            mat2=random_matrix(r, (3, 4, 5), d),
             offs=np.array([2, 2, 5], np.int32),
         ),
-        _s(
+        labelled_sample(
             "2x3x4 @ 4x5 columns grouped 2,3",
-            self=_rand(r, (2, 3, 4), d),
-            mat2=_rand(r, (4, 5), d),
+            self=random_matrix(r, (2, 3, 4), d),
+            mat2=random_matrix(r, (4, 5), d),
             offs=np.array([2, 5], np.int32),
         ),
-        _s(
+        labelled_sample(
             "3x5 @ 5x2 contraction grouped 3,2",
-            self=_rand(r, (3, 5), d),
-            mat2=_rand(r, (5, 2), d),
+            self=random_matrix(r, (3, 5), d),
+            mat2=random_matrix(r, (5, 2), d),
             offs=np.array([3, 5], np.int32),
         ),
-        _s("2x3x4 @ 2x4x2 batched", self=_rand(r, (2, 3, 4), d), mat2=_rand(r, (2, 4, 2), d)),
+        labelled_sample(
+            "2x3x4 @ 2x4x2 batched", self=random_matrix(r, (2, 3, 4), d), mat2=random_matrix(r, (2, 4, 2), d)
+        ),
     ],
     complex_=False,
 )
@@ -565,33 +582,48 @@ parity_samples(
         )
     ),
 )
-_register(
+register_matrix_cases(
     "matmul",
     cases=lambda r, d: [
-        _s("3x4 @ 4x2", self=_rand(r, (3, 4), d), other=_rand(r, (4, 2), d)),
-        _s("4 @ 4", self=_rand(r, (4,), d), other=_rand(r, (4,), d)),
-        _s("4 @ 2x4x3", self=_rand(r, (4,), d), other=_rand(r, (2, 4, 3), d)),
-        _s("2x1x3x4 @ 4", self=_rand(r, (2, 1, 3, 4), d), other=_rand(r, (4,), d)),
-        _s("2x1x3x4 @ 5x4x2 (batch broadcast)", self=_rand(r, (2, 1, 3, 4), d), other=_rand(r, (5, 4, 2), d)),
+        labelled_sample("3x4 @ 4x2", self=random_matrix(r, (3, 4), d), other=random_matrix(r, (4, 2), d)),
+        labelled_sample("4 @ 4", self=random_matrix(r, (4,), d), other=random_matrix(r, (4,), d)),
+        labelled_sample("4 @ 2x4x3", self=random_matrix(r, (4,), d), other=random_matrix(r, (2, 4, 3), d)),
+        labelled_sample("2x1x3x4 @ 4", self=random_matrix(r, (2, 1, 3, 4), d), other=random_matrix(r, (4,), d)),
+        labelled_sample(
+            "2x1x3x4 @ 5x4x2 (batch broadcast)",
+            self=random_matrix(r, (2, 1, 3, 4), d),
+            other=random_matrix(r, (5, 4, 2), d),
+        ),
     ],
 )
-_register("mv", cases=lambda r, d: [_s("3x4 @ 4", self=_rand(r, (3, 4), d), vec=_rand(r, (4,), d))])
-_register("ger", cases=lambda r, d: [_s("3 x 4", self=_rand(r, (3,), d), vec2=_rand(r, (4,), d))])
-_register("dot", cases=lambda r, d: [_s("4 . 4", self=_rand(r, (4,), d), tensor=_rand(r, (4,), d))])
-_register("vdot", cases=lambda r, d: [_s("4 . 4", self=_rand(r, (4,), d), other=_rand(r, (4,), d))])
-_register("trace", cases=lambda r, d: [_s("3x4", self=_rand(r, (3, 4), d))])
-_register(
+register_matrix_cases(
+    "mv",
+    cases=lambda r, d: [labelled_sample("3x4 @ 4", self=random_matrix(r, (3, 4), d), vec=random_matrix(r, (4,), d))],
+)
+register_matrix_cases(
+    "ger", cases=lambda r, d: [labelled_sample("3 x 4", self=random_matrix(r, (3,), d), vec2=random_matrix(r, (4,), d))]
+)
+register_matrix_cases(
+    "dot",
+    cases=lambda r, d: [labelled_sample("4 . 4", self=random_matrix(r, (4,), d), tensor=random_matrix(r, (4,), d))],
+)
+register_matrix_cases(
+    "vdot",
+    cases=lambda r, d: [labelled_sample("4 . 4", self=random_matrix(r, (4,), d), other=random_matrix(r, (4,), d))],
+)
+register_matrix_cases("trace", cases=lambda r, d: [labelled_sample("3x4", self=random_matrix(r, (3, 4), d))])
+register_matrix_cases(
     "cross",
     cases=lambda r, d: [
-        _s("2x3 dim=None", self=_rand(r, (2, 3), d), other=_rand(r, (2, 3), d)),
-        _s("3x2 bcast dim=0", self=_rand(r, (3, 2), d), other=_rand(r, (3, 1), d), dim=0),
+        labelled_sample("2x3 dim=None", self=random_matrix(r, (2, 3), d), other=random_matrix(r, (2, 3), d)),
+        labelled_sample("3x2 bcast dim=0", self=random_matrix(r, (3, 2), d), other=random_matrix(r, (3, 1), d), dim=0),
     ],
 )
-_register(
+register_matrix_cases(
     "linalg_cross",
     cases=lambda r, d: [
-        _s("2x3", self=_rand(r, (2, 3), d), other=_rand(r, (2, 3), d)),
-        _s("3x2 bcast dim=0", self=_rand(r, (3, 2), d), other=_rand(r, (3, 1), d), dim=0),
+        labelled_sample("2x3", self=random_matrix(r, (2, 3), d), other=random_matrix(r, (2, 3), d)),
+        labelled_sample("3x2 bcast dim=0", self=random_matrix(r, (3, 2), d), other=random_matrix(r, (3, 1), d), dim=0),
     ],
 )
 _SCALARS: tuple[dict[str, float], ...] = ({}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0})
@@ -603,81 +635,78 @@ def _scalars(d, n=3):
     return _SCALARS[:n] + ((_COMPLEX_SCALARS,) if np.issubdtype(d, np.complexfloating) else ())
 
 
-_register(
-    "addmm",
-    cases=lambda r, d: [
-        _s(f"3x2 {s}", self=_rand(r, shape, d), mat1=_rand(r, (3, 4), d), mat2=_rand(r, (4, 2), d), **s)
-        for s, shape in zip(_scalars(d), [(3, 2), (2,), (3, 2), (3, 2)])
-    ],
+def _scaled_product_cases(label, self_shapes, n, **factors):
+    """Samples of `beta * self + alpha * product(factors)` for each (beta, alpha) of
+    `_scalars(d, n)`: self of `self_shapes` in turn (one shape: always that one), the factors of
+    their given shapes."""
+
+    def cases(r, d):
+        scalars = _scalars(d, n)
+        shapes = self_shapes if len(self_shapes) > 1 else self_shapes * len(scalars)
+        return [
+            labelled_sample(
+                f"{label} {s}",
+                self=random_matrix(r, shape, d),
+                **{name: random_matrix(r, factor, d) for name, factor in factors.items()},
+                **s,
+            )
+            for s, shape in zip(scalars, shapes)
+        ]
+
+    return cases
+
+
+register_matrix_cases(
+    "addmm", cases=_scaled_product_cases("3x2", [(3, 2), (2,), (3, 2), (3, 2)], 3, mat1=(3, 4), mat2=(4, 2))
 )
-_register(
-    "addbmm",
-    cases=lambda r, d: [
-        _s(f"3x2 {s}", self=_rand(r, (3, 2), d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s)
-        for s in _scalars(d, 2)
-    ],
-)
-_register(
+register_matrix_cases("addbmm", cases=_scaled_product_cases("3x2", [(3, 2)], 2, batch1=(2, 3, 4), batch2=(2, 4, 2)))
+register_matrix_cases(
     "baddbmm",
-    cases=lambda r, d: [
-        _s(f"2x3x2 {s}", self=_rand(r, shape, d), batch1=_rand(r, (2, 3, 4), d), batch2=_rand(r, (2, 4, 2), d), **s)
-        for s, shape in zip(_scalars(d, 2), [(2, 3, 2), (3, 1), (2, 3, 2)])
-    ],
+    cases=_scaled_product_cases("2x3x2", [(2, 3, 2), (3, 1), (2, 3, 2)], 2, batch1=(2, 3, 4), batch2=(2, 4, 2)),
 )
-_register(
-    "addmv",
-    cases=lambda r, d: [
-        _s(f"3 {s}", self=_rand(r, (3,), d), mat=_rand(r, (3, 4), d), vec=_rand(r, (4,), d), **s)
-        for s in _scalars(d, 2)
-    ],
-)
-_register(
-    "addr",
-    cases=lambda r, d: [
-        _s(f"3x4 {s}", self=_rand(r, (3, 4), d), vec1=_rand(r, (3,), d), vec2=_rand(r, (4,), d), **s)
-        for s in _scalars(d, 2)
-    ],
-)
+register_matrix_cases("addmv", cases=_scaled_product_cases("3", [(3,)], 2, mat=(3, 4), vec=(4,)))
+register_matrix_cases("addr", cases=_scaled_product_cases("3x4", [(3, 4)], 2, vec1=(3,), vec2=(4,)))
+
 
 # -- Cholesky -------------------------------------------------------------------------------------
 
 
-def _hermitian_directions(vs):
-    return [_hermitian(vs[0])]
+def hermitian_directions(vs):
+    return [hermitian(vs[0])]
 
 
 def _in_triangle(upper):
     return lambda vs: [vs[0], np.triu(vs[1]) if upper else np.tril(vs[1])]
 
 
-_register(
+register_matrix_cases(
     "cholesky",
     "linalg_cholesky_ex",
     cases=lambda r, d: [
-        _s(f"spd {shape} upper={u}", tangents=_hermitian_directions, self=_spd(r, shape, d), upper=u)
+        labelled_sample(f"spd {shape} upper={u}", tangents=hermitian_directions, self=spd(r, shape, d), upper=u)
         for shape, u in [((3, 3), False), ((2, 3, 3), True)]
     ],
 )
-_register(
+register_matrix_cases(
     "cholesky_solve",
     cases=lambda r, d: [
-        _s(
+        labelled_sample(
             f"3x2 upper={u}",
             tangents=_in_triangle(u),
-            self=_rand(r, (2, 3, 2), d),
-            input2=(_mH_numpy(_lower_factor(r, (2, 3, 3), d)) if u else _lower_factor(r, (2, 3, 3), d)),
+            self=random_matrix(r, (2, 3, 2), d),
+            input2=(mH_numpy(lower_factor(r, (2, 3, 3), d)) if u else lower_factor(r, (2, 3, 3), d)),
             upper=u,
         )
         for u in (False, True)
     ],
 )
-_register(
+register_matrix_cases(
     "cholesky_inverse",
     cases=lambda r, d: [
-        _s(
+        labelled_sample(
             f"3x3 upper={u}",
             tangents=lambda vs, u=u: [np.triu(vs[0]) if u else np.tril(vs[0])],
-            self=(_mH_numpy(_lower_factor(r, (3, 3), d)) if u else _lower_factor(r, (3, 3), d)),
+            self=(mH_numpy(lower_factor(r, (3, 3), d)) if u else lower_factor(r, (3, 3), d)),
             upper=u,
         )
         for u in (False, True)
@@ -687,25 +716,30 @@ _register(
 # -- inverses, determinants, solves -----------------------------------------------------------------
 
 
-def _square_cases(batch=_well_conditioned, label="2x3x3"):
+def square_cases(batch=well_conditioned, label="2x3x3"):
     """Cases of a well-conditioned 3x3 matrix, then of `label`: a batch of two 3x3 matrices that
     `batch(rng, shape, dtype)` draws."""
-    return lambda r, d: [_s("3x3", self=_well_conditioned(r, (3, 3), d)), _s(label, self=batch(r, (2, 3, 3), d))]
+    return lambda r, d: [
+        labelled_sample("3x3", self=well_conditioned(r, (3, 3), d)),
+        labelled_sample(label, self=batch(r, (2, 3, 3), d)),
+    ]
 
 
-_register("inverse", "linalg_inv_ex", "matrix_exp", cases=_square_cases())
+register_matrix_cases("inverse", "linalg_inv_ex", "matrix_exp", cases=square_cases())
 compiled_apart(
     "jax.scipy.linalg.expm's Pade branches and squarings, differentiated to third order: one program per "
     "(mode, sample) compiles in 28.4 s against 55.3 s for the entry's one program (one process, no cache, "
     "measured 2026-12-06 on the loaded 2-core machine)",
     "matrix_exp",
 )
-_register("logdet", "_det_lu_based_helper", cases=_square_cases())
-_register("slogdet", cases=_square_cases(lambda r, shape, d: -_well_conditioned(r, shape, d), "2x3x3 negative det"))
+register_matrix_cases("logdet", "_det_lu_based_helper", cases=square_cases())
+register_matrix_cases(
+    "slogdet", cases=square_cases(lambda r, shape, d: -well_conditioned(r, shape, d), "2x3x3 negative det")
+)
 
 
 def _singular(r, d):
-    a = _well_conditioned(r, (3, 3), d)
+    a = well_conditioned(r, (3, 3), d)
     a[1] = 0  # an exact zero row: det is exactly 0, its gradient the adjugate's transpose
     return a
 
@@ -713,29 +747,31 @@ def _singular(r, d):
 # The singular sample is real only: at a complex A with a zero singular value the null singular
 # vectors' phases are independent, so JAX's svd jvp, through which the second order of
 # det_backward's SVD branch is taken, is undefined there (first order is tested against torch).
-_register(
+register_matrix_cases(
     "det",
-    cases=lambda r, d: _square_cases()(r, d) + ([_s("3x3 singular", self=_singular(r, d))] if d == np.float64 else []),
+    cases=lambda r, d: (
+        square_cases()(r, d) + ([labelled_sample("3x3 singular", self=_singular(r, d))] if d == np.float64 else [])
+    ),
 )
-_register(
+register_matrix_cases(
     "solve",
     cases=lambda r, d: [
-        _s("2x3x2", self=_rand(r, (2, 3, 2), d), A=_well_conditioned(r, (2, 3, 3), d)),
+        labelled_sample("2x3x2", self=random_matrix(r, (2, 3, 2), d), A=well_conditioned(r, (2, 3, 3), d)),
     ],
 )
 
 
 def _triangular(r, d, upper, shape=(2, 3, 3)):
-    lower = _lower_factor(r, shape, d)
+    lower = lower_factor(r, shape, d)
     return np.swapaxes(lower, -1, -2) if upper else lower
 
 
-_register(
+register_matrix_cases(
     "triangular_solve",
     cases=lambda r, d: [
-        _s(
+        labelled_sample(
             f"upper={u} transpose={t} unit={n}",
-            self=_rand(r, (2, 3, 2), d),
+            self=random_matrix(r, (2, 3, 2), d),
             A=_triangular(r, d, u),
             upper=u,
             transpose=t,
@@ -750,46 +786,46 @@ _register(
 
 def _lu_of(a):
 
-    lu, piv = _lu(a)
+    lu, piv = lu_factors(a)
     return np.asarray(lu), np.asarray(piv)
 
 
-_register(
+register_matrix_cases(
     "_lu_with_info",
     cases=lambda r, d: [
-        _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-        _s("2x3x3", self=_rand(r, (2, 3, 3), d) + 2 * np.eye(3)),
-        _s("wide 3x5", self=_rand(r, (3, 5), d) + 2 * np.eye(3, 5)),
-        _s("tall 2x5x3", self=_rand(r, (2, 5, 3), d) + 2 * np.eye(5, 3)),
+        labelled_sample("3x3", self=well_conditioned(r, (3, 3), d)),
+        labelled_sample("2x3x3", self=random_matrix(r, (2, 3, 3), d) + 2 * np.eye(3)),
+        labelled_sample("wide 3x5", self=random_matrix(r, (3, 5), d) + 2 * np.eye(3, 5)),
+        labelled_sample("tall 2x5x3", self=random_matrix(r, (2, 5, 3), d) + 2 * np.eye(5, 3)),
     ],
 )
 
 
 def _lu_solve_cases(r, d):
-    lu, piv = _lu_of(_rand(r, (2, 3, 3), d) + 2 * np.eye(3))
-    return [_s("2x3x2", self=_rand(r, (2, 3, 2), d), LU_data=lu, LU_pivots=piv)]
+    lu, piv = _lu_of(random_matrix(r, (2, 3, 3), d) + 2 * np.eye(3))
+    return [labelled_sample("2x3x2", self=random_matrix(r, (2, 3, 2), d), LU_data=lu, LU_pivots=piv)]
 
 
 def _lu_unpack_cases(r, d):
-    lu, piv = _lu_of(_rand(r, (2, 3, 3), d))
-    wide, wpiv = _lu_of(_rand(r, (3, 5), d))
-    tall, tpiv = _lu_of(_rand(r, (2, 5, 3), d))
+    lu, piv = _lu_of(random_matrix(r, (2, 3, 3), d))
+    wide, wpiv = _lu_of(random_matrix(r, (3, 5), d))
+    tall, tpiv = _lu_of(random_matrix(r, (2, 5, 3), d))
     return [
-        _s("2x3x3", LU_data=lu, LU_pivots=piv),
-        _s("3x3 no pivots", LU_data=lu[0], LU_pivots=piv[0], unpack_pivots=False),
-        _s("wide 3x5", LU_data=wide, LU_pivots=wpiv),
-        _s("tall 2x5x3", LU_data=tall, LU_pivots=tpiv),
+        labelled_sample("2x3x3", LU_data=lu, LU_pivots=piv),
+        labelled_sample("3x3 no pivots", LU_data=lu[0], LU_pivots=piv[0], unpack_pivots=False),
+        labelled_sample("wide 3x5", LU_data=wide, LU_pivots=wpiv),
+        labelled_sample("tall 2x5x3", LU_data=tall, LU_pivots=tpiv),
     ]
 
 
-_register("lu_solve", cases=_lu_solve_cases)
-_register("lu_unpack", cases=_lu_unpack_cases)
+register_matrix_cases("lu_solve", cases=_lu_solve_cases)
+register_matrix_cases("lu_unpack", cases=_lu_unpack_cases)
 
 # -- decompositions ------------------------------------------------------------------------------------
 
 
 def _svd_outputs(k):
-    return lambda outs: [outs[1], _squares(outs[0][..., :k]), _squares(outs[2][..., :k])]
+    return lambda outs: [outs[1], squares(outs[0][..., :k]), squares(outs[2][..., :k])]
 
 
 def _polar(k):
@@ -798,24 +834,24 @@ def _polar(k):
     return lambda outs: [outs[0][..., :k] @ outs[2][..., :k].conj().swapaxes(-1, -2)]
 
 
-_register(
+register_matrix_cases(
     "svd",
     cases=lambda r, d: (
         [
-            _s(
+            labelled_sample(
                 f"{shape} some={some}",
                 outputs=_svd_outputs(min(shape[-2:])),
-                self=_spread_singular_values(r, shape, d),
+                self=spread_singular_values(r, shape, d),
                 some=some,
             )
             for shape, some in [((3, 3), True), ((2, 4, 3), True), ((4, 3), False), ((3, 4), False)]
         ]
-        + [_s("3x3 S only", outputs=lambda outs: [outs[1]], self=_spread_singular_values(r, (3, 3), d))]
+        + [labelled_sample("3x3 S only", outputs=lambda outs: [outs[1]], self=spread_singular_values(r, (3, 3), d))]
         + [
-            _s(
+            labelled_sample(
                 f"{shape} some={some} U Vᴴ",
                 outputs=_polar(min(shape[-2:])),
-                self=_spread_singular_values(r, shape, d),
+                self=spread_singular_values(r, shape, d),
                 some=some,
             )
             for shape, some in [((2, 4, 3), True), ((3, 4), False)]
@@ -824,85 +860,105 @@ _register(
 )
 
 
-def _hermitian_spread(r, d, shape):
+def hermitian_spread(r, d, shape):
     """A Hermitian matrix (or batch) with eigenvalues -1, 0, 1, ...: 1 apart."""
-    q = np.linalg.qr(_rand(r, shape, d))[0]
-    return (q * (np.arange(shape[-1]) - 1.0)) @ _mH_numpy(q)
+    q = np.linalg.qr(random_matrix(r, shape, d))[0]
+    return (q * (np.arange(shape[-1]) - 1.0)) @ mH_numpy(q)
 
 
-def _eigen_outputs(outs):
+def eigen_outputs(outs):
     """The eigenvalues and the squared moduli of the eigenvectors (whose phases are free)."""
-    return [outs[0], _squares(outs[1])]
+    return [outs[0], squares(outs[1])]
 
 
-def _eigh_cases(matrix_name, triangle_name, triangles, **options):
-    """Cases of symeig-like ops: a 3x3 and a 2x3x3 `_hermitian_spread` matrix, read in the
+def eigh_cases(matrix_name, triangle_name, triangles, **options):
+    """Cases of symeig-like ops: a 3x3 and a 2x3x3 `hermitian_spread` matrix, read in the
     `triangles` given (the argument `triangle_name`), Hermitian directions, `options` as given."""
     return lambda r, d: [
-        _s(
+        labelled_sample(
             f"{shape} {triangle_name}={u}",
-            outputs=_eigen_outputs,
-            tangents=_hermitian_directions,
-            **{matrix_name: _hermitian_spread(r, d, shape), **options, triangle_name: u},
+            outputs=eigen_outputs,
+            tangents=hermitian_directions,
+            **{matrix_name: hermitian_spread(r, d, shape), **options, triangle_name: u},
         )
         for shape, u in zip([(3, 3), (2, 3, 3)], triangles)
     ]
 
 
-_register("symeig", cases=_eigh_cases("self", "upper", (True, False), eigenvectors=True))
+register_matrix_cases("symeig", cases=eigh_cases("self", "upper", (True, False), eigenvectors=True))
 
 
 def _real_spectrum(r, d):
-    p = np.eye(3) + 0.3 * _rand(r, (3, 3), d)
+    p = np.eye(3) + 0.3 * random_matrix(r, (3, 3), d)
     return (p * np.array([-1.0, 0.5, 2.0])) @ np.linalg.inv(p)
 
 
-_register(
+register_matrix_cases(
     "eig",
     complex_=False,
     cases=lambda r, d: [
-        _s(
+        labelled_sample(
             "3x3 real spectrum",
-            outputs=lambda outs: [outs[0], _squares(outs[1])],
+            outputs=lambda outs: [outs[0], squares(outs[1])],
             self=_real_spectrum(r, d),
             eigenvectors=True,
         )
     ],
 )
-_register(
+register_matrix_cases(
     "qr",
     complex_=False,
     cases=lambda r, d: [
-        _s(f"{shape} some={some}", self=_spread_singular_values(r, shape, d), some=some)
+        labelled_sample(f"{shape} some={some}", self=spread_singular_values(r, shape, d), some=some)
         for shape, some in [((3, 3), True), ((2, 4, 3), True), ((3, 4), True), ((3, 4), False)]
     ],
 )
 
 
 # not_implemented in the seed specs: one sample each, for the forward and the verdict
-_register("geqrf", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 3), d))])
-_register("orgqr", complex_=False, cases=lambda r, d: [_s("4x3", **dict(zip(("self", "input2"), _householder(r, d))))])
-_register(
+register_matrix_cases(
+    "geqrf", complex_=False, cases=lambda r, d: [labelled_sample("4x3", self=random_matrix(r, (4, 3), d))]
+)
+register_matrix_cases(
+    "orgqr",
+    complex_=False,
+    cases=lambda r, d: [labelled_sample("4x3", **dict(zip(("self", "input2"), householder(r, d))))],
+)
+register_matrix_cases(
     "ormqr",
     cases=lambda r, d: [
-        _s(
+        labelled_sample(
             f"4x3 on {'4x2' if left else '2x4'} left={left} transpose={transpose}",
-            **dict(zip(("self", "input2"), _householder(r, d))),
-            input3=_rand(r, (4, 2) if left else (2, 4), d),
+            **dict(zip(("self", "input2"), householder(r, d))),
+            input3=random_matrix(r, (4, 2) if left else (2, 4), d),
             left=left,
             transpose=transpose,
         )
         for left, transpose in [(True, False), (True, True), (False, False), (False, True)]
     ],
 )
-_register("lstsq", complex_=False, cases=lambda r, d: [_s("4x3", self=_rand(r, (4, 2), d), A=_rand(r, (4, 3), d))])
-_register(
+register_matrix_cases(
+    "lstsq",
+    complex_=False,
+    cases=lambda r, d: [labelled_sample("4x3", self=random_matrix(r, (4, 2), d), A=random_matrix(r, (4, 3), d))],
+)
+register_matrix_cases(
     "linalg_lstsq",
     cases=lambda r, d: [
-        _s("4x3, 4x2", self=_rand(r, (4, 3), d), b=_rand(r, (4, 2), d)),
-        _s("4x3, 4x2 gelsd (residuals)", self=_rand(r, (4, 3), d), b=_rand(r, (4, 2), d), driver="gelsd"),
-        _s("2x4x3, 2x4 vectors gelss", self=_rand(r, (2, 4, 3), d), b=_rand(r, (2, 4), d), driver="gelss"),
-        _s("3x5, 3 (minimum norm)", self=_rand(r, (3, 5), d), b=_rand(r, (3,), d)),
+        labelled_sample("4x3, 4x2", self=random_matrix(r, (4, 3), d), b=random_matrix(r, (4, 2), d)),
+        labelled_sample(
+            "4x3, 4x2 gelsd (residuals)",
+            self=random_matrix(r, (4, 3), d),
+            b=random_matrix(r, (4, 2), d),
+            driver="gelsd",
+        ),
+        labelled_sample(
+            "2x4x3, 2x4 vectors gelss",
+            self=random_matrix(r, (2, 4, 3), d),
+            b=random_matrix(r, (2, 4), d),
+            driver="gelss",
+        ),
+        labelled_sample("3x5, 3 (minimum norm)", self=random_matrix(r, (3, 5), d), b=random_matrix(r, (3,), d)),
     ],
 )
 

@@ -16,16 +16,8 @@ import numpy as np
 from ..records import Gauge, Sample, compiled_apart, complex_ok, gauge, kinks, known_failure, matrix, samples, vector
 from ..tensor_utils import mH, solve_triangular_right
 from . import impl
-from ._linalg_samples import _mH_numpy, _spread_singular_values
-from .linalg import (
-    _eigen_outputs,
-    _eigh_cases,
-    _hermitian_directions,
-    _hermitian_spread,
-    _lu,
-    _square_cases,
-    unpack,
-)
+from ._linalg_samples import mH_numpy, spread_singular_values
+from .linalg import eigen_outputs, eigh_cases, hermitian_directions, hermitian_spread, lu_factors, square_cases, unpack
 from .reductions import vector_norm
 
 
@@ -45,7 +37,7 @@ def _require_square(name, A):
 
 def _lu_as_aten(A):
     """(LU, pivots) as _linalg_det/_linalg_slogdet save them: of Aᵀ for a real A."""
-    return _lu(A if jnp.iscomplexobj(A) else jnp.swapaxes(A, -1, -2))
+    return lu_factors(A if jnp.iscomplexobj(A) else jnp.swapaxes(A, -1, -2))
 
 
 # -- determinants ---------------------------------------------------------------------------
@@ -143,7 +135,7 @@ def _linalg_solve_ex(A, B, left=True, check_errors=False):
     """(A⁻¹ B or B A⁻¹, A's LU, pivots, info); a vector B (ATen's rule) is solved as a column."""
     _require_square("linalg.solve", A)
     vector = is_vector_rhs(A, B)
-    LU, pivots = _lu(A)
+    LU, pivots = lu_factors(A)
     if vector and not left:  # a vector is a column: X A = b has no solution shape
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation XA = B ({A.shape[-2]}x{A.shape[-1]} and {B.shape[-1]}x1)"
@@ -163,7 +155,7 @@ def _no_pivoting(pivot):
 @impl("linalg_lu_factor_ex")
 def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
     _no_pivoting(pivot)
-    LU, pivots = _lu(A)
+    LU, pivots = lu_factors(A)
     return LU, pivots, _info(A)
 
 
@@ -171,7 +163,7 @@ def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
 def linalg_lu(A, pivot=True):
     """(P, L, U) with A = P L U; L is m x k and U k x n, k = min(m, n)."""
     _no_pivoting(pivot)
-    return unpack(*_lu(A))
+    return unpack(*lu_factors(A))
 
 
 @impl("linalg_lu_solve")
@@ -340,7 +332,7 @@ known_failure(_LU_READ.format(jvp="linalg_det_jvp", err="0.83"), "_linalg_det", 
 known_failure(_LU_READ.format(jvp="slogdet_jvp", err="0.71"), "_linalg_slogdet", modes=("vjp_jvp",))
 known_failure(_LU_READ.format(jvp="linalg_solve_jvp", err="2.6"), "_linalg_solve_ex", modes=("vjp_jvp",))
 compiled_apart("the forward is matrix_exp's (jax.scipy.linalg.expm): see matrix_exp's record", "linalg_matrix_exp")
-_register("linalg_matrix_exp", cases=_square_cases(_rand))
+_register("linalg_matrix_exp", cases=square_cases(_rand))
 
 
 # -- block_diag -----------------------------------------------------------------------------------
@@ -359,7 +351,7 @@ _register(
 
 def _triangular(r, d, upper, shape):
     lower = np.tril(_rand(r, shape, d) * 0.3, -1) + (2 + np.abs(r.normal(size=shape[-1]))) * np.eye(shape[-1])
-    return _mH_numpy(lower) if upper else lower
+    return mH_numpy(lower) if upper else lower
 
 
 def _in_triangle(upper, unit):
@@ -412,9 +404,9 @@ _register("linalg_lu_factor_ex", "linalg_lu", cases=_lu_cases)
 
 
 def _lu_of(a):
-    from .linalg import _lu
+    from .linalg import lu_factors
 
-    lu, piv = _lu(a)
+    lu, piv = lu_factors(a)
     return np.asarray(lu), np.asarray(piv)
 
 
@@ -469,14 +461,14 @@ _register(
     "_linalg_svd",
     cases=lambda r, d: (
         [
-            _s(f"{shape}", outputs=_svd_outputs, A=_spread_singular_values(r, shape, d))
+            _s(f"{shape}", outputs=_svd_outputs, A=spread_singular_values(r, shape, d))
             for shape in [(3, 3), (2, 4, 3), (3, 4)]
         ]
         + [
             _s(
                 f"{shape} full_matrices",
                 outputs=_svd_outputs,
-                A=_spread_singular_values(r, shape, d),
+                A=spread_singular_values(r, shape, d),
                 full_matrices=True,
             )
             for shape in [(3, 3), (3, 4)]
@@ -485,13 +477,13 @@ _register(
 )
 
 
-_register("_linalg_eigh", cases=_eigh_cases("A", "UPLO", ("L", "U")))
+_register("_linalg_eigh", cases=eigh_cases("A", "UPLO", ("L", "U")))
 
 
 def _hermitian_pd(r, d, shape):
     """A Hermitian positive-definite matrix with eigenvalues 0.5, 1.5, 2.5, ... (well separated)."""
     q = np.linalg.qr(_rand(r, shape, d))[0]
-    return (q * (np.arange(shape[-1]) + 0.5)) @ _mH_numpy(q)
+    return (q * (np.arange(shape[-1]) + 0.5)) @ mH_numpy(q)
 
 
 # torch 2.14's square root of a Hermitian positive-definite matrix reads the lower triangle of a
@@ -499,7 +491,7 @@ def _hermitian_pd(r, d, shape):
 _register(
     "linalg_matrix_sqrth",
     cases=lambda r, d: [
-        _s(f"{shape} positive definite", tangents=_hermitian_directions, self=_hermitian_pd(r, d, shape))
+        _s(f"{shape} positive definite", tangents=hermitian_directions, self=_hermitian_pd(r, d, shape))
         for shape in [(3, 3), (2, 3, 3)]
     ],
 )
@@ -507,9 +499,7 @@ _register(
 # derivative divides by sums of them).
 _register(
     "linalg_polar",
-    cases=lambda r, d: [
-        _s(f"{shape}", A=_spread_singular_values(r, shape, d)) for shape in [(3, 3), (2, 3, 3), (4, 3)]
-    ],
+    cases=lambda r, d: [_s(f"{shape}", A=spread_singular_values(r, shape, d)) for shape in [(3, 3), (2, 3, 3), (4, 3)]],
 )
 
 
@@ -522,15 +512,15 @@ _register(
     "linalg_eig",
     cases=lambda r, d: (
         [
-            _s("3x3 distinct eigenvalues", outputs=_eigen_outputs, self=_spread_spectrum(r, d)),
-            _s("2x3x3 distinct eigenvalues", outputs=_eigen_outputs, self=_spread_spectrum(r, d, (2,))),
+            _s("3x3 distinct eigenvalues", outputs=eigen_outputs, self=_spread_spectrum(r, d)),
+            _s("2x3x3 distinct eigenvalues", outputs=eigen_outputs, self=_spread_spectrum(r, d, (2,))),
         ]
         # a real matrix's complex pair of eigenvalues, 0.25 +- 1.39i (as a complex input LAPACK's
         # order of the two is not stable under finite differences' steps)
         + (
             []
             if np.issubdtype(d, np.complexfloating)
-            else [_s("2x2 complex pair", outputs=_eigen_outputs, self=matrix([[0.0, -2.0], [1.0, 0.5]]))]
+            else [_s("2x2 complex pair", outputs=eigen_outputs, self=matrix([[0.0, -2.0], [1.0, 0.5]]))]
         )
     ),
 )
@@ -538,13 +528,13 @@ _register(
     "linalg_pinv.atol_rtol_tensor",
     cases=lambda r, d: [
         _s("3x3", self=_well_conditioned(r, (3, 3), d)),
-        _s("wide 2x3x4", self=_spread_singular_values(r, (2, 3, 4), d)),
-        _s("tall 4x3", self=_spread_singular_values(r, (4, 3), d)),
+        _s("wide 2x3x4", self=spread_singular_values(r, (2, 3, 4), d)),
+        _s("tall 4x3", self=spread_singular_values(r, (4, 3), d)),
         # eigenvalues -0.7, 0.3, 1.3: invertible, read through eigh
         _s(
             "3x3 hermitian",
-            tangents=_hermitian_directions,
-            self=_hermitian_spread(r, d, (3, 3)) + 0.3 * np.eye(3),
+            tangents=hermitian_directions,
+            self=hermitian_spread(r, d, (3, 3)) + 0.3 * np.eye(3),
             hermitian=True,
         ),
     ],

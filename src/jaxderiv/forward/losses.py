@@ -13,7 +13,7 @@ import numpy as np
 
 from ..records import kinks, known_failure, matrix, samples
 from . import impl
-from .nn import GAP, _away, _make
+from .nn import GAP, away_from_kinks, samples_from
 
 NONE, MEAN, SUM = 0, 1, 2
 BCE_EPSILON = 1e-12  # ATen clamps (1 - x) * x from below in binary_cross_entropy_backward
@@ -266,7 +266,7 @@ def _pair_loss(kinks_of_difference=(), lo=-2.0, hi=2.0, target=None, extra=()):
         for r in REDUCTIONS:
             for s in ((2, 3), ()):
                 t = target(rng, s) if target else rng.uniform(lo, hi, size=s)
-                x = t + _away(rng, s, kinks_of_difference)
+                x = t + away_from_kinks(rng, s, kinks_of_difference)
                 out.append(((x, t, r, *extra), f"{s or '0-d'} reduction={r}"))
         return out
 
@@ -291,16 +291,16 @@ _l1 = _pair_loss(kinks_of_difference=(0.0,))
 _smooth = _pair_loss(kinks_of_difference=(0.0, -0.7, 0.7), extra=(0.7,))
 _huber = _pair_loss(kinks_of_difference=(0.0, -0.7, 0.7), extra=(0.7,))  # |self - target| clear of 0 and +-delta
 _soft_margin = _pair_loss(target=lambda rng, s: np.sign(rng.uniform(-1, 1, size=s)))
-samples("mse_loss")(_make(_mse))
-samples("mse_loss_backward")(_make(_pair_backward(_mse)))
-samples("l1_loss")(_make(_l1))
-samples("l1_loss_backward")(_make(_pair_backward(_l1)))
-samples("smooth_l1_loss")(_make(_smooth))
-samples("smooth_l1_loss_backward")(_make(_pair_backward(_smooth)))
-samples("soft_margin_loss")(_make(_soft_margin))
-samples("soft_margin_loss_backward")(_make(_pair_backward(_soft_margin)))
-samples("huber_loss")(_make(_huber))
-samples("huber_loss_backward")(_make(_pair_backward(_huber)))
+samples("mse_loss")(samples_from(_mse))
+samples("mse_loss_backward")(samples_from(_pair_backward(_mse)))
+samples("l1_loss")(samples_from(_l1))
+samples("l1_loss_backward")(samples_from(_pair_backward(_l1)))
+samples("smooth_l1_loss")(samples_from(_smooth))
+samples("smooth_l1_loss_backward")(samples_from(_pair_backward(_smooth)))
+samples("soft_margin_loss")(samples_from(_soft_margin))
+samples("soft_margin_loss_backward")(samples_from(_pair_backward(_soft_margin)))
+samples("huber_loss")(samples_from(_huber))
+samples("huber_loss_backward")(samples_from(_pair_backward(_huber)))
 
 
 def _kl_div(rng):
@@ -313,8 +313,8 @@ def _kl_div(rng):
     return out
 
 
-samples("kl_div")(_make(_kl_div, ("log_target",)))
-samples("kl_div_backward")(_make(_pair_backward(_kl_div), ("log_target",)))
+samples("kl_div")(samples_from(_kl_div, ("log_target",)))
+samples("kl_div_backward")(samples_from(_pair_backward(_kl_div), ("log_target",)))
 
 
 def _bce(rng):
@@ -342,9 +342,9 @@ def _bce_logits(rng):
     return out
 
 
-samples("binary_cross_entropy")(_make(_bce))
-samples("binary_cross_entropy_backward")(_make(_bce_backward))
-samples("binary_cross_entropy_with_logits")(_make(_bce_logits))
+samples("binary_cross_entropy")(samples_from(_bce))
+samples("binary_cross_entropy_backward")(samples_from(_bce_backward))
+samples("binary_cross_entropy_with_logits")(samples_from(_bce_logits))
 
 
 def _nll(two_d):
@@ -378,10 +378,10 @@ def _nll_backward(two_d):
     return fn
 
 
-samples("nll_loss_forward")(_make(_nll(False)))
-samples("nll_loss2d_forward")(_make(_nll(True)))
-samples("nll_loss_backward")(_make(_nll_backward(False)))
-samples("nll_loss2d_backward")(_make(_nll_backward(True)))
+samples("nll_loss_forward")(samples_from(_nll(False)))
+samples("nll_loss2d_forward")(samples_from(_nll(True)))
+samples("nll_loss_backward")(samples_from(_nll_backward(False)))
+samples("nll_loss2d_backward")(samples_from(_nll_backward(True)))
 
 
 def _margin_scores(rng, n, c):
@@ -412,8 +412,8 @@ def _multilabel(rng):
     return out
 
 
-samples("multi_margin_loss")(_make(_multi_margin))
-samples("multilabel_margin_loss_forward")(_make(_multilabel))
+samples("multi_margin_loss")(samples_from(_multi_margin))
+samples("multilabel_margin_loss_forward")(samples_from(_multilabel))
 
 
 # Checks known to fail, with why; the checker still runs them (see samples.known_failure).

@@ -22,11 +22,11 @@ from ..records import (
     torch_equivalent,
 )
 from ..tensor_utils import long_dtype, opmath
-from . import impl, implementation
+from . import impl, implementation, variant
 from .nondifferentiable import without_derivative
 
 
-def _axis(dim: int, ndim: int) -> int:
+def wrapped_axis(dim: int, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
@@ -49,7 +49,7 @@ def _over_dim(fn, fill_0d, self, dim):
     x = _float(self)
     if x.ndim == 0:
         return fill_0d(x)
-    return fn(opmath(x), axis=_axis(dim, x.ndim)).astype(x.dtype)
+    return fn(opmath(x), axis=wrapped_axis(dim, x.ndim)).astype(x.dtype)
 
 
 @impl("_softmax")
@@ -82,7 +82,7 @@ def _backward_data(grad_output, output, dim, input_dtype, rule):
     dtype = _grad_input_dtype(grad_output, input_dtype)
     if jnp.ndim(output) == 0:
         return jnp.zeros_like(grad_output * output).astype(dtype)
-    return rule(opmath(grad_output), opmath(output), _axis(dim, jnp.ndim(output))).astype(dtype)
+    return rule(opmath(grad_output), opmath(output), wrapped_axis(dim, jnp.ndim(output))).astype(dtype)
 
 
 @impl("_softmax_backward_data")
@@ -106,7 +106,7 @@ def _safe_softmax(self, dim, dtype=None):
     x = _float(self.astype(dtype) if dtype is not None else self)
     if x.ndim == 0:
         return jnp.ones_like(x)
-    d = _axis(dim, x.ndim)
+    d = wrapped_axis(dim, x.ndim)
     blank = jnp.all(x == -jnp.inf, axis=d, keepdims=True)
     return jnp.where(blank, jnp.zeros((), x.dtype), jax.nn.softmax(x, axis=d))
 
@@ -125,7 +125,7 @@ def _masked_softmax(self, mask, dim=None, mask_type=None):
     """softmax over `dim` (default the last) of self with the masked elements at -inf: they
     get 0, a slice masked entirely NaN, as ATen's CPU kernel gives."""
     x = _float(self)
-    d = _axis(-1 if dim is None else dim, x.ndim)
+    d = wrapped_axis(-1 if dim is None else dim, x.ndim)
     return jax.nn.softmax(jnp.where(masked_softmax_mask(mask, x, mask_type), -jnp.inf, x), axis=d)
 
 
@@ -133,7 +133,7 @@ def _masked_softmax(self, mask, dim=None, mask_type=None):
 
 
 def glu_halves(x, dim):
-    d = _axis(dim, x.ndim)
+    d = wrapped_axis(dim, x.ndim)
     if x.shape[d] % 2:
         raise ValueError(f"Halving dimension must be even, but dimension {d} is size {x.shape[d]}")
     a, b = jnp.split(x, 2, axis=d)
@@ -193,6 +193,27 @@ def native_dropout(input, p, train):
         "pass a jax.random key where the caller allows one (jaxderiv.torch's apply(key=...), or "
         "_fused_dropout's generator)"
     )
+
+
+@variant(
+    "native_dropout",
+    entry="native_dropout",
+    gradient="the entry's formulas, the mask drawn from apply's key",
+    random=True,
+)
+def native_dropout_variant(registry, op, input, p, train, *, key=None):
+    """`native_dropout` with the mask drawn from `key`: (input * mask / (1 - p), mask), mask
+    ~ Bernoulli(1 - p); the identity when not training. ATen's schema has no Generator, so the
+    entry's op is rebuilt around this draw, the mask one more (never differentiated) argument:
+    its derivatives stay the entry's formulas."""
+    x = jnp.asarray(input)
+    if train is False or p == 0:
+        mask = jnp.ones(x.shape, jnp.bool_)
+    elif key is None:
+        raise ValueError("native_dropout in training mode needs randomness: pass key=jax.random.key(...) to apply()")
+    else:
+        mask = jax.random.bernoulli(key, 1.0 - p, x.shape)
+    return registry.op_with_keyword_tensors(op.entry.name, dropout_with_mask, "mask")(input, p, train, mask=mask)
 
 
 # -- embedding ----------------------------------------------------------------------------------
@@ -324,7 +345,7 @@ def _embedding_bag_dense_backward(grad, indices, *args):
 
 
 @impl("_embedding_bag_backward")
-def _embedding_bag_backward(
+def embedding_bag_backward(
     grad,
     indices,
     offsets,
@@ -421,13 +442,13 @@ def native_dropout_backward(grad_output, mask, scale):
 # Inputs keep clear of kinks (prelu's at self = 0, ties of embedding_bag's max). The backward
 # entries of softmax get output = softmax(self), as their formulas assume; masked softmax's mask
 # leaves every slice an element; embedding takes neither padding_idx nor scale_grad_by_freq
-# (their gradients differ from the forward's derivative by design). `_make` (a samples
-# function from argument tuples) and `_away` (values clear of kinks) serve losses.py and
+# (their gradients differ from the forward's derivative by design). `samples_from` (a samples
+# function from argument tuples) and `away_from_kinks` (values clear of kinks) serve losses.py and
 # normalization.py too.
 GAP = 0.1
 
 
-def _away(rng, shape, kinks=(), lo=-2.0, hi=2.0):
+def away_from_kinks(rng, shape, kinks=(), lo=-2.0, hi=2.0):
     """Uniform values, redrawn until none lies within GAP of a kink."""
     x = np.array(rng.uniform(lo, hi, size=shape))
     while kinks and (near := np.any(np.abs(x[..., None] - np.asarray(kinks)) < GAP, axis=-1)).any():
@@ -435,7 +456,7 @@ def _away(rng, shape, kinks=(), lo=-2.0, hi=2.0):
     return x
 
 
-def _make(fn, kwarg_only=()):
+def samples_from(fn, kwarg_only=()):
     """A samples function from `fn(rng) -> [(args, label)]`; the last len(kwarg_only) args go by keyword."""
 
     def make(op, rng, dtype=np.float64):
@@ -499,12 +520,12 @@ not_applicable(
     modes=("vjp_vjp",),
     when=lambda op: op.schema.arguments[-1].name == "self",
 )
-samples("_softmax", "_log_softmax")(_make(_softmax_samples))
+samples("_softmax", "_log_softmax")(samples_from(_softmax_samples))
 samples("_softmax_backward_data")(_softmax_backward_data_samples(False))
 samples("_log_softmax_backward_data")(_softmax_backward_data_samples(True))
-samples("glu")(_make(lambda rng: [((rng.normal(size=(2, 4)), d), f"2x4 dim={d}") for d in (-1, 0)]))
+samples("glu")(samples_from(lambda rng: [((rng.normal(size=(2, 4)), d), f"2x4 dim={d}") for d in (-1, 0)]))
 samples("glu_backward")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(2, 2)), rng.normal(size=(2, 4)), 1), "2x4 dim=1"),
             ((rng.normal(size=(1, 3)), rng.normal(size=(2, 3)), 0), "2x3 dim=0"),
@@ -516,13 +537,15 @@ samples("glu_backward")(
 # -- dropout and embedding ----------------------------------------------------------------------
 
 samples("_fused_dropout")(
-    _make(lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")])
+    samples_from(
+        lambda rng: [((rng.normal(size=(3, 4)), 0.7, jax.random.key(int(rng.integers(1 << 30)))), "3x4 p=0.7")]
+    )
 )
 
 # Only the draws ATen's native_dropout determines (its schema has no Generator): not training,
 # p = 0 and p = 1; training at other p is jaxderiv.torch's, with a key (tests/nn/test_nn.py).
 samples("native_dropout")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(3, 4)), 0.0, True), "3x4 p=0 train"),
             ((rng.normal(size=(3, 4)), 0.4, False), "3x4 p=0.4 eval"),
@@ -540,10 +563,12 @@ def _embedding(rng):
     return [((rng.normal(size=(5, 3)), idx, -1, False, False), "no padding, no scaling")]
 
 
-samples("embedding")(_make(_embedding))
-samples("embedding_renorm_")(_make(lambda rng: [((rng.normal(size=(5, 3)), np.array([0, 2]), 1.0, 2.0), "max_norm=1")]))
+samples("embedding")(samples_from(_embedding))
+samples("embedding_renorm_")(
+    samples_from(lambda rng: [((rng.normal(size=(5, 3)), np.array([0, 2]), 1.0, 2.0), "max_norm=1")])
+)
 samples("embedding_dense_backward")(
-    _make(
+    samples_from(
         lambda rng: [((rng.normal(size=(2, 2, 3)), np.array([[0, 2], [4, 2]]), 5, -1, False), "no padding, no scaling")]
     )
 )
@@ -567,13 +592,13 @@ def _embedding_bag_samples(rng):
     return out
 
 
-samples("_embedding_bag")(_make(_embedding_bag_samples))
+samples("_embedding_bag")(samples_from(_embedding_bag_samples))
 
 
 # -- torch 2.13's linear, prelu kernel, dropout backward and softmax variants ------------------------
 
 linear_samples = samples("linear")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4,))), "2x3 by 4x3, bias"),
             ((rng.normal(size=(2, 2, 3)), rng.normal(size=(4, 3)), None), "batched 2x2x3, no bias"),
@@ -583,7 +608,7 @@ linear_samples = samples("linear")(
 )
 # every output_mask entry on: an output the mask turns off is undefined (None), nothing to check
 samples("linear_backward")(
-    _make(
+    samples_from(
         lambda rng: [
             (
                 (rng.normal(size=(2, 3)), rng.normal(size=(2, 4)), rng.normal(size=(4, 3)), (True, True, True)),
@@ -598,22 +623,25 @@ samples("linear_backward")(
 )
 # the kink of prelu is self = 0: values kept away from it
 samples("_prelu_kernel")(
-    _make(
+    samples_from(
         lambda rng: [
-            ((_away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
-            ((_away(rng, (2, 3, 2), (0.0,)), rng.normal(size=(1, 3, 1))), "channel weight"),
+            ((away_from_kinks(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
+            ((away_from_kinks(rng, (2, 3, 2), (0.0,)), rng.normal(size=(1, 3, 1))), "channel weight"),
         ]
     )
 )
 samples("_prelu_kernel_backward")(
-    _make(
+    samples_from(
         lambda rng: [
-            ((rng.normal(size=(2, 3)), _away(rng, (2, 3), (0.0,)), rng.normal(size=(3,))), "2x3, weight 3 broadcast"),
+            (
+                (rng.normal(size=(2, 3)), away_from_kinks(rng, (2, 3), (0.0,)), rng.normal(size=(3,))),
+                "2x3, weight 3 broadcast",
+            ),
         ]
     )
 )
 samples("native_dropout_backward")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(3, 4)), rng.uniform(size=(3, 4)) < 0.7, 1 / 0.7), "3x4 scale=1/0.7"),
         ]
@@ -629,7 +657,7 @@ def _masked(rng, shape, dim):
 
 
 samples("_masked_softmax")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(2, 4)), _masked(rng, (2, 4), -1), None, None), "2x4 last dim"),
             ((rng.normal(size=(3, 2, 3)), _masked(rng, (3, 2, 3), 0), 0, 2), "3x2x3 dim=0"),
@@ -637,7 +665,7 @@ samples("_masked_softmax")(
     )
 )
 samples("_safe_softmax")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(2, 3)), 1, None), "2x3 dim=1"),
             ((rng.normal(size=(3, 2)), -2, None), "3x2 dim=-2"),
@@ -682,7 +710,7 @@ def _embedding_bag_backward_samples(rng):
     return out
 
 
-samples("_embedding_bag_backward")(_make(_embedding_bag_backward_samples))
+samples("_embedding_bag_backward")(samples_from(_embedding_bag_backward_samples))
 
 
 # -- parity with torch ------------------------------------------------------------------------

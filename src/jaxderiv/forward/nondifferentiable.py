@@ -207,6 +207,30 @@ def eye_m(n, m, dtype=None, layout=None, device=None, pin_memory=None):
     return jnp.eye(n, m, dtype=dtype or _DEFAULT_FLOAT)
 
 
+def _triangle_indices(name: str, row, col, offset, dtype, indices):
+    """The (2, N) row and column indices `indices` (np.tril_indices or np.triu_indices) gives of
+    a row x col matrix from the diagonal `offset` on, in row-major order as ATen lists them;
+    int64 unless `dtype` (an integer dtype) is given. The sizes are ints: a constant."""
+    for which, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise ValueError(f"{name}: {which} must be non-negative, got {v}")
+    dt = jnp.dtype(dtype or long_dtype())
+    if not jnp.issubdtype(dt, jnp.integer):
+        raise NotImplementedError(f'"{name}" not implemented for {dt}: only integer dtypes')
+    rows, cols = indices(row, offset, col)
+    return jnp.asarray(np.stack([rows, cols]), dt)
+
+
+@impl("tril_indices")
+def tril_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+    return _triangle_indices("tril_indices", row, col, offset, dtype, np.tril_indices)
+
+
+@impl("triu_indices")
+def triu_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+    return _triangle_indices("triu_indices", row, col, offset, dtype, np.triu_indices)
+
+
 # -- metadata and queries --------------------------------------------------------------------
 
 

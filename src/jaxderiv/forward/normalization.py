@@ -25,8 +25,8 @@ from ..records import (
     torch_equivalent,
 )
 from ..tensor_utils import REDUCED_FLOATS, opmath
-from . import impl
-from .nn import _make
+from . import impl, variant
+from .nn import samples_from
 
 
 def in_opmath(fn):
@@ -307,6 +307,30 @@ def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, tra
     return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
+@variant(
+    "_native_batch_norm_legit_functional",
+    entry="_native_batch_norm_legit",
+    gradient="outputs 0-2 as the entry; the running statistics carry none",
+)
+def batch_norm_functional_variant(
+    registry, op, input, weight, bias, running_mean, running_var, training, momentum, eps
+):
+    """`_native_batch_norm_legit_functional`: `_native_batch_norm_legit` plus the running
+    statistics it would update in place: (1 - momentum) * old + momentum * batch statistic,
+    the variance unbiased (ATen's batch_norm_cpu_update_stats)."""
+    out, save_mean, save_invstd = op(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if not training:
+        return out, save_mean, save_invstd, running_mean, running_var
+    x = jax.lax.stop_gradient(input)
+    axes = (0,) + tuple(range(2, x.ndim))
+    n = x.size // x.shape[1]
+    mean = jnp.mean(x, axis=axes)
+    var = jnp.sum(jnp.square(x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))), axis=axes) / max(n - 1, 1)
+    new_mean = (1 - momentum) * running_mean + momentum * mean.astype(running_mean.dtype)
+    new_var = (1 - momentum) * running_var + momentum * var.astype(running_var.dtype)
+    return out, save_mean, save_invstd, new_mean, new_var
+
+
 @impl("_native_batch_norm_legit_no_training")
 def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
     """Evaluation mode: normalized with the running statistics."""
@@ -357,7 +381,7 @@ def _batch_norm(rng):
     return out
 
 
-samples("native_batch_norm")(_make(_batch_norm))
+samples("native_batch_norm")(samples_from(_batch_norm))
 
 
 def _batch_norm_backward(rng):
@@ -373,7 +397,7 @@ def _batch_norm_backward(rng):
     return out
 
 
-samples("native_batch_norm_backward")(_make(_batch_norm_backward))
+samples("native_batch_norm_backward")(samples_from(_batch_norm_backward))
 
 
 def _gpu_batch_norm_backward(reserve):
@@ -396,8 +420,8 @@ def _gpu_batch_norm_backward(reserve):
     return fn
 
 
-samples("cudnn_batch_norm_backward")(_make(_gpu_batch_norm_backward(True)))
-samples("miopen_batch_norm_backward")(_make(_gpu_batch_norm_backward(False)))
+samples("cudnn_batch_norm_backward")(samples_from(_gpu_batch_norm_backward(True)))
+samples("miopen_batch_norm_backward")(samples_from(_gpu_batch_norm_backward(False)))
 not_applicable(
     "training mode only: the formulas for input, weight and grad_output (batchnorm_double_backward) are "
     "the derivative through save_mean and save_var as functions of input, and those inputs' own formulas "
@@ -419,7 +443,7 @@ def _gpu_batch_norm():
     return fn
 
 
-samples("cudnn_batch_norm", "miopen_batch_norm")(_make(_gpu_batch_norm()))
+samples("cudnn_batch_norm", "miopen_batch_norm")(samples_from(_gpu_batch_norm()))
 
 
 def _layer_norm_samples(rng):
@@ -443,15 +467,15 @@ def _group_norm(rng):
 @samples("native_layer_norm")
 def _native_layer_norm(op, rng, dtype=np.float64):
     """(input, M, N, ...) in PyTorch 1.7's schema, (input, normalized_shape, ...) in later ones."""
-    made = _make(_layer_norm_samples)(op, rng, dtype)
+    made = samples_from(_layer_norm_samples)(op, rng, dtype)
     if len(op.schema.arguments) == 6:
         return made
     return [Sample((x, (n,), w, b, eps), {}, s.label) for s in made for x, w, b, _, n, eps in [s.args]]
 
 
-samples("native_group_norm")(_make(_group_norm))
+samples("native_group_norm")(samples_from(_group_norm))
 samples("_weight_norm_cuda_interface")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
             ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
@@ -463,7 +487,7 @@ samples("_weight_norm_cuda_interface")(
 # -- torch 2.13's normalization entries --------------------------------------------------------------
 
 samples("_weight_norm_interface")(
-    _make(
+    samples_from(
         lambda rng: [
             ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(3, 1)), 0), "3x4 dim=0"),
             ((rng.normal(size=(3, 4)), rng.uniform(0.5, 1.5, size=(1, 4)), 1), "3x4 dim=1"),
@@ -486,10 +510,10 @@ def _batch_norm_split(update):
     return make
 
 
-samples("_batch_norm_with_update")(_make(_batch_norm_split(True)))
-samples("_batch_norm_no_update")(_make(_batch_norm_split(False)))
+samples("_batch_norm_with_update")(samples_from(_batch_norm_split(True)))
+samples("_batch_norm_no_update")(samples_from(_batch_norm_split(False)))
 samples("_fused_rms_norm")(
-    _make(
+    samples_from(
         lambda rng: [
             (
                 (rng.normal(size=(2, 3, 4)), (3, 4), rng.uniform(0.5, 1.5, size=(3, 4)), None),
@@ -516,7 +540,7 @@ def _layer_norm_backward(rng):
     return out
 
 
-samples("native_layer_norm_backward")(_make(_layer_norm_backward))
+samples("native_layer_norm_backward")(samples_from(_layer_norm_backward))
 not_applicable(
     "the formulas for input, weight and grad_out (layer_norm_double_backward) are the derivative through "
     "mean and rstd as functions of input, and those inputs' own formulas are not_implemented: held fixed, "
@@ -529,9 +553,9 @@ not_applicable(
 
 # -- torch 2.13's batch norm entries for export -------------------------------------------------------
 
-samples("_native_batch_norm_legit")(_make(_batch_norm))
+samples("_native_batch_norm_legit")(samples_from(_batch_norm))
 samples("_native_batch_norm_legit_no_training")(
-    _make(
+    samples_from(
         lambda rng: [
             ((x, w, b, rm, rv, m, eps), label.replace(" training=False", ""))
             for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng)
@@ -540,7 +564,7 @@ samples("_native_batch_norm_legit_no_training")(
     )
 )
 samples("_native_batch_norm_legit.no_stats")(
-    _make(
+    samples_from(
         lambda rng: [
             ((x, w, b, training, m, eps), label)
             for (x, w, b, rm, rv, training, m, eps), label in _batch_norm(rng)
@@ -549,7 +573,7 @@ samples("_native_batch_norm_legit.no_stats")(
     )
 )
 samples("batch_norm_backward")(
-    _make(
+    samples_from(
         lambda rng: [
             ((g, x, w, rm, rv, sm, sv, False, eps, mask, np.zeros(0, np.uint8)), label)
             for (g, x, w, rm, rv, sm, sv, train, eps, mask), label in _batch_norm_backward(rng)

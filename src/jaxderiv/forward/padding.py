@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import impl
-from .shapes import T, _register
+from .shapes import T, register_shape_cases
 
 
 @impl("constant_pad_nd")
@@ -82,7 +82,9 @@ for _n in ("1d", "2d", "3d"):
 # amount (one side 0), and constant_pad_nd also crops with negative pads. A backward entry's
 # grad_output has the padded shape. Cases are written as shapes.py's are (argument tuples,
 # tensors as T(shape)).
-_register("constant_pad_nd", cases=[(T(2, 3), (1, 2)), (T(2, 3, 4), (1, 0, -1, 2)), (T(3, 4), (-1, -1, 1, 0), 0.5)])
+register_shape_cases(
+    "constant_pad_nd", cases=[(T(2, 3), (1, 2)), (T(2, 3, 4), (1, 0, -1, 2)), (T(3, 4), (-1, -1, 1, 0), 0.5)]
+)
 _PADS: dict[str, list[tuple[Any, tuple[int, ...]]]] = {
     "reflection_pad1d": [(T(2, 5), (2, 1)), (T(2, 3, 5), (1, 3))],
     "reflection_pad2d": [(T(2, 4, 5), (1, 2, 3, 0))],
@@ -101,5 +103,5 @@ def _padded(shape, pad):
 
 
 for _name, _cases in _PADS.items():
-    _register(_name, cases=_cases)
-    _register(_name + "_backward", cases=[(_padded(x.shape, p), x, p) for x, p in _cases])
+    register_shape_cases(_name, cases=_cases)
+    register_shape_cases(_name + "_backward", cases=[(_padded(x.shape, p), x, p) for x, p in _cases])

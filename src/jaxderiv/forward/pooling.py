@@ -20,8 +20,8 @@ from jax import lax
 
 from ..records import Equivalent, Sample, kinks, known_failure, matrix, parity_differs, parity_samples, torch_equivalent
 from . import impl, implementation
-from ._spatial_samples import _normal, _register
-from .conv import _tuple
+from ._spatial_samples import standard_normal, register_spatial_samples
+from .conv import spatial_tuple
 
 
 def _long():
@@ -123,8 +123,8 @@ def _at_indices(grad, indices, shape):
 
 def _avg_geometry(self, n, kernel_size, stride, padding, ceil_mode):
     """(kernel, stride, padding, output sizes) per spatial dim; the stride defaults to the kernel."""
-    k, p = _tuple(kernel_size, n), _tuple(padding, n)
-    s = _tuple(stride, n) if stride not in ((), [], None) else k
+    k, p = spatial_tuple(kernel_size, n), spatial_tuple(padding, n)
+    s = spatial_tuple(stride, n) if stride not in ((), [], None) else k
     out = tuple(_output_size(self.shape[self.ndim - n + d], k[d], s[d], p[d], 1, ceil_mode) for d in range(n))
     return k, s, p, out
 
@@ -216,7 +216,7 @@ def _batch(self, n):
 
 def adaptive_avg_pool(self, n, output_size):
     x, squeeze = _batch(self, n)
-    windows = [_adaptive(x.shape[2 + d], _tuple(output_size, n)[d]) for d in range(n)]
+    windows = [_adaptive(x.shape[2 + d], spatial_tuple(output_size, n)[d]) for d in range(n)]
     vals, _ = _gather(x, windows, 0)
     count = 1
     for d, (_, ok) in enumerate(windows):
@@ -264,7 +264,7 @@ def _pool_max(self, n, windows_of):
     return (values[0], indices[0]) if squeeze else (values, indices)
 
 
-def _max_backward(grad_output, self, indices, n):
+def max_backward(grad_output, self, indices, n):
     x, squeeze = _batch(self, n)
     g, i = (grad_output[None], indices[None]) if squeeze else (grad_output, indices)
     out = _at_indices(g, i, x.shape)
@@ -279,20 +279,20 @@ def adaptive_max_pool(self, output_size):
 
 @impl("adaptive_max_pool2d_backward")
 def adaptive_max_pool2d_backward(grad_output, self, indices):
-    return _max_backward(grad_output, self, indices, 2)
+    return max_backward(grad_output, self, indices, 2)
 
 
 @impl("adaptive_max_pool3d_backward")
 def adaptive_max_pool3d_backward(grad_output, self, indices):
-    return _max_backward(grad_output, self, indices, 3)
+    return max_backward(grad_output, self, indices, 3)
 
 
 # -- max pooling with indices -------------------------------------------------------------------
 
 
 def max_pool(self, n, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    k, p, d = _tuple(kernel_size, n), _tuple(padding, n), _tuple(dilation, n)
-    s = _tuple(stride, n) if stride not in ((), [], None) else k
+    k, p, d = spatial_tuple(kernel_size, n), spatial_tuple(padding, n), spatial_tuple(dilation, n)
+    s = spatial_tuple(stride, n) if stride not in ((), [], None) else k
     return _pool_max(self, n, lambda x: [_strided(x.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)])
 
 
@@ -308,12 +308,12 @@ def max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
 
 @impl("max_pool2d_with_indices_backward")
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _max_backward(grad_output, self, indices, 2)
+    return max_backward(grad_output, self, indices, 2)
 
 
 @impl("max_pool3d_with_indices_backward")
 def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _max_backward(grad_output, self, indices, 3)
+    return max_backward(grad_output, self, indices, 3)
 
 
 # -- fractional max pooling ---------------------------------------------------------------------
@@ -334,7 +334,7 @@ def _fractional(sample, size, out, k):
 
 def fractional_max_pool(self, n, kernel_size, output_size, random_samples):
     """random_samples (N, C, n): in 2d sample 0 draws the width's windows and 1 the height's, in 3d samples 0, 1, 2 draw T, H, W."""
-    k, o = _tuple(kernel_size, n), _tuple(output_size, n)
+    k, o = spatial_tuple(kernel_size, n), spatial_tuple(output_size, n)
     x, squeeze = _batch(self, n)
     rs = random_samples if random_samples.ndim == 3 else random_samples[None]
     order = (1, 0) if n == 2 else (0, 1, 2)
@@ -355,12 +355,12 @@ def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
 
 @impl("fractional_max_pool2d_backward")
 def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
-    return _max_backward(grad_output, self, indices, 2)
+    return max_backward(grad_output, self, indices, 2)
 
 
 @impl("fractional_max_pool3d_backward")
 def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
-    return _max_backward(grad_output, self, indices, 3)
+    return max_backward(grad_output, self, indices, 3)
 
 
 # -- max unpooling ------------------------------------------------------------------------------
@@ -423,7 +423,7 @@ def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fa
 def max_pool2d_backward(grad_output, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     """grad_output scattered to each window's argmax, the indices found again from self."""
     _, indices = max_pool(self, 2, kernel_size, stride, padding, dilation, ceil_mode)
-    return _max_backward(grad_output, self, indices, 2)
+    return max_backward(grad_output, self, indices, 2)
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
@@ -444,7 +444,7 @@ def _distinct(rng, *shape):
     return rng.permutation(math.prod(shape)).reshape(shape) * 0.1 + rng.uniform(-0.01, 0.01, shape)
 
 
-def _pool(shape, backward_of=None, indices_arg=None, **kw):
+def pool_sample(shape, backward_of=None, indices_arg=None, **kw):
     """A pooling entry's sample; a backward entry's grad_output (and indices) from its forward."""
 
     def make(rng):
@@ -453,7 +453,7 @@ def _pool(shape, backward_of=None, indices_arg=None, **kw):
         if backward_of is not None:
             out = implementation(backward_of)(jnp.asarray(x), **{k: v for k, v in kw.items()})
             out, idx = out if isinstance(out, tuple) else (out, None)
-            values["grad_output"] = _normal(rng, *out.shape)
+            values["grad_output"] = standard_normal(rng, *out.shape)
             if indices_arg:
                 values[indices_arg] = np.asarray(idx)
         return values
@@ -461,7 +461,7 @@ def _pool(shape, backward_of=None, indices_arg=None, **kw):
     return make
 
 
-_P2, _P3 = (2, 2, 5, 5), (1, 2, 4, 4, 3)
+P2, P3 = (2, 2, 5, 5), (1, 2, 4, 4, 3)
 
 
 def _avg(divisor_override=None, **kw):
@@ -475,41 +475,46 @@ _AVG2 = [
     _avg(kernel_size=(2, 2), stride=(), padding=(0, 0), ceil_mode=True, count_include_pad=True, divisor_override=3),
 ]
 _AVG3 = [_avg(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True, count_include_pad=False)]
-_MAX2 = [
+MAX2 = [
     dict(kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), ceil_mode=False),
     dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 1), dilation=(2, 1), ceil_mode=True),
 ]
-_MAX3 = [dict(kernel_size=(2, 2, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(1, 1, 1), ceil_mode=True)]
-for _n, _shape, _avg_cases, _max_cases in ((2, _P2, _AVG2, _MAX2), (3, _P3, _AVG3, _MAX3)):
-    _register(f"avg_pool{_n}d", *[_pool(_shape, **v) for v in _avg_cases])
-    _register(f"avg_pool{_n}d_backward", *[_pool(_shape, f"avg_pool{_n}d", **v) for v in _avg_cases])
-    _register(f"max_pool{_n}d_with_indices", *[_pool(_shape, **v) for v in _max_cases])
-    _register(
+MAX3 = [dict(kernel_size=(2, 2, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(1, 1, 1), ceil_mode=True)]
+for _n, _shape, _avg_cases, _max_cases in ((2, P2, _AVG2, MAX2), (3, P3, _AVG3, MAX3)):
+    register_spatial_samples(f"avg_pool{_n}d", *[pool_sample(_shape, **v) for v in _avg_cases])
+    register_spatial_samples(
+        f"avg_pool{_n}d_backward", *[pool_sample(_shape, f"avg_pool{_n}d", **v) for v in _avg_cases]
+    )
+    register_spatial_samples(f"max_pool{_n}d_with_indices", *[pool_sample(_shape, **v) for v in _max_cases])
+    register_spatial_samples(
         f"max_pool{_n}d_with_indices_backward",
-        *[_pool(_shape, f"max_pool{_n}d_with_indices", "indices", **v) for v in _max_cases],
+        *[pool_sample(_shape, f"max_pool{_n}d_with_indices", "indices", **v) for v in _max_cases],
     )
     _sizes = [dict(output_size=(3, 2)), dict(output_size=(2, 4))] if _n == 2 else [dict(output_size=(3, 2, 2))]
     for _adaptive_avg in ("_adaptive_avg_pool2d",) if _n == 2 else ("adaptive_avg_pool3d", "_adaptive_avg_pool3d"):
-        _register(_adaptive_avg, *[_pool(_shape, **v) for v in _sizes])
-        _register(f"{_adaptive_avg}_backward", *[_pool(_shape, _adaptive_avg, **v) for v in _sizes])
-    _register(f"adaptive_max_pool{_n}d", *[_pool(_shape, **v) for v in _sizes])
-    _register(
-        f"adaptive_max_pool{_n}d_backward", *[_pool(_shape, f"adaptive_max_pool{_n}d", "indices", **v) for v in _sizes]
+        register_spatial_samples(_adaptive_avg, *[pool_sample(_shape, **v) for v in _sizes])
+        register_spatial_samples(
+            f"{_adaptive_avg}_backward", *[pool_sample(_shape, _adaptive_avg, **v) for v in _sizes]
+        )
+    register_spatial_samples(f"adaptive_max_pool{_n}d", *[pool_sample(_shape, **v) for v in _sizes])
+    register_spatial_samples(
+        f"adaptive_max_pool{_n}d_backward",
+        *[pool_sample(_shape, f"adaptive_max_pool{_n}d", "indices", **v) for v in _sizes],
     )
     _frac = dict(kernel_size=(2,) * _n, output_size=(3, 2, 2)[:_n])
     _samples = lambda rng, _s=_shape, _k=_n: rng.uniform(0, 1, (_s[0], _s[1], _k))
-    _register(
+    register_spatial_samples(
         f"fractional_max_pool{_n}d",
-        lambda rng, _s=_shape, _f=_frac, _r=_samples: {**_pool(_s, **_f)(rng), "random_samples": _r(rng)},
+        lambda rng, _s=_shape, _f=_frac, _r=_samples: {**pool_sample(_s, **_f)(rng), "random_samples": _r(rng)},
     )
-    _register(
+    register_spatial_samples(
         f"fractional_max_pool{_n}d_backward",
         lambda rng, _s=_shape, _f=_frac, _r=_samples, _k=_n: _fractional_backward(rng, _s, _f, _r(rng), _k),
     )
 
 
-_register("max_pool2d", *[_pool(_P2, **v) for v in _MAX2])
-_register("max_pool2d_backward", *[_pool(_P2, "max_pool2d", **v) for v in _MAX2])
+register_spatial_samples("max_pool2d", *[pool_sample(P2, **v) for v in MAX2])
+register_spatial_samples("max_pool2d_backward", *[pool_sample(P2, "max_pool2d", **v) for v in MAX2])
 
 
 def _fractional_backward(rng, shape, kw, random_samples, n):
@@ -517,7 +522,7 @@ def _fractional_backward(rng, shape, kw, random_samples, n):
     out, idx = implementation(f"fractional_max_pool{n}d")(
         jnp.asarray(x), kw["kernel_size"], kw["output_size"], jnp.asarray(random_samples)
     )
-    return {"self": x, "grad_output": _normal(rng, *out.shape), "indices": np.asarray(idx), **kw}
+    return {"self": x, "grad_output": standard_normal(rng, *out.shape), "indices": np.asarray(idx), **kw}
 
 
 def _unpool_samples(shape, n, backward=False):
@@ -527,22 +532,22 @@ def _unpool_samples(shape, n, backward=False):
         x = _distinct(rng, *shape)
         out, idx = implementation(f"max_pool{n}d_with_indices")(jnp.asarray(x), (2,) * n, (2,) * n)
         values = {
-            "self": _normal(rng, *out.shape),
+            "self": standard_normal(rng, *out.shape),
             "indices": np.asarray(idx),
             "output_size": shape[2:],
             "stride": (2,) * n,
             "padding": (0,) * n,
         }
         if backward:
-            values["grad_output"] = _normal(rng, *shape)
+            values["grad_output"] = standard_normal(rng, *shape)
         return values
 
     return make
 
 
-_register("max_unpool2d", _unpool_samples(_P2, 2))
-_register("max_unpool3d", _unpool_samples(_P3, 3))
-_register("max_unpool2d_backward", _unpool_samples(_P2, 2, backward=True))
+register_spatial_samples("max_unpool2d", _unpool_samples(P2, 2))
+register_spatial_samples("max_unpool3d", _unpool_samples(P3, 3))
+register_spatial_samples("max_unpool2d_backward", _unpool_samples(P2, 2, backward=True))
 
 
 known_failure(

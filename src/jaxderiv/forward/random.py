@@ -15,7 +15,7 @@ import numpy as np
 from jax.scipy.special import gammainc, gammaln
 
 from ..records import Sample, domain, parity_differs, samples, without_meaning
-from . import OpKind, impl, implementation
+from . import OpKind, impl, implementation, variant
 
 
 def _key(generator, name):
@@ -63,6 +63,15 @@ def bernoulli__Tensor(self, p, generator=None):
 def bernoulli__float(self, p=0.5, generator=None):
     key = _key(generator, "bernoulli_")
     return _like(self, jax.random.bernoulli(key, p, jnp.shape(self)))
+
+
+@variant("bernoulli.p", entry="bernoulli_.float", gradient="the entry's formulas: none", random=True)
+def bernoulli_p_variant(registry, op, self, p=0.5, *, generator=None, key=None):
+    """`bernoulli.p`: ATen's kernel fills a tensor like `self` in place (`bernoulli_.float`),
+    whose entry states the gradient (none for `self`); the draws come from the node's key."""
+    if generator is None and key is None:
+        raise ValueError("bernoulli draws random values: pass key=jax.random.key(...) to apply()")
+    return op(self, p, generator=key if generator is None else generator)
 
 
 # -- continuous distributions filled into self ----------------------------------------------------

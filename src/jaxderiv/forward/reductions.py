@@ -806,7 +806,10 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
-#
+
+# The family's traits (records.FamilyTraits; jaxderiv.check.opdb.traits reads them): checked in float32 and bfloat16 too.
+FAMILY = {"low_precision": True}
+
 # Checker inputs of the reductions, scans, sorting and selection ops.
 #
 # Each op is called on a few small tensors with its argument variants: dims as int, list and

@@ -500,7 +500,7 @@ def _label(args) -> str:
     return " ".join(one(v) for v in args)
 
 
-def _register(*names, cases, kwargs=None, complex_=True):
+def register_shape_cases(*names, cases, kwargs=None, complex_=True):
     """`cases`: argument tuples in schema order, tensors as T(shape). Complex runs the first
     case only: the variants exercise shapes and dims, which do not depend on the dtype."""
 
@@ -513,60 +513,72 @@ def _register(*names, cases, kwargs=None, complex_=True):
         complex_ok(*names)
 
 
-_register("t", cases=[(T(2, 3),), (T(3),), (T(),)])
-_register("transpose.int", "transpose_", cases=[(T(2, 3, 4), 0, -1), (T(2, 3), 1, 0), (T(), 0, -1)])
-_register("permute", cases=[(T(2, 3, 4), (2, 0, 1)), (T(2, 3), (-1, 0))])
-_register("unsqueeze", "unsqueeze_", cases=[(T(2, 3), 0), (T(2, 3), -1), (T(), 0)])
-_register("squeeze", "squeeze_", cases=[(T(2, 1, 3, 1),), (T(1),)])
-_register("squeeze.dim", "squeeze_.dim", cases=[(T(2, 1, 3), 1), (T(2, 1, 3), -3), (T(), 0)])
-_register(
+register_shape_cases("t", cases=[(T(2, 3),), (T(3),), (T(),)])
+register_shape_cases("transpose.int", "transpose_", cases=[(T(2, 3, 4), 0, -1), (T(2, 3), 1, 0), (T(), 0, -1)])
+register_shape_cases("permute", cases=[(T(2, 3, 4), (2, 0, 1)), (T(2, 3), (-1, 0))])
+register_shape_cases("unsqueeze", "unsqueeze_", cases=[(T(2, 3), 0), (T(2, 3), -1), (T(), 0)])
+register_shape_cases("squeeze", "squeeze_", cases=[(T(2, 1, 3, 1),), (T(1),)])
+register_shape_cases("squeeze.dim", "squeeze_.dim", cases=[(T(2, 1, 3), 1), (T(2, 1, 3), -3), (T(), 0)])
+register_shape_cases(
     "squeeze.dims", "squeeze_.dims", cases=[(T(2, 1, 3, 1), (1, -1)), (T(1, 2, 1), (0, 1)), (T(2, 3), ()), (T(), (0,))]
 )
-_register("expand", cases=[(T(3, 1), (2, 3, 4)), (T(3, 1), (-1, 4)), (T(), (2,))])
-_register("_reshape_copy", cases=[(T(2, 3), (3, 2)), (T(2, 3), (-1,)), (T(), (1, 1))])
+register_shape_cases("expand", cases=[(T(3, 1), (2, 3, 4)), (T(3, 1), (-1, 4)), (T(), (2,))])
+register_shape_cases("_reshape_copy", cases=[(T(2, 3), (3, 2)), (T(2, 3), (-1,)), (T(), (1, 1))])
 # ATen makes _reshape_alias with the contiguous strides of `size` only: the formula assumes them
-_register("_reshape_alias", cases=[(T(2, 3), (3, 2), (2, 1)), (T(2, 3), (6,), (1,)), (T(), (1, 1), (1, 1))])
-_register("narrow_copy", cases=[(T(5, 3), 0, 1, 3), (T(2, 6), -1, -4, 2), (T(2, 3), 1, 3, 0)])
-_register("view", "_unsafe_view", cases=[(T(2, 3), (3, 2)), (T(2, 3), (-1,)), (T(), (1, 1))])
-_register("select.int", cases=[(T(2, 3, 4), 1, -1), (T(3), 0, 2)])
-_register("slice.Tensor", cases=[(T(4, 5), 1, 1, 4, 2), (T(4, 5), 0, -3, 2**63 - 1, 1), (T(4, 5), -1, 0, 100, 3)])
-_register("split.Tensor", "unsafe_split.Tensor", cases=[(T(5, 3), 2, 0), (T(2, 6), 4, -1)])
-_register("chunk", cases=[(T(5, 3), 3, 0), (T(2, 6), 4, -1), (T(2, 3), 1, 1)])
-_register("split_with_sizes", "unsafe_split_with_sizes", cases=[(T(5, 3), (2, 3), 0), (T(2, 6), (1, 0, 5), -1)])
-_register("unbind.int", cases=[(T(3, 2), 0), (T(2, 3), -1)])
-_register("stack", cases=[([T(2, 3), T(2, 3), T(2, 3)], 0), ([T(2, 3), T(2, 3)], -1)])
-_register("cat", cases=[([T(2, 3), T(1, 3)], 0), ([T(2, 3), T(2, 1), T(2, 2)], -1), ([T(2, 3), T(0), T(1, 3)], 0)])
-_register("flip", cases=[(T(2, 3, 4), (0, 2)), (T(2, 3), (-1,))])
-_register("roll", cases=[(T(2, 3), (1,), ()), (T(2, 3, 4), (1, -2), (0, 2))])
-_register("rot90", cases=[(T(2, 3), 1, (0, 1)), (T(2, 3, 4), -1, (2, 0)), (T(2, 3), 2, (0, 1)), (T(2, 3), 3, (1, 0))])
-_register("repeat", cases=[(T(2, 3), (2, 1)), (T(2, 3), (2, 1, 3))])
-_register("diag_embed", cases=[(T(2, 3), 0, -2, -1), (T(3), 1, 0, 1), (T(2, 3), -1, 2, 0)])
-_register("diag", cases=[(T(3), 0), (T(3), -1), (T(3, 4), 1), (T(3, 4), -2)])
-_register("diagonal", cases=[(T(3, 4), 0, 0, 1), (T(2, 3, 4), 1, -1, 0), (T(2, 3, 4), -1, 0, 2)])
-_register(
+register_shape_cases("_reshape_alias", cases=[(T(2, 3), (3, 2), (2, 1)), (T(2, 3), (6,), (1,)), (T(), (1, 1), (1, 1))])
+register_shape_cases("narrow_copy", cases=[(T(5, 3), 0, 1, 3), (T(2, 6), -1, -4, 2), (T(2, 3), 1, 3, 0)])
+register_shape_cases("view", "_unsafe_view", cases=[(T(2, 3), (3, 2)), (T(2, 3), (-1,)), (T(), (1, 1))])
+register_shape_cases("select.int", cases=[(T(2, 3, 4), 1, -1), (T(3), 0, 2)])
+register_shape_cases(
+    "slice.Tensor", cases=[(T(4, 5), 1, 1, 4, 2), (T(4, 5), 0, -3, 2**63 - 1, 1), (T(4, 5), -1, 0, 100, 3)]
+)
+register_shape_cases("split.Tensor", "unsafe_split.Tensor", cases=[(T(5, 3), 2, 0), (T(2, 6), 4, -1)])
+register_shape_cases("chunk", cases=[(T(5, 3), 3, 0), (T(2, 6), 4, -1), (T(2, 3), 1, 1)])
+register_shape_cases(
+    "split_with_sizes", "unsafe_split_with_sizes", cases=[(T(5, 3), (2, 3), 0), (T(2, 6), (1, 0, 5), -1)]
+)
+register_shape_cases("unbind.int", cases=[(T(3, 2), 0), (T(2, 3), -1)])
+register_shape_cases("stack", cases=[([T(2, 3), T(2, 3), T(2, 3)], 0), ([T(2, 3), T(2, 3)], -1)])
+register_shape_cases(
+    "cat", cases=[([T(2, 3), T(1, 3)], 0), ([T(2, 3), T(2, 1), T(2, 2)], -1), ([T(2, 3), T(0), T(1, 3)], 0)]
+)
+register_shape_cases("flip", cases=[(T(2, 3, 4), (0, 2)), (T(2, 3), (-1,))])
+register_shape_cases("roll", cases=[(T(2, 3), (1,), ()), (T(2, 3, 4), (1, -2), (0, 2))])
+register_shape_cases(
+    "rot90", cases=[(T(2, 3), 1, (0, 1)), (T(2, 3, 4), -1, (2, 0)), (T(2, 3), 2, (0, 1)), (T(2, 3), 3, (1, 0))]
+)
+register_shape_cases("repeat", cases=[(T(2, 3), (2, 1)), (T(2, 3), (2, 1, 3))])
+register_shape_cases("diag_embed", cases=[(T(2, 3), 0, -2, -1), (T(3), 1, 0, 1), (T(2, 3), -1, 2, 0)])
+register_shape_cases("diag", cases=[(T(3), 0), (T(3), -1), (T(3, 4), 1), (T(3, 4), -2)])
+register_shape_cases("diagonal", cases=[(T(3, 4), 0, 0, 1), (T(2, 3, 4), 1, -1, 0), (T(2, 3, 4), -1, 0, 2)])
+register_shape_cases(
     "diagonal_backward", cases=[(T(3, 1), (2, 3, 4), 1, -1, 0), (T(3), (3, 4), 0, 0, 1), (T(3, 2), (3, 3, 4), -1, 0, 2)]
 )
-_register("tril", "triu", cases=[(T(3, 4), 0), (T(3, 4), -1), (T(2, 3, 4), 1)])
-_register("unfold", cases=[(T(2, 7), 1, 3, 2), (T(5), 0, 2, 1), (T(6, 2), 0, 2, 3)])
-_register(
+register_shape_cases("tril", "triu", cases=[(T(3, 4), 0), (T(3, 4), -1), (T(2, 3, 4), 1)])
+register_shape_cases("unfold", cases=[(T(2, 7), 1, 3, 2), (T(5), 0, 2, 1), (T(6, 2), 0, 2, 3)])
+register_shape_cases(
     "unfold_backward", cases=[(T(2, 3, 3), (2, 7), 1, 3, 2), (T(4, 2), (5,), 0, 2, 1), (T(2, 2, 2), (6, 2), 0, 2, 3)]
 )
-_register(
+register_shape_cases(
     "as_strided",
     "as_strided_",
     cases=[(T(3, 4), (2, 2), (1, 2), 1), (T(3, 4), (3, 3), (2, 1), None), (T(5), (2,), (2,), 0)],
 )
-_register("select_backward", cases=[(T(3, 4), (2, 3, 4), 0, 1), (T(2, 3), (2, 3, 5), -1, -2), (T(), (3,), 0, 2)])
-_register(
+register_shape_cases(
+    "select_backward", cases=[(T(3, 4), (2, 3, 4), 0, 1), (T(2, 3), (2, 3, 5), -1, -2), (T(), (3,), 0, 2)]
+)
+register_shape_cases(
     "slice_backward",
     cases=[(T(2, 3), (5, 3), 0, 1, 3, 1), (T(2, 2), (2, 6), -1, -5, 10, 3), (T(0, 3), (2, 3), 0, 2, 1, 1)],
 )
-_register("pixel_shuffle", cases=[(T(1, 8, 2, 3), 2), (T(9, 2, 2), 3), (T(2, 1, 4, 1, 2), 1)])
-_register("pixel_unshuffle", cases=[(T(1, 2, 4, 6), 2), (T(1, 6, 6), 3), (T(2, 1, 3, 1, 2), 1), (T(1, 1, 3, 6, 3), 3)])
-_register("channel_shuffle", cases=[(T(2, 6, 3), 2), (T(1, 6, 2, 2), 3), (T(2, 4, 1), 1)])
+register_shape_cases("pixel_shuffle", cases=[(T(1, 8, 2, 3), 2), (T(9, 2, 2), 3), (T(2, 1, 4, 1, 2), 1)])
+register_shape_cases(
+    "pixel_unshuffle", cases=[(T(1, 2, 4, 6), 2), (T(1, 6, 6), 3), (T(2, 1, 3, 1, 2), 1), (T(1, 1, 3, 6, 3), 3)]
+)
+register_shape_cases("channel_shuffle", cases=[(T(2, 6, 3), 2), (T(1, 6, 2, 2), 3), (T(2, 4, 1), 1)])
 
 # torch differentiates slice_scatter and select_scatter on real dtypes only
-_register(
+register_shape_cases(
     "slice_scatter",
     cases=[
         (T(4, 5), T(4, 2), 1, 1, 4, 2),
@@ -576,13 +588,15 @@ _register(
     ],
     complex_=False,
 )
-_register("slice_inverse", cases=[(T(4, 2), T(4, 5), 1, 1, 4, 2), (T(2, 5), T(4, 5), 0, -3, None, 2)], complex_=False)
-_register("select_scatter", cases=[(T(2, 3, 4), T(2, 4), 1, -1), (T(3), T(), 0, 2)], complex_=False)
-_register(
+register_shape_cases(
+    "slice_inverse", cases=[(T(4, 2), T(4, 5), 1, 1, 4, 2), (T(2, 5), T(4, 5), 0, -3, None, 2)], complex_=False
+)
+register_shape_cases("select_scatter", cases=[(T(2, 3, 4), T(2, 4), 1, -1), (T(3), T(), 0, 2)], complex_=False)
+register_shape_cases(
     "diagonal_scatter",
     cases=[(T(3, 4), T(3), 0, 0, 1), (T(2, 3, 4), T(3, 1), 1, -1, 0), (T(2, 3, 4), T(3, 1), -1, 0, 2)],
 )
-_register(
+register_shape_cases(
     "as_strided_scatter",
     cases=[(T(3, 4), T(2, 2), (2, 2), (1, 4), 1), (T(3, 4), T(3), (3,), (5,), None), (T(5), T(2), (2,), (2,), 0)],
 )

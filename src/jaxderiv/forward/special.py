@@ -39,6 +39,7 @@ from ..records.symbolic import sp
 from . import impl
 from .binary import result_type
 
+
 # -- dtypes ---------------------------------------------------------------------------------------
 
 
@@ -263,7 +264,11 @@ def nextafter(self, other):
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
-#
+
+# The family's traits (records.FamilyTraits; jaxderiv.check.opdb.traits reads them):
+# elementwise (listed for the sympy proofs), checked in float32 and bfloat16 too.
+FAMILY = {"elementwise": True, "low_precision": True}
+
 # Checker inputs for the special functions: inside each function's domain, away from poles and kinks;
 # the parity run's inputs at those poles and kinks, and where the spec's results there are not torch's.
 #

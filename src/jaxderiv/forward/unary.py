@@ -28,7 +28,7 @@ from ..records import (
     without_meaning,
 )
 from ..records.symbolic import sp
-from . import impl
+from . import impl, variant
 
 
 def _kind(x) -> str:
@@ -305,6 +305,16 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     return self.astype(dtype)
 
 
+@variant("copy_", "copy", entry="_to_copy", gradient="expand's before them; none for self", inputs=("self", "src"))
+def copy_variant(registry, op, self, src, non_blocking=False):
+    """`copy_`: `self` overwritten by `src` broadcast to its shape and cast to its dtype. torch
+    differentiates it by hand (VariableTypeManual's CopyBackwards: src's gradient summed to
+    its shape and cast back to its dtype, the real part for a real src; none for self), which
+    is what the formulas of `expand` and `_to_copy`, run here, state."""
+    target = jnp.asarray(self)
+    return op(registry.op("expand")(src, list(target.shape)), dtype=target.dtype)
+
+
 @impl("fill_.Scalar", "fill.Scalar")
 def fill__Scalar(self, value):
     return jnp.full(jnp.shape(self), value, jnp.result_type(self))
@@ -325,7 +335,11 @@ def zero_(self):
 
 
 # --- records: samples, domains and what the parity run against torch needs ------------------
-#
+
+# The family's traits (records.FamilyTraits; jaxderiv.check.opdb.traits reads them):
+# elementwise (listed for the sympy proofs), checked in float32 and bfloat16 too.
+FAMILY = {"elementwise": True, "low_precision": True}
+
 # Checker inputs of the unary elementwise ops: domains away from poles and branch cuts, complex.
 domain(-0.9, 0.9, "acos", "asin", "atanh")
 domain(1.1, 3.0, "acosh")

@@ -22,7 +22,7 @@ import numpy as np
 from jax import lax
 
 from . import impl
-from ._spatial_samples import _normal, _register
+from ._spatial_samples import standard_normal, register_spatial_samples
 
 
 def _scales(scales, n):
@@ -373,15 +373,15 @@ _UP_OUT = {1: (8,), 2: (7, 9), 3: (5, 4, 6)}
 for _mode, (_n, _corners) in _UP.items():
     _in, _out = _UP_IN[_n], _UP_OUT[_n]
     _ac = [{"align_corners": a} for a in ((False, True) if _corners else (False,))]
-    _register(
+    register_spatial_samples(
         f"upsample_{_mode}",
-        *[lambda rng, _i=_in, _o=_out, _a=a: {"self": _normal(rng, *_i), "output_size": _o, **_a} for a in _ac],
+        *[lambda rng, _i=_in, _o=_out, _a=a: {"self": standard_normal(rng, *_i), "output_size": _o, **_a} for a in _ac],
     )
-    _register(
+    register_spatial_samples(
         f"upsample_{_mode}.vec",
         *[
             lambda rng, _i=_in, _a=a, _n=_n: {
-                "input": _normal(rng, *_i),
+                "input": standard_normal(rng, *_i),
                 "output_size": None,
                 "scale_factors": (1.7,) * _n,
                 **_a,
@@ -390,11 +390,11 @@ for _mode, (_n, _corners) in _UP.items():
         ],
     )
     for _suffix, _vec in (("_backward", {}), ("_backward.vec", {"scale_factors": None})):
-        _register(
+        register_spatial_samples(
             f"upsample_{_mode}{_suffix}",
             *[
                 lambda rng, _i=_in, _o=_out, _a=a, _v=_vec: {
-                    "grad_output": _normal(rng, *_i[:2], *_o),
+                    "grad_output": standard_normal(rng, *_i[:2], *_o),
                     "output_size": _o,
                     "input_size": _i,
                     **_v,
@@ -407,31 +407,38 @@ for _mode, (_n, _corners) in _UP.items():
 # torch 2.13's nearest-exact mode: sizes whose source positions are neither a repeat nor a stride
 for _n in (1, 2, 3):
     _in, _out = _UP_IN[_n], _UP_OUT[_n]
-    _register(
+    register_spatial_samples(
         f"_upsample_nearest_exact{_n}d",
-        lambda rng, _i=_in, _o=_out: {"self": _normal(rng, *_i), "output_size": _o},
-        lambda rng, _i=_in, _o=_out: {"self": _normal(rng, *_i), "output_size": tuple(max(o // 3, 1) for o in _o)},
+        lambda rng, _i=_in, _o=_out: {"self": standard_normal(rng, *_i), "output_size": _o},
+        lambda rng, _i=_in, _o=_out: {
+            "self": standard_normal(rng, *_i),
+            "output_size": tuple(max(o // 3, 1) for o in _o),
+        },
     )
-    _register(
+    register_spatial_samples(
         f"_upsample_nearest_exact{_n}d_backward",
-        lambda rng, _i=_in, _o=_out: {"grad_output": _normal(rng, *_i[:2], *_o), "output_size": _o, "input_size": _i},
+        lambda rng, _i=_in, _o=_out: {
+            "grad_output": standard_normal(rng, *_i[:2], *_o),
+            "output_size": _o,
+            "input_size": _i,
+        },
     )
 
 # torch 2.13's antialiased modes: upsampling, and downsampling where the filter spans several inputs
 _AA = [((1, 2, 4, 5), (7, 9), False), ((1, 2, 9, 11), (4, 5), False), ((1, 2, 9, 11), (4, 5), True)]
 for _mode in ("bilinear2d_aa", "bicubic2d_aa", "lanczos2d_aa"):
-    _register(
+    register_spatial_samples(
         f"_upsample_{_mode}",
         *[
-            lambda rng, _i=i, _o=o, _a=a: {"self": _normal(rng, *_i), "output_size": _o, "align_corners": _a}
+            lambda rng, _i=i, _o=o, _a=a: {"self": standard_normal(rng, *_i), "output_size": _o, "align_corners": _a}
             for i, o, a in _AA
         ],
     )
-    _register(
+    register_spatial_samples(
         f"_upsample_{_mode}_backward",
         *[
             lambda rng, _i=i, _o=o, _a=a: {
-                "grad_output": _normal(rng, *_i[:2], *_o),
+                "grad_output": standard_normal(rng, *_i[:2], *_o),
                 "output_size": _o,
                 "input_size": _i,
                 "align_corners": _a,

@@ -12,12 +12,12 @@ import jax
 import jax.numpy as jnp
 
 from ..forward.activation import (
-    _GELU_BETA,
-    _GELU_KAPPA,
-    _gelu_inner,
-    _gelu_tanh,
-    _prelu_weight,
-    _sum_to_weight,
+    GELU_BETA,
+    GELU_KAPPA,
+    gelu_inner,
+    gelu_tanh,
+    prelu_weight,
+    sum_to_weight,
     elu_backward,
     gelu_backward,
     sigmoid_backward,
@@ -66,10 +66,10 @@ def gelu_double_backward(grad, grad_output, self, approximate="none"):
     """grad * grad_output * gelu''(x): phi(x) (2 - x^2) for the exact form; for the tanh form,
     with t = tanh(u), u = beta (x + kappa x^3): (1 - t^2) (u' + x (u'' - 2 t u'^2) / 2)."""
     x = self
-    if _gelu_tanh(approximate):
-        t = jnp.tanh(_gelu_inner(x))
-        du = _GELU_BETA * (1 + 3 * _GELU_KAPPA * x * x)
-        ddu = _GELU_BETA * 6 * _GELU_KAPPA * x
+    if gelu_tanh(approximate):
+        t = jnp.tanh(gelu_inner(x))
+        du = GELU_BETA * (1 + 3 * GELU_KAPPA * x * x)
+        ddu = GELU_BETA * 6 * GELU_KAPPA * x
         second = (1 - t * t) * (du + 0.5 * x * (ddu - 2 * t * du * du))
     else:
         pdf = jnp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
@@ -91,12 +91,12 @@ def prelu_double_backward(grad_grad_input, grad_grad_weight, grad_out, input, we
     """
     if grad_grad_input is None and grad_grad_weight is None and grad_out is None:
         return None, None, None
-    w = _prelu_weight(input, weight)
+    w = prelu_weight(input, weight)
     ggI = jnp.zeros_like(input) if grad_grad_input is None else grad_grad_input
-    ggW = jnp.zeros_like(w) if grad_grad_weight is None else _prelu_weight(input, grad_grad_weight)
+    ggW = jnp.zeros_like(w) if grad_grad_weight is None else prelu_weight(input, grad_grad_weight)
     gO = jnp.zeros_like(input) if grad_out is None else grad_out
     nonpositive = (input <= 0).astype(jnp.result_type(input))
     ggO = jnp.where(input > 0, ggI, ggI * w) + ggW * nonpositive * input
     gI = ggW * gO * nonpositive
-    gW = _sum_to_weight(ggI * gO * nonpositive, weight, input)
+    gW = sum_to_weight(ggI * gO * nonpositive, weight, input)
     return ggO, gI, gW

@@ -5,7 +5,7 @@ backward kernels are (see forward/nn.py and forward/pooling.py), not from JAX's 
 from __future__ import annotations
 
 from ..forward.nn import linear_backward
-from ..forward.pooling import _max_backward, adaptive_avg_pool_backward, max_pool
+from ..forward.pooling import max_backward, adaptive_avg_pool_backward, max_pool
 from ..namespace import helper
 
 
@@ -18,7 +18,7 @@ def mkldnn_linear_backward(self, grad_output, weight, output_mask):
 def _max_pool_backward(grad_output, input, n, kernel_size, stride, padding, dilation, ceil_mode):
     """grad_output added at each window's maximum (the first, on ties), found again from input."""
     _, indices = max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode)
-    return _max_backward(grad_output, input, indices, n)
+    return max_backward(grad_output, input, indices, n)
 
 
 @helper("mkldnn_max_pool2d_backward")

@@ -19,7 +19,7 @@ def _unbrace(v):
     return v[0] if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], (tuple, list)) else v
 
 
-def _with_backend_flags(fn, *flags: str):
+def with_backend_flag_params(fn, *flags: str):
     """`fn` as the files that pass it the backend flags `flags` after `groups` call it: the flags
     (benchmark, deterministic, cudnn_enabled, allow_tf32) choose a kernel, not the mathematics,
     and are dropped. The signature names them, so that a call's argument count picks this
@@ -37,7 +37,7 @@ def _with_backend_flags(fn, *flags: str):
 
 
 @helper("_convolution_double_backward")
-def _convolution_double_backward(
+def convolution_double_backward(
     ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed, output_padding, groups, output_mask
 ):
     """(ggO, gI, gW) of the backward (gO, input, weight) -> (grad_input, grad_weight, grad_bias).
@@ -45,7 +45,7 @@ def _convolution_double_backward(
     The backward is bilinear: ggO is the convolution's differential along (ggI, ggW, ggb);
     gW pairs ggI with gO as a weight gradient, gI pairs ggW with gO as an input gradient.
     The later files' spelling: earlier ones pass backend flags after groups (the variants of
-    `_with_backend_flags`). C++'s `{{1, 1}}` (THNN entries' dilation and output_padding) arrives
+    `with_backend_flag_params`). C++'s `{{1, 1}}` (THNN entries' dilation and output_padding) arrives
     as a list holding the list.
     """
     dilation, output_padding = _unbrace(dilation), _unbrace(output_padding)
@@ -71,7 +71,7 @@ def _convolution_double_backward(
 
 # As 1.7's file calls it, with the four backend flags (before 1.7, without allow_tf32: older_releases.py).
 helper("_convolution_double_backward")(
-    _with_backend_flags(_convolution_double_backward, "benchmark", "deterministic", "cudnn_enabled", "allow_tf32")
+    with_backend_flag_params(convolution_double_backward, "benchmark", "deterministic", "cudnn_enabled", "allow_tf32")
 )
 
 
@@ -141,7 +141,7 @@ def convolution_jvp(
 
 # The `_convolution` entry's: convolution_jvp with its four backend flags.
 helper("_convolution_jvp")(
-    _with_backend_flags(convolution_jvp, "benchmark", "deterministic", "cudnn_enabled", "allow_tf32")
+    with_backend_flag_params(convolution_jvp, "benchmark", "deterministic", "cudnn_enabled", "allow_tf32")
 )
 
 

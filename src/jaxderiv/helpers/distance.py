@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..forward.distance import _expanded, _pair_grad_partials, _pairs, _trilinear
+from ..forward.distance import expanded, pair_grad_partials, pairs, trilinear
 from ..namespace import helper, method
 from .core import sum_to_helper
 from ..tensor_utils import mT
@@ -28,11 +28,11 @@ def wrap_opt_if(x, condition):
 def _pdist_backward_backward(grad, grad_output, self, p, pdist, grad_input_mask):
     """torch 2.14's derivative of `_pdist_backward(grad_output, self, p, pdist)` = the sum over pairs
     (i, j) of grad_output_k u(self_i - self_j, pdist_k), added to row i and taken from row j: along
-    the cotangent `grad` (self's shape), for grad_output, self and pdist (see `_pair_grad_partials`)."""
+    the cotangent `grad` (self's shape), for grad_output, self and pdist (see `pair_grad_partials`)."""
     if grad is None:
         return None, None, None
-    i, j = _pairs(self.shape[0])
-    u, du_dd, du_ddist = _pair_grad_partials(self[i] - self[j], pdist[:, None], p)
+    i, j = pairs(self.shape[0])
+    u, du_dd, du_ddist = pair_grad_partials(self[i] - self[j], pdist[:, None], p)
     g = grad[i] - grad[j]  # the cotangent of each pair's difference
     d_grad_output = jnp.sum(g * u, axis=-1)
     part = grad_output[:, None] * du_dd * g
@@ -48,8 +48,8 @@ def _cdist_backward_backward(grad, grad_output, x1, x2, p, cdist, grad_input_mas
     x1's shape): for grad_output, x1, x2 (each summed back to its shape) and cdist."""
     if grad is None:
         return None, None, None, None
-    e1, e2 = _expanded(x1, x2)
-    u, du_dd, du_ddist = _pair_grad_partials(e1[..., :, None, :] - e2[..., None, :, :], cdist[..., None], p)
+    e1, e2 = expanded(x1, x2)
+    u, du_dd, du_ddist = pair_grad_partials(e1[..., :, None, :] - e2[..., None, :, :], cdist[..., None], p)
     g = grad[..., :, None, :]  # the cotangent of each difference x1_i - x2_j
     d_grad_output = jnp.sum(g * u, axis=-1)
     part = grad_output[..., None] * du_dd * g
@@ -84,7 +84,7 @@ def _trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, gra
     mask = grad_input_mask
     if grad is None:
         return None, None, None
-    g1 = _trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1) if mask[0] else None
-    g2 = _trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2) if mask[1] else None
-    g3 = _trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3) if mask[2] else None
+    g1 = trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1) if mask[0] else None
+    g2 = trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2) if mask[1] else None
+    g3 = trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3) if mask[2] else None
     return g1, g2, g3

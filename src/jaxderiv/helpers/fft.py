@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..forward.fft import _fft_c2c, _fft_r2c, _fft_with_size
+from ..forward.fft import fft_c2c, fft_r2c, fft_with_size
 from ..namespace import helper, method
 
 
@@ -42,12 +42,12 @@ def _zero_filled(g, axis, n):
 @helper("fft_r2c_backward")
 def fft_r2c_backward(grad, dim, normalization, onesided, last_dim_size):
     full = _zero_filled(grad, dim[-1], last_dim_size) if onesided else grad
-    return jnp.real(_fft_c2c(full, dim, normalization, False))
+    return jnp.real(fft_c2c(full, dim, normalization, False))
 
 
 @helper("fft_c2r_backward")
 def fft_c2r_backward(grad, dim, normalization):
-    gi = _fft_r2c(grad, dim, normalization, True)
+    gi = fft_r2c(grad, dim, normalization, True)
     return _double_mirrored(gi, dim[-1], grad.shape[dim[-1]])
 
 
@@ -68,12 +68,12 @@ def fft_backward(
     sizes = tuple(checked_signal_sizes)
     if not complex_input and complex_output:  # r2c: zero-fill a one-sided grad, inverse c2c, real part
         full = _zero_filled(grad, -2, sizes[-1]) if onesided else grad
-        return _fft_with_size(full, signal_ndim, True, True, not inverse, sizes, normalization, False, full.shape)[
+        return fft_with_size(full, signal_ndim, True, True, not inverse, sizes, normalization, False, full.shape)[
             ..., 0
         ]
     if complex_input and not complex_output and onesided:  # c2r: a one-sided r2c, mirrored entries doubled
-        gi = _fft_with_size(grad, signal_ndim, False, True, False, sizes, normalization, True, self.shape)
+        gi = fft_with_size(grad, signal_ndim, False, True, False, sizes, normalization, True, self.shape)
         return _double_mirrored(gi, -2, sizes[-1])
-    return _fft_with_size(
+    return fft_with_size(
         grad, signal_ndim, complex_input, complex_output, not inverse, sizes, normalization, onesided, grad.shape
     )

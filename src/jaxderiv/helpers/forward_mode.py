@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from ..forward import reductions as R
 from ..namespace import helper
-from .reductions import _sgn, _unsqueeze_multiple, restore_reduced_dims
+from .reductions import sgn, unsqueeze_dims, restore_reduced_dims
 
 
 def _sum(x, dim, keepdim):
@@ -86,7 +86,7 @@ def norm_jvp(self_p, self_t, p, norm, dim=(), keepdim=True):
     if p == 0:
         return jnp.zeros_like(norm)
     if p == 1:
-        return reduce(jnp.real(_sgn(self_p) * jnp.conj(self_t)))
+        return reduce(jnp.real(sgn(self_p) * jnp.conj(self_t)))
     zero = norm == 0
     if p == 2:
         out = reduce(jnp.real(self_p * jnp.conj(self_t)))
@@ -94,18 +94,18 @@ def norm_jvp(self_p, self_t, p, norm, dim=(), keepdim=True):
     a = jnp.abs(self_p)
     if math.isinf(p):
         full = (
-            _unsqueeze_multiple(norm, dim, n)
+            unsqueeze_dims(norm, dim, n)
             if not keepdim and n
             else jnp.reshape(norm, jnp.shape(norm) + (1,) * (n - jnp.ndim(norm)))
         )
         is_max = ((a == full) | (jnp.isnan(self_p) & jnp.isnan(full))).astype(a.dtype)
         count = jnp.sum(is_max != 0, axis=R.reduced_dims(dim, n), keepdims=True) if n else is_max
-        return reduce(jnp.real(_sgn(self_p) * jnp.conj(self_t)) * is_max / count)
+        return reduce(jnp.real(sgn(self_p) * jnp.conj(self_t)) * is_max / count)
     if p < 1:
         powed = jnp.where(self_p == 0, 0, jnp.where(self_p == 0, 1, a) ** (p - 1))
-        return reduce(powed * jnp.real(_sgn(self_p) * jnp.conj(self_t))) * norm ** (1 - p)
+        return reduce(powed * jnp.real(sgn(self_p) * jnp.conj(self_t))) * norm ** (1 - p)
     if p < 2:
-        summed = reduce(a ** (p - 1) * jnp.real(_sgn(self_p) * jnp.conj(self_t)))
+        summed = reduce(a ** (p - 1) * jnp.real(sgn(self_p) * jnp.conj(self_t)))
     else:
         summed = reduce(a ** (p - 2) * jnp.real(self_p * jnp.conj(self_t)))
     return jnp.where(zero, 0, summed / jnp.where(zero, 1, norm) ** (p - 1))
@@ -148,6 +148,6 @@ def renorm_jvp(self_p, self_t, p, dim, maxnorm):
     d = R.wrap_dim(dim, jnp.ndim(self_p))
     others = tuple(i for i in range(jnp.ndim(self_p)) if i != d)
     norm = R.vector_norm(self_p, p, others, keepdim=True) if others else jnp.abs(self_p)
-    norm_t = norm_jvp(self_p, self_t, p, norm, others, True) if others else jnp.real(_sgn(self_p) * jnp.conj(self_t))
+    norm_t = norm_jvp(self_p, self_t, p, norm, others, True) if others else jnp.real(sgn(self_p) * jnp.conj(self_t))
     invnorm = 1 / (norm + 1e-7)
     return jnp.where(norm > maxnorm, maxnorm * invnorm * (self_t - self_p * invnorm * norm_t), self_t)

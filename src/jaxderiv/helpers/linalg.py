@@ -20,17 +20,17 @@ from ..tensor_utils import mH, solve_triangular_right
 method("mH")(mH)
 
 
-def _diag_embed(v):
+def diag_embed(v):
     return v[..., :, None] * jnp.eye(v.shape[-1], dtype=v.dtype)
 
 
-def _diag(x):
+def matrix_diagonal(x):
     return jnp.diagonal(x, 0, -2, -1)
 
 
 def _half_diag(x):
     """tril(x) with its diagonal halved: PyTorch's Φ in the Cholesky derivatives."""
-    return jnp.tril(x) - 0.5 * _diag_embed(_diag(x))
+    return jnp.tril(x) - 0.5 * diag_embed(matrix_diagonal(x))
 
 
 def _solve(A, B):
@@ -97,7 +97,7 @@ def trace_backward(grad, sizes):
 # -- Cholesky -------------------------------------------------------------------------------
 
 
-def _eye_like(L):
+def eye_like(L):
     return jnp.broadcast_to(jnp.eye(L.shape[-1], dtype=L.dtype), L.shape)
 
 
@@ -106,7 +106,7 @@ def cholesky_backward(grad, upper, L):
     """A_grad = sym(L⁻ᴴ Φ(Lᴴ grad) L⁻¹), Φ = tril with half diagonal."""
     if upper:
         L, grad = mH(L), mH(grad)
-    L_inv = jsl.solve_triangular(L, _eye_like(L), lower=True)
+    L_inv = jsl.solve_triangular(L, eye_like(L), lower=True)
     g = mH(L_inv) @ _half_diag(mH(L) @ grad) @ L_inv
     return 0.5 * (g + mH(g))
 
@@ -116,7 +116,7 @@ def cholesky_jvp(dA, L, upper):
     """dL = L Φ(L⁻¹ dA L⁻ᴴ)."""
     L_ = mH(L) if upper else L
     dA_ = mH(dA) if upper else dA
-    L_inv = jsl.solve_triangular(L_, _eye_like(L_), lower=True)
+    L_inv = jsl.solve_triangular(L_, eye_like(L_), lower=True)
     dL = L_ @ _half_diag(L_inv @ dA_ @ mH(L_inv))
     return mH(dL) if upper else dL
 
@@ -143,11 +143,11 @@ def cholesky_inverse_backward(grad, L, upper, inverse):
 # -- determinants -----------------------------------------------------------------------------
 
 
-def _batched_where(cond, a, b):
+def batched_where(cond, a, b):
     return jnp.where(cond[..., None, None], a, b)
 
 
-def _svd_factors(A):
+def svd_factors(A):
     U, S, Vh = jnp.linalg.svd(A, full_matrices=False)
     return U, S, mH(Vh)
 
@@ -158,23 +158,23 @@ def det_backward(grad, self, det):
     conj(det U det Vᴴ) U diag(prod_{j!=i} s_j) Vᴴ. PyTorch 1.7's SVD branch omitted the
     det U det Vᴴ factor (a sign error when it is -1); this is torch 2.13's singular branch."""
     g = grad * jnp.conj(det)
-    safe = _batched_where(det == 0, _eye_like(self), self)
+    safe = batched_where(det == 0, eye_like(self), self)
     regular = g[..., None, None] * mH(jnp.linalg.inv(safe))
-    U, S, V = _svd_factors(self)
+    U, S, V = svd_factors(self)
     n = S.shape[-1]
     others = jnp.prod(jnp.where(jnp.eye(n, dtype=bool), 1, S[..., None, :]), -1)  # prod_{j!=i} s_j
     phase = jnp.linalg.det(U) * jnp.conj(jnp.linalg.det(V))
     singular = (grad * jnp.conj(phase))[..., None, None] * (U * others[..., None, :]) @ mH(V)
-    return _batched_where(det == 0, singular, regular)
+    return batched_where(det == 0, singular, regular)
 
 
 def _logabsdet_backward(grad, self, singular):
     """grad A⁻ᴴ; where A is singular, the SVD form U diag(grad / s) Vᴴ (infinite)."""
-    safe = _batched_where(singular, _eye_like(self), self)
+    safe = batched_where(singular, eye_like(self), self)
     regular = jnp.asarray(grad)[..., None, None] * mH(jnp.linalg.inv(safe))
-    U, S, V = _svd_factors(self)
+    U, S, V = svd_factors(self)
     sing = (U * (jnp.asarray(grad)[..., None] / S)[..., None, :]) @ mH(V)
-    return _batched_where(singular, sing, regular)
+    return batched_where(singular, sing, regular)
 
 
 @helper("logdet_backward")
@@ -411,7 +411,7 @@ def _svd_backward(grads, shape, dtype, raw_u, sigma, raw_v):
         if m > k:
             u_term = u_term + (gu - u @ uhgu) / s[..., None, :]
         if jnp.issubdtype(dtype, jnp.complexfloating):  # the phase gauge: U diag(i Im diag(Uᴴ gU) / s) Vᴴ
-            u_term = u_term + u * (1j * jnp.imag(_diag(uhgu)) / s)[..., None, :]
+            u_term = u_term + u * (1j * jnp.imag(matrix_diagonal(uhgu)) / s)[..., None, :]
         total = total + u_term @ vh
     if gv is not None:
         vhgv = vh @ gv
@@ -433,7 +433,7 @@ def symeig_backward(grads, self, eigenvectors, upper, lambda_, v):
     if gv is not None:
         inner = inner + _inverse_gaps(lambda_).astype(self.dtype) * (vh @ gv)
     if glambda is not None:
-        inner = inner + _diag_embed(glambda.astype(self.dtype))
+        inner = inner + diag_embed(glambda.astype(self.dtype))
     result = v @ inner @ vh
     return 0.5 * (result + mH(result))
 
@@ -453,7 +453,7 @@ def eig_backward(grads, self, eigenvectors, eigenvalues, eigenvectors_return):
     inner = jnp.zeros(self.shape, self.dtype)
     if gU is not None:
         uhgu = Uh @ gU
-        inner = (uhgu - Uh @ (U * jnp.real(_diag(uhgu))[None, :])) * _inverse_gaps(lam)
+        inner = (uhgu - Uh @ (U * jnp.real(matrix_diagonal(uhgu))[None, :])) * _inverse_gaps(lam)
     if gD is not None:
         inner = inner + jnp.diag(gD[..., 0])
     return _solve(Uh, inner @ Uh)

@@ -16,13 +16,13 @@ from ..forward import linalg_factorizations as flf
 from ..forward.linalg import unpack
 from ..namespace import helper
 from ..tensor_utils import mH, solve_triangular_right
-from .linalg import _batched_where, _diag, _diag_embed, _eye_like, _svd_factors
+from .linalg import batched_where, matrix_diagonal, diag_embed, eye_like, svd_factors
 from .reductions import norm_backward
 from .forward_mode import norm_jvp
 
 
 def _trace(x):
-    return jnp.sum(_diag(x), -1)
+    return jnp.sum(matrix_diagonal(x), -1)
 
 
 # -- determinants ---------------------------------------------------------------------------
@@ -38,23 +38,23 @@ def linalg_det_backward(grad, det, A, LU, pivots):
     n = A.shape[-1]
     if n == 0:
         return jnp.zeros_like(A)
-    U, S, V = _svd_factors(A)
+    U, S, V = svd_factors(A)
     eps = jnp.finfo(S.dtype).eps
     singular = S[..., -1] <= n * eps * S[..., 0]
-    safe = _batched_where(singular, _eye_like(A), A)
+    safe = batched_where(singular, eye_like(A), A)
     regular = (grad * jnp.conj(det))[..., None, None] * mH(jnp.linalg.inv(safe))
     others = jnp.prod(jnp.where(jnp.eye(n, dtype=bool), 1, S[..., None, :]), -1)  # prod_{j!=i} s_j
     phase = jnp.linalg.det(U) * jnp.conj(jnp.linalg.det(V))
     cofactors = (grad * jnp.conj(phase))[..., None, None] * ((U * others[..., None, :].astype(A.dtype)) @ mH(V))
-    return _batched_where(singular, cofactors, regular)
+    return batched_where(singular, cofactors, regular)
 
 
 def _lu_solve_saved(LU, pivots, B, use_A_T):
     """A⁻¹ B from the LU a determinant saved: of Aᵀ when use_A_T (then A⁻¹ = (Aᵀ)⁻ᵀ). A zero
     pivot is nudged by eps, as ATen does, so that a singular A gives a finite tangent."""
     eps = jnp.finfo(jnp.real(jnp.zeros((), LU.dtype)).dtype).eps
-    d = _diag(LU)
-    LU = LU + _diag_embed(jnp.where(d == 0, eps, 0).astype(LU.dtype))
+    d = matrix_diagonal(LU)
+    LU = LU + diag_embed(jnp.where(d == 0, eps, 0).astype(LU.dtype))
     if use_A_T:  # (Aᵀ)ᵀ⁻¹ B = conj((Aᵀ)⁻ᴴ conj(B))
         return jnp.conj(flf.lu_solve(LU, pivots, jnp.conj(B), True, True))
     return flf.lu_solve(LU, pivots, B)
@@ -305,8 +305,8 @@ def linalg_svd_jvp(dA, U, S, Vh, full_matrices):
     V = mH(Vh_)
     dP = mH(U_) @ dA @ V
     complex_ = jnp.iscomplexobj(dA)
-    dS = jnp.real(_diag(dP)) if complex_ else _diag(dP)
-    dP = dP - _diag_embed(dS.astype(dP.dtype))
+    dS = jnp.real(matrix_diagonal(dP)) if complex_ else matrix_diagonal(dP)
+    dP = dP - diag_embed(dS.astype(dP.dtype))
     E = _gaps(S).astype(dP.dtype)
     s = S.astype(dP.dtype)
 
@@ -316,7 +316,7 @@ def linalg_svd_jvp(dA, U, S, Vh, full_matrices):
     dU = U_ @ (sym(dP * s[..., None, :]) / E)
     dVh = -(sym(s[..., :, None] * dP) / E) @ Vh_
     if complex_:
-        half = _diag(dP) / (2 * s)
+        half = matrix_diagonal(dP) / (2 * s)
         dU = dU + U_ * half[..., None, :]
         dVh = dVh + half[..., :, None] * Vh_
     if m > k:
@@ -345,19 +345,19 @@ def linalg_eig_backward(gL, gV, L, V, is_hermitian, symeig_eigenvectors=True):
     _require_vectors("linalg_eig_backward", V)
     Vh = mH(V)
     if gV is None:
-        gA = _diag_embed(gL.astype(V.dtype))
+        gA = diag_embed(gL.astype(V.dtype))
     else:
         VhgV = Vh @ gV
         if is_hermitian:
             VhgV = 0.5 * (VhgV - mH(VhgV))
         else:
-            VhgV = VhgV - Vh @ (V * jnp.real(_diag(VhgV)).astype(V.dtype)[..., None, :])
+            VhgV = VhgV - Vh @ (V * jnp.real(matrix_diagonal(VhgV)).astype(V.dtype)[..., None, :])
         Lc = jnp.conj(L)
         n = L.shape[-1]
         Econj = jnp.where(jnp.eye(n, dtype=bool), 1, Lc[..., None, :] - Lc[..., :, None]).astype(V.dtype)
         gA = VhgV / Econj
         if gL is not None:
-            gA = jnp.where(jnp.eye(n, dtype=bool), _diag_embed(gL.astype(V.dtype)), gA)
+            gA = jnp.where(jnp.eye(n, dtype=bool), diag_embed(gL.astype(V.dtype)), gA)
     if is_hermitian:
         return V @ gA @ Vh
     return jnp.linalg.solve(Vh, gA @ Vh)
@@ -372,7 +372,7 @@ def linalg_eig_jvp(dA, L, V, is_hermitian):
         dP = mH(V) @ dA.astype(V.dtype) @ V
     else:
         dP = jnp.linalg.solve(V, dA.astype(V.dtype) @ V)
-    dL = _diag(dP)
+    dL = matrix_diagonal(dP)
     if is_hermitian and jnp.iscomplexobj(dA):
         dL = jnp.real(dL)
     dL = dL.astype(L.dtype) if is_hermitian else dL
@@ -382,7 +382,7 @@ def linalg_eig_jvp(dA, L, V, is_hermitian):
     dX = jnp.where(eye, 0, dP / E)
     if is_hermitian:
         return dL, V @ dX
-    return dL, V @ (dX - _diag_embed(jnp.real(_diag(mH(V) @ V @ dX)).astype(V.dtype)))
+    return dL, V @ (dX - diag_embed(jnp.real(matrix_diagonal(mH(V) @ V @ dX)).astype(V.dtype)))
 
 
 # -- pseudoinverse --------------------------------------------------------------------------

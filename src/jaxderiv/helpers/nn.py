@@ -14,8 +14,8 @@ import jax.numpy as jnp
 
 from ..forward.nn import (
     MODE_SUM,
-    _axis,
-    _embedding_bag_backward as embedding_bag_backward_op,
+    wrapped_axis,
+    embedding_bag_backward as embedding_bag_backward_op,
     embedding_dense_backward,
     glu_backward,
     glu_halves,
@@ -28,7 +28,7 @@ from .forward_mode import logsumexp_jvp
 @helper("softmax_double_backward")
 def softmax_double_backward(grad, grad_output, dim, output):
     """Gradient of <grad, output * (gO - sum(gO * output))> for softmax's input, through output."""
-    d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None  # a 0-d tensor is its own softmax dim
+    d = wrapped_axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None  # a 0-d tensor is its own softmax dim
     gO, ggI = grad_output, grad
     ggI_output = ggI * output
     ggI_out_sum = jnp.sum(ggI_output, axis=d, keepdims=True)
@@ -44,7 +44,7 @@ def softmax_double_backward(grad, grad_output, dim, output):
 def softmax_double_backward_through_output(grad, grad_output, dim, output):
     """Gradient of <grad, output * (gO - sum(gO * output))> for `output` itself: from PyTorch 1.11
     `_softmax_backward_data` takes `output` (not `self`) as the input its formula differentiates."""
-    d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
+    d = wrapped_axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
     gO = grad_output
     return (
         gO * grad
@@ -56,7 +56,7 @@ def softmax_double_backward_through_output(grad, grad_output, dim, output):
 @helper("log_softmax_double_backward")
 def log_softmax_double_backward(grad, grad_output, dim, output):
     """Gradient of <grad, gO - exp(output) sum(gO)> for log_softmax's input, through output."""
-    d = _axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
+    d = wrapped_axis(dim, jnp.ndim(output)) if jnp.ndim(output) else None
     z = jnp.exp(output)
     return z * jnp.sum(grad_output, axis=d, keepdims=True) * (jnp.sum(grad * z, axis=d, keepdims=True) - grad)
 
@@ -106,7 +106,7 @@ def embedding_dense_double_backward(grad, indices, padding_idx=-1):
 
 @helper("_embedding_bag_backward")
 @functools.wraps(embedding_bag_backward_op, assigned=())  # its signature: the arguments a call passes
-def _embedding_bag_backward(*args):
+def embedding_bag_backward(*args):
     """The op's dense gradient whatever `sparse` (args[9]) says: a sparse one would hold the same
     values. Later files pass padding_idx (`_symint`), whose row gets no gradient."""
     return embedding_bag_backward_op(*args[:9], False, *args[10:])
@@ -164,7 +164,7 @@ def native_dropout_double_backward(ggI, grad, mask, scale):
 @helper("_masked_softmax_backward")
 def _masked_softmax_backward(grad, output, mask, dim=None):
     """softmax's backward, output * (grad - sum(grad * output)), zero at the masked elements."""
-    d = _axis(-1 if dim is None else dim, jnp.ndim(output))
+    d = wrapped_axis(-1 if dim is None else dim, jnp.ndim(output))
     g = output * (grad - jnp.sum(grad * output, axis=d, keepdims=True))
     return jnp.where(jnp.broadcast_to(jnp.asarray(mask, bool), g.shape), jnp.zeros((), g.dtype), g)
 

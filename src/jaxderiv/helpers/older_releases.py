@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from ..forward.conv import convolution_backward
 from ..namespace import helper
 from ..tensor_utils import mH, mT
-from .conv import _convolution_double_backward, _with_backend_flags
+from .conv import convolution_double_backward, with_backend_flag_params
 
 _MEAN = 1  # at::Reduction::Mean (0.4.1: ElementwiseMean), the same value in every release
 
@@ -361,7 +361,7 @@ def select_first_equal_backward(grad, input, value):
 # a backend: the later function's values, which helpers/conv.py computes. The THNN entries write
 # dilation and output_padding as brace lists (`{{1, 1}}`), which it reads too.
 helper("_convolution_double_backward")(
-    _with_backend_flags(_convolution_double_backward, "benchmark", "deterministic", "cudnn_enabled")
+    with_backend_flag_params(convolution_double_backward, "benchmark", "deterministic", "cudnn_enabled")
 )
 
 

@@ -19,14 +19,14 @@ from ..namespace import helper, method
 # -- shapes of reduced gradients --------------------------------------------------------------
 
 
-def _unsqueeze_multiple(x, dims, ndim: int):
+def unsqueeze_dims(x, dims, ndim: int):
     """Put back the reduced `dims` (all if empty) of an ndim-dimensional input as size-1 dims."""
     return jnp.expand_dims(x, R.reduced_dims(dims, ndim)) if ndim else x
 
 
 @helper("unsqueeze_multiple")
 def unsqueeze_multiple(x, dims, n):
-    return _unsqueeze_multiple(x, dims, n)
+    return unsqueeze_dims(x, dims, n)
 
 
 @helper("sum_backward")
@@ -34,7 +34,7 @@ def sum_backward(grad, sizes, dims, keepdim):
     """The gradient of a sum over `dims`: broadcast back to the input's sizes."""
     sizes = tuple(sizes)
     if not keepdim and sizes:
-        grad = _unsqueeze_multiple(grad, dims, len(sizes))
+        grad = unsqueeze_dims(grad, dims, len(sizes))
     return jnp.broadcast_to(grad, sizes)
 
 
@@ -249,8 +249,8 @@ def cumprod_jvp(self_t, self_p, result, dim):
 @helper("logsumexp_backward")
 def logsumexp_backward(grad, x, result, dim, keepdim):
     if not keepdim and jnp.ndim(x):
-        grad = _unsqueeze_multiple(grad, dim, jnp.ndim(x))
-        result = _unsqueeze_multiple(result, dim, jnp.ndim(x))
+        grad = unsqueeze_dims(grad, dim, jnp.ndim(x))
+        result = unsqueeze_dims(result, dim, jnp.ndim(x))
     return grad * jnp.conj(jnp.exp(x - result))  # FunctionsManual: grad * (self - result).exp().conj()
 
 
@@ -294,7 +294,7 @@ def var_backward(grad, x, dims, correction, keepdim):
     axes = R.reduced_dims(dims, jnp.ndim(x))
     n = _safe_size(jnp.shape(x), axes)
     if not keepdim and jnp.ndim(x):
-        grad = _unsqueeze_multiple(grad, axes, jnp.ndim(x))
+        grad = unsqueeze_dims(grad, axes, jnp.ndim(x))
     dof = n - _correction(correction)
     # ATen divides in C++ doubles: no degrees of freedom left is 2 / 0 = inf (a nan gradient), not an error
     scale = 2.0 / dof if dof != 0 else math.inf
@@ -349,7 +349,7 @@ def std_mean_backward(grad_std, grad_mean, x, std, dim, correction, keepdim):
     return var_std_mean_backward([grad_std, grad_mean], x, std, None, dim, correction, keepdim, True)
 
 
-def _sgn(x):
+def sgn(x):
     """ATen's sgn: z / |z| (0 at 0) for complex, (0 < x) - (x < 0) for real (0 at NaN)."""
     return unary.sgn(x)
 
@@ -360,21 +360,21 @@ def norm_backward(grad, x, p, norm, dim=(), keepdim=False):
     p = 2.0 if p is None else float(p)
     n = jnp.ndim(x)
     if not keepdim and n:
-        grad, norm = _unsqueeze_multiple(grad, dim, n), _unsqueeze_multiple(norm, dim, n)
+        grad, norm = unsqueeze_dims(grad, dim, n), unsqueeze_dims(norm, dim, n)
     zero = norm == 0
     if p == 0:
         return jnp.zeros_like(x)
     if p == 1:
-        return _sgn(x) * grad
+        return sgn(x) * grad
     if p == 2:
         return grad * jnp.where(zero, 0, x / jnp.where(zero, 1, norm))
     a = jnp.abs(x)
     if math.isinf(p):
-        return _sgn(x) * scale_grad_by_count(grad, (a == norm) | jnp.isnan(a), dim)
+        return sgn(x) * scale_grad_by_count(grad, (a == norm) | jnp.isnan(a), dim)
     if p < 1:
-        scaled = _sgn(x) * jnp.where(x == 0, 0, jnp.where(x == 0, 1, a) ** (p - 1))
+        scaled = sgn(x) * jnp.where(x == 0, 0, jnp.where(x == 0, 1, a) ** (p - 1))
         return scaled * grad * norm ** (1 - p)
-    scaled = _sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+    scaled = sgn(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
     return scaled * jnp.where(zero, 0, grad / jnp.where(zero, 1, norm) ** (p - 1))
 
 

@@ -41,6 +41,7 @@ from .record import (
     FIRST_ORDER_MODES,
     Difference,
     Equivalent,
+    FamilyTraits,
     Gauge,
     NotApplicable,
     OpKind,
@@ -48,7 +49,7 @@ from .record import (
     ReferenceTolerance,
     Sample,
 )
-from .sample import CUDA_ONLY, DEFAULT_SHAPES, default_samples, domain_of, draw, matrix, vector
+from .sample import CUDA_ONLY, DEFAULT_SHAPES, default_samples, domain_of, draw, matrix, values_with, vector
 from .symbolic import Definition, sp
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "Definition",
     "Difference",
     "Equivalent",
+    "FamilyTraits",
     "Gauge",
     "NotApplicable",
     "OpKind",
@@ -88,6 +90,7 @@ __all__ = [
     "sp",
     "symbolic_math",
     "torch_equivalent",
+    "values_with",
     "vector",
     "without_meaning",
 ]

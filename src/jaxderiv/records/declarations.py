@@ -16,7 +16,7 @@ import types
 from typing import Any, Callable, Iterator, Mapping
 
 from .record import (
-    _MAPPINGS,
+    MAPPINGS,
     FIRST_ORDER_MODES,
     Difference,
     Equivalent,
@@ -70,7 +70,7 @@ def declare(name: str, **fields: Any) -> None:
         )
     draft = _drafts.setdefault(name, {})
     for key, value in fields.items():
-        if key in _MAPPINGS:
+        if key in MAPPINGS:
             merged = dict(draft.get(key, {}))
             clash = [m for m in value if m in merged and merged[m] != value[m]]
             if clash:

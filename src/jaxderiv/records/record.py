@@ -142,6 +142,15 @@ class Gauge:
 
 
 @dataclasses.dataclass(frozen=True)
+class FamilyTraits:
+    """What a family module of `jaxderiv.forward` says of all its ops: its module-level
+    `FAMILY = {"elementwise": True, ...}` holds these fields."""
+
+    elementwise: bool = False  # its entries are listed for the sympy proofs (check/proofs.py)
+    low_precision: bool = False  # its entries are checked in float32 and bfloat16 too
+
+
+@dataclasses.dataclass(frozen=True)
 class OpRecord:
     """Everything verification knows about one derivatives.yaml entry (by its name, `clamp.Tensor`)."""
 
@@ -172,12 +181,13 @@ class OpRecord:
     not_compared: str | None = None  # why the parity run does not compare the entry with torch
     difference: Difference | None = None  # a known difference from torch's results
     gauge: Gauge | None = None  # outputs defined up to a unit factor per column or row
+    hermitian_inputs: tuple[str, ...] = ()  # inputs the OpInfo replay perturbs along Hermitian directions only
     # --- the sympy proofs (check/proofs.py) ---
     definition: Definition | None = None  # the op in sympy, the reference its formulas are proved against
     without_meaning: str | None = None  # why the op has no meaning over the reals to prove its formulas against
 
     def __post_init__(self) -> None:
-        for key in _MAPPINGS:  # read-only views: a record is frozen all through
+        for key in MAPPINGS:  # read-only views: a record is frozen all through
             object.__setattr__(self, key, types.MappingProxyType(dict(getattr(self, key))))
 
     def known_failure(self, mode: str) -> str | None:
@@ -208,4 +218,4 @@ class OpRecord:
 
 
 # The mapping fields: keyed by mode, merged across declarations.
-_MAPPINGS = frozenset({"real_only", "known_failures", "not_applicable_modes"})
+MAPPINGS = frozenset({"real_only", "known_failures", "not_applicable_modes"})

@@ -3,7 +3,7 @@ default (`default_samples`) and the value makers family modules share (`draw`, `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -24,6 +24,18 @@ def domain_of(name: str) -> tuple[float, float]:
     """The interval entry `name`'s default samples draw from: its own, its base op's, else [-2, 2]."""
     own = lookup(name).domain
     return own or lookup(name.split(".")[0].rstrip("_")).domain or (-2.0, 2.0)
+
+
+def values_with(values: Sequence, paths: Sequence[tuple[int, int | None]], xs: Sequence) -> list:
+    """`values` with the value at each path replaced by the matching x: (i, None) is values[i],
+    (i, j) element j of the list or tuple values[i]. Lists and tuples are copied, as lists."""
+    out = [list(v) if isinstance(v, (list, tuple)) else v for v in values]
+    for (i, j), x in zip(paths, xs):
+        if j is None:
+            out[i] = x
+        else:
+            out[i][j] = x
+    return out
 
 
 def draw(rng: np.random.Generator, shape, lo: float, hi: float, dtype=np.float64) -> np.ndarray:

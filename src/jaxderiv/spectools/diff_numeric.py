@@ -18,8 +18,14 @@ from typing import Callable
 import jax
 import numpy as np
 
-from ..errors import NotImplementedDerivative
+from ..errors import JaxderivError, NotImplementedDerivative
 from ..registry import Registry
+
+# What building or running one file's formulas on a sample may raise: jaxderiv's own errors (a
+# helper that release lacks, a derivative it does not implement) and those of the JAX code a
+# formula becomes (shapes, dtypes or values it refuses; a failed compile). Each is that side's
+# result, reported in the verdict; anything else (an assertion, a bug here) propagates.
+SIDE_FAILURES = (JaxderivError, TypeError, ValueError, LookupError, NotImplementedError, RuntimeError, ArithmeticError)
 
 __all__ = ["RTOL", "ATOL", "CLASSES", "Verdict", "compare_entry", "numeric_verdicts", "counts"]
 
@@ -193,13 +199,13 @@ def _evaluate(fn, xs, cts, ts, project, labels, split: bool) -> dict[str, np.nda
             grads = [np.asarray(g) for g in _run(lambda ch, c: jax.vjp(sub, *ch)[1](c), chosen, cts)]
             grads = grads if split else [np.asarray(g) for g in project(grads)]
             out.update((f"vjp of {labels[k]}", g) for k, g in zip(ks, grads))
-        except Exception as e:  # noqa: BLE001 - a formula that raises is that side's result, compared below
+        except SIDE_FAILURES as e:  # a formula that raises is that side's result, compared below
             out.update((f"vjp of {labels[k]}", e) for k in ks)
         suffix = f" (tangent of {labels[ks[0]]} only)" if split else ""
         try:
             tangents = _run(lambda ch, t: jax.jvp(sub, tuple(ch), tuple(t))[1], chosen, [ts[k] for k in ks])
             out.update((f"jvp output {j}{suffix}", np.asarray(t)) for j, t in enumerate(tangents))
-        except Exception as e:  # noqa: BLE001
+        except SIDE_FAILURES as e:
             out[f"jvp{suffix}"] = e
     return out
 
@@ -253,7 +259,7 @@ def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Ver
     for side, registry in (("A", old), ("B", new)):
         try:
             ops.append(registry.op(name))
-        except Exception as e:  # noqa: BLE001 - an entry that does not build is a verdict, not a crash
+        except SIDE_FAILURES as e:  # an entry that does not build is a verdict, not a crash
             return Verdict(name, NOT_COMPARABLE, f"{side}'s formulas do not build: {_short(e)}")
     op_a, op_b = ops
     if _call_shape(op_a.schema) != _call_shape(op_b.schema):
@@ -262,14 +268,14 @@ def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Ver
         rng = np.random.default_rng(seed)
         try:
             samples = _samples(op_b, name, rng)
-        except Exception as e:  # noqa: BLE001
+        except SIDE_FAILURES as e:
             return Verdict(name, NOT_COMPARABLE, f"no samples: {_short(e)}")
         worst, errors, agreed, compared, ran, skipped, modes, empty, both = None, [], 0, 0, 0, [], set(), set(), []
         for sample in samples:
             label = sample.label or "sample"
             try:
                 sides = [_Side(op_a, sample), _Side(op_b, sample)]
-            except Exception as e:  # noqa: BLE001 - a sample this schema does not take: the next
+            except SIDE_FAILURES as e:  # a sample this schema does not take: the next
                 skipped.append(f"{label}: {_short(e)}")
                 continue
             gauge = sample.outputs
@@ -287,7 +293,7 @@ def compare_entry(name: str, old: Registry, new: Registry, seed: int = 0) -> Ver
                     ys = jax.eval_shape(fns[1], *xs)
                 except jax.errors.ConcretizationTypeError:  # value-dependent output shapes: evaluated
                     ys = fns[1](*xs)
-            except Exception as e:  # noqa: BLE001 - the forward refuses this sample
+            except SIDE_FAILURES as e:  # the forward refuses this sample
                 skipped.append(f"{label}: forward {_short(e)}")
                 continue
             ran += 1

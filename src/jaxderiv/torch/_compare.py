@@ -23,9 +23,9 @@ from ..forward.nondifferentiable import UNINITIALIZED
 from ..registry import Registry
 from ._model import ImportedModel, from_module
 from ._program import differentiable_nodes
-from ._resolve import NodeKind, runs_as, torch_registry
+from .resolve import NodeKind, runs_as, torch_registry
 from ._values import jax_dtype, to_numpy
-from ._variants import VARIANTS
+from ..forward import variants
 
 __all__ = ["Comparison", "NodeDifference", "compare"]
 
@@ -145,7 +145,7 @@ def compare(
     random_entries = {
         s.name
         for s in program.steps
-        if s.kind is NodeKind.RANDOM and (s.op.removeprefix("aten::") in VARIANTS or _is_entry(s.op, registry))
+        if s.kind is NodeKind.RANDOM and (s.op.removeprefix("aten::") in variants() or _is_entry(s.op, registry))
     }
     if random_steps and key is None:
         key = jax.random.key(seed)

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import jax
 import jax.numpy as jnp
 
-from ._resolve import NodeKind
+from .resolve import NodeKind
 from ._steps import Ref, Step, is_leaf, step_note
 
 __all__ = ["Loop", "Slot", "find_loops", "run_loop", "NOT_A_SCAN", "MIN_SAVED", "MIN_COUNT"]

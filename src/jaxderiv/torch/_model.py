@@ -14,7 +14,7 @@ import torch.utils._pytree as torch_pytree
 from ..registry import Registry
 from ._loops import find_loops
 from ._program import Program, UnsupportedGraphError, UnsupportedNode, build_program, decompose
-from ._resolve import torch_registry
+from .resolve import torch_registry
 from ._export import export_module
 from ._shapes import InputShapes
 from ._values import to_jax_array

@@ -17,7 +17,7 @@ import numpy as np
 from flax import nnx
 
 from ._model import ImportedModel
-from ._resolve import NodeKind
+from .resolve import NodeKind
 
 __all__ = ["ImportedNNX", "to_nnx"]
 

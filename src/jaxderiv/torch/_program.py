@@ -23,7 +23,7 @@ from ..errors import JaxderivError
 from ..registry import Registry
 from ._composites import eager_composite
 from ._loops import NOT_A_SCAN, Loop, run_loop
-from ._resolve import NodeKind, aten_name, resolve, runs_as
+from .resolve import NodeKind, aten_name, resolve, runs_as
 from ._steps import Ref, Step, is_leaf, step_note
 from ._values import convert_constant
 

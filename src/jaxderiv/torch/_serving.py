@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ._model import ImportedModel
-from ._resolve import NodeKind
+from .resolve import NodeKind
 
 __all__ = ["export_inference"]
 

@@ -19,15 +19,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-__all__ = [
-    "ShardedState",
-    "ShardingPlan",
-    "data_parallel",
-    "fsdp",
-    "shard",
-    "tensor_parallel",
-    "torch_plan",
-]
+__all__ = ["ShardedState", "ShardingPlan", "data_parallel", "fsdp", "shard", "tensor_parallel", "torch_plan"]
 
 
 @dataclasses.dataclass(frozen=True)

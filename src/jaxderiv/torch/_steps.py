@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ._resolve import NodeKind
+from .resolve import NodeKind
 
 __all__ = ["Ref", "Step", "is_leaf", "step_note"]
 

@@ -1,6 +1,6 @@
 """Which JAX callable runs one ATen overload of an exported graph.
 
-In order: a training-IR variant through the entry it is a variant of (`_variants.py`: running
+In order: a training-IR variant through the entry it is a variant of (`forward.variant`: running
 statistics, a dropout mask drawn from apply's key); the registry's op of that exact overload
 (its derivatives are its entry's formulas); an in-place or `_copy` variant through its
 functional entry, as torch's codegen derives them; a forward that carries no gradient
@@ -23,9 +23,18 @@ from .. import forward as _forward
 from ..errors import NotImplementedDerivative
 from ..records import OpKind
 from ..registry import Registry
-from . import _variants
+from ._values import convert_constant
 
-__all__ = ["NodeKind", "Resolved", "aten_name", "resolve", "runs_as", "torch_registry"]
+__all__ = [
+    "NodeKind",
+    "Resolved",
+    "aten_name",
+    "convert_constant",
+    "resolve",
+    "runs_as",
+    "torch_registry",
+    "variant_op",
+]
 
 
 class NodeKind(enum.StrEnum):
@@ -97,7 +106,7 @@ def runs_as(name: str, registry: Registry) -> tuple[NodeKind, str | None]:
     """(kind, what runs) for the overload `name`, without building anything: kind is "entry"
     (what: the entry's name), "variant", "random" (an entry or variant drawing from the node's
     key; what: the entry's name for an entry), "constant" or "unsupported" (what: None)."""
-    variant = _variants.VARIANTS.get(name)
+    variant = _forward.variants().get(name)
     if variant is not None:  # before the entry's own op: a variant adds what the schema lacks (a key)
         return (NodeKind.RANDOM if variant.random else NodeKind.VARIANT), name
     if _has_entry_op(registry, name):
@@ -123,15 +132,15 @@ def resolve(name: str, registry: Registry) -> Resolved:
         kind in (NodeKind.ENTRY, NodeKind.RANDOM)
         and target is not None
         and target in registry.spec
-        and name not in _variants.VARIANTS
+        and name not in _forward.variants()
     ):
         op = registry.op(target)
         via = "" if target == name else f" (the entry of {target} for {name})"
         if kind is NodeKind.RANDOM:
             return Resolved(_entry_drawn_from_key(op), kind, f"{op.entry.location}{via}; drawn from apply's key")
         return Resolved(op, kind, f"{op.entry.location}{via}")
-    if kind in (NodeKind.VARIANT, NodeKind.RANDOM) and name in _variants.VARIANTS:
-        variant = _variants.VARIANTS[name]
+    if kind in (NodeKind.VARIANT, NodeKind.RANDOM) and name in _forward.variants():
+        variant = _forward.variants()[name]
         return Resolved(functools.partial(variant.run, registry), kind, variant.describe(registry))
     if kind is NodeKind.RANDOM:  # a sampler with no entry (`randn`): drawn from the node's key
         impl = _forward.implementation(name)
@@ -216,4 +225,13 @@ def _derivative_raises(impl: Callable, name: str) -> Callable:
 
         return forward(*[leaves[i] for i in where])
 
+    return run
+
+
+def variant_op(registry: Registry, name: str):
+    """The training-IR variant `name` (`copy_`, `_native_batch_norm_legit_functional`) as one
+    callable over `registry`'s ops, with `differentiable_inputs` as an Op has them."""
+    variant = _forward.variants()[name]
+    run = functools.partial(variant.run, registry)
+    run.differentiable_inputs = variant.differentiable_inputs(registry)  # type: ignore[attr-defined]  # read as Op's
     return run
