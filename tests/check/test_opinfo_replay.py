@@ -446,15 +446,17 @@ FOUND_BY_THE_FULL_RUN = [
 ]
 
 
-def test_what_the_full_run_found_agrees_now():
-    """Every sample of the OpInfos whose calls crashed or mismatched in the first all-samples run
-    (default registry): 0 crashes, and every call agrees in all three modes."""
+@pytest.mark.parametrize("name", FOUND_BY_THE_FULL_RUN)
+def test_what_the_full_run_found_agrees_now(name):
+    """Every sample of each OpInfo whose calls crashed or mismatched in the first all-samples run
+    (default registry): 0 crashes, and every call agrees in all three modes. One test an OpInfo,
+    so that pytest-xdist spreads them over the cores."""
     jax.config.update("jax_enable_x64", True)
-    r = opinfo.replay("default", FOUND_BY_THE_FULL_RUN)
+    r = opinfo.replay("default", [name])
     assert r.totals["crashes"] == 0, {x.op: x.messages for x in r.rows.values() if x.crashes}
     bad = {x.op: x.messages for x in r.rows.values() if x.forward_mismatch + x.vjp_mismatch + x.jvp_mismatch}
     assert not bad and not r.declared, bad
-    assert r.totals["distinct_calls"] > 500
+    assert r.totals["distinct_calls"] > 0
 
 
 def test_a_full_svds_complement_is_compared_through_its_span():

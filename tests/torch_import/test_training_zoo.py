@@ -12,6 +12,7 @@ tests show that the checks can fail. About 2 minutes on 2 cores.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -56,7 +57,17 @@ def _harness(tmp: Path, *args: str) -> dict:
 
 @pytest.fixture(scope="module")
 def slice_run(tmp_path_factory) -> dict:
-    return _harness(tmp_path_factory.mktemp("training_zoo"), "--models", ",".join(MODELS))
+    """The harness's rows, computed once per test session: under pytest-xdist the first worker to
+    get here runs it (itself on every core) while the others wait for its file, instead of each
+    worker running all five models again."""
+    shared = tmp_path_factory.getbasetemp().parent  # one folder for all of a session's workers
+    result = shared / "training_zoo_slice.json"
+    with open(shared / "training_zoo_slice.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.is_file():
+            rows = _harness(tmp_path_factory.mktemp("training_zoo"), "--models", ",".join(MODELS))
+            result.write_text(json.dumps(rows))
+    return json.loads(result.read_text())
 
 
 def _case(model: str, condition: str):
