@@ -55,6 +55,14 @@ def _is_module(name: str, root: Path = ROOT) -> bool:
     return _is_package(name, root) or root.joinpath(*name.split(".")).with_suffix(".py").is_file()
 
 
+def _from_target(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a `from ... import` statement in `package` imports from."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    return ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+
+
 def _imports(path: Path, root: Path = ROOT) -> set[str]:
     """The jaxderiv modules that the file at `path` imports, anywhere in it."""
     name = _module_name(path, root)
@@ -64,12 +72,7 @@ def _imports(path: Path, root: Path = ROOT) -> set[str]:
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.split(".")[0] == "jaxderiv")
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, package)
             if target.split(".")[0] != "jaxderiv":
                 continue
             # `from .pkg import mod` imports the module pkg.mod; `from .mod import name`, mod itself
@@ -325,11 +328,7 @@ def _private_imports(root: Path = ROOT) -> list[str]:
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    target = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = _from_target(node, package)
                 names = [f"{target}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
                 target, names = "", [a.name for a in node.names]

@@ -18,6 +18,7 @@ import pytest
 
 import jaxderiv
 from jaxderiv.check.mutate import entry_yaml
+from jaxderiv.records import values_with
 from jaxderiv.spec import torch_spec_file
 
 torch = pytest.importorskip("torch")
@@ -159,16 +160,6 @@ def _convert(args, to):
     ]
 
 
-def _with(args, paths, xs):
-    args = [list(a) if isinstance(a, list) else a for a in args]
-    for (i, j), x in zip(paths, xs):
-        if j is None:
-            args[i] = x
-        else:
-            args[i][j] = x
-    return args
-
-
 def _as_list(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
@@ -198,7 +189,7 @@ def _run(name, args, kwargs, dtype):
         (rng.normal(size=o.shape) + (1j * rng.normal(size=o.shape) if jnp.iscomplexobj(o) else 0)).astype(o.dtype)
         for o in ours
     ]
-    _, pullback = jax.vjp(lambda *xs: _as_list(op(*_with(jargs, paths, xs), **kwargs)), *xs)
+    _, pullback = jax.vjp(lambda *xs: _as_list(op(*values_with(jargs, paths, xs), **kwargs)), *xs)
     grads = pullback([jnp.asarray(c) for c in cts])
     expected = torch.autograd.grad(theirs, txs, [torch.from_numpy(np.conj(c)) for c in cts], allow_unused=True)
     for g, e, x in zip(grads, expected, txs):
@@ -248,11 +239,13 @@ def test_jvp_matches_torch(name, args, kwargs):
     jargs = _convert(values, jnp.asarray)
     xs = [jargs[i] if j is None else jargs[i][j] for i, j in paths]
     _, ours = jax.jvp(
-        lambda *xs: _as_list(op(*_with(jargs, paths, xs), **kwargs)), tuple(xs), tuple(jnp.asarray(t) for t in tangents)
+        lambda *xs: _as_list(op(*values_with(jargs, paths, xs), **kwargs)),
+        tuple(xs),
+        tuple(jnp.asarray(t) for t in tangents),
     )
     targs = _convert(values, torch.from_numpy)
     txs = tuple(targs[i] if j is None else targs[i][j] for i, j in paths)
-    fn = lambda *xs: tuple(_as_list(_call_torch(name, _with(targs, paths, xs), kwargs)))  # noqa: E731
+    fn = lambda *xs: tuple(_as_list(_call_torch(name, values_with(targs, paths, xs), kwargs)))  # noqa: E731
     _, theirs = torch.func.jvp(fn, txs, tuple(torch.from_numpy(t) for t in tangents))
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(np.asarray(o), t.numpy(), rtol=1e-12, atol=1e-12)

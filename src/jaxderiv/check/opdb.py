@@ -8,6 +8,7 @@ of `jaxderiv.forward` has declared its ops' records beside their forwards.
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Mapping
 
@@ -39,6 +40,7 @@ def record(name: str) -> OpRecord:
     return lookup(name)
 
 
+@functools.cache  # asked for every row of a precision mode; the modules are loaded once
 def traits(family: str) -> FamilyTraits:
     """What family module `family` of `jaxderiv.forward` declares of its ops (its `FAMILY`, a
     dict of FamilyTraits' fields); no traits for a module that declares none, or for "" (no forward)."""
@@ -47,6 +49,7 @@ def traits(family: str) -> FamilyTraits:
     return FamilyTraits(**getattr(module, "FAMILY", {}))
 
 
+@functools.cache
 def families_where(trait: str) -> tuple[str, ...]:
     """The family modules whose `FAMILY` sets `trait` (`"low_precision"`), sorted."""
     forward.load()
