@@ -147,6 +147,24 @@ def test_compilation_cache_is_filled_and_the_settings_restored(tmp_path):
     assert jax.config.jax_compilation_cache_dir == before
 
 
+def test_collections_are_fewer_during_a_check_and_restored_after(monkeypatch):
+    import gc
+
+    from jaxderiv.check import pool
+
+    seen, check_task = [], checker._check_task
+
+    def observed(registry, task):
+        seen.append(gc.get_threshold())
+        return check_task(registry, task)
+
+    monkeypatch.setattr(checker, "_check_task", observed)
+    before = gc.get_threshold()
+    assert before != pool._CHECK_THRESHOLDS
+    assert check_all(ops=["sin"], modes=("vjp",))
+    assert seen == [pool._CHECK_THRESHOLDS] and gc.get_threshold() == before
+
+
 def test_changed_checks_only_the_entries_that_differ(tmp_path, capsys):
     old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
     old.write_text(

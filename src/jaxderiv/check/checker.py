@@ -51,7 +51,7 @@ from .compare import (
 from .elements import jacobian_by_element, rerun_by_element
 from . import precision
 from .refusals import check_refusals, refused_inputs, states_not_implemented
-from .pool import check_in_workers, compilation_cache as _compilation_cache
+from .pool import check_in_workers, compilation_cache as _compilation_cache, fewer_collections
 from .tasks import CheckOptions, Task
 from .report import Report, Row
 from .opdb import families_where, record, traits
@@ -1085,7 +1085,7 @@ def check_all(
         per_task = check_in_workers(_check_task, registries, tasks, min(jobs, len(tasks)), cache, progress)
     else:
         per_task = []
-        with _compilation_cache(compilation_cache):
+        with _compilation_cache(compilation_cache), fewer_collections():
             for task in tasks:
                 per_task.append(_check_task(registries[task.registry], task))
                 if progress is not None:
