@@ -5,6 +5,7 @@ executor (pool.py) is a plain one: it runs the function it is handed on Tasks (t
 from __future__ import annotations
 
 import dataclasses
+import gc
 import inspect
 import math
 import multiprocessing
@@ -15,7 +16,7 @@ import jax
 import pytest
 
 from jaxderiv import Registry, check_all, load_spec
-from jaxderiv.check import checker
+from jaxderiv.check import checker, pool
 from jaxderiv.check.checker import PRECISION_MODES
 from jaxderiv.check.pool import check_in_workers
 from jaxderiv.check.tasks import CheckOptions, Task
@@ -148,10 +149,6 @@ def test_compilation_cache_is_filled_and_the_settings_restored(tmp_path):
 
 
 def test_collections_are_fewer_during_a_check_and_restored_after(monkeypatch):
-    import gc
-
-    from jaxderiv.check import pool
-
     seen, check_task = [], checker._check_task
 
     def observed(registry, task):
